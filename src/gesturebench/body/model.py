@@ -1,0 +1,145 @@
+"""`BodyModel`: SMPL-X parameters in BEAT2's format → global joints and vertices, through the `smplx` package.
+
+One code path for every model file: the `smplx` package's own `SMPLX` class, so the procedural default
+(`body/procedural.py`) and the real ``SMPLX_NEUTRAL_2020.npz`` are interchangeable.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import smplx
+import torch
+
+from gesturebench.body.output import BodyOutput
+from gesturebench.body.procedural import ensure_model_file
+from gesturebench.data.records import POSE_DIM, Motion
+from gesturebench.errors import CheckpointError, ConfigError, GestureBenchError
+
+N_JOINTS = 55
+
+# Columns of BEAT2's (T,165) axis-angle `poses` for each pose argument of `smplx.SMPLX.forward`
+# (SMPL-X's joint order: 0 root, 1–21 body, 22 jaw, 23–24 eyes, 25–39 left hand, 40–54 right hand).
+POSE_SLICES = {
+    "global_orient": slice(0, 3),
+    "body_pose": slice(3, 66),
+    "jaw_pose": slice(66, 69),
+    "leye_pose": slice(69, 72),
+    "reye_pose": slice(72, 75),
+    "left_hand_pose": slice(75, 120),
+    "right_hand_pose": slice(120, 165),
+}
+
+
+def fit_width(x: np.ndarray, width: int) -> np.ndarray:
+    """`x` with its last axis truncated or zero-padded to `width` columns."""
+    x = x[..., :width]
+    return np.pad(x, [(0, 0)] * (x.ndim - 1) + [(0, width - x.shape[-1])])
+
+
+def load_smplx(path: Path, **kwargs) -> smplx.SMPLX:
+    """A neutral SMPL-X layer from an `.npz` model file, with full axis-angle hands and no face contour."""
+    if path.suffix != ".npz" or not path.name.lower().startswith("smplx_"):
+        raise CheckpointError(
+            f"{path}: expected an SMPL-X .npz model file named SMPLX_<GENDER>....npz (e.g. SMPLX_NEUTRAL_2020.npz); "
+            "the smplx package reads the model type from the file name and .pkl files are not supported"
+        )
+    try:
+        model = smplx.create(str(path), model_type="smplx", gender="neutral", use_pca=False,
+                             use_face_contour=False, ext="npz", **kwargs)
+    except Exception as err:  # any failure here comes from the file's content: missing keys, bad arrays, not a zip
+        raise CheckpointError(f"{path}: not a usable SMPL-X model file ({type(err).__name__}: {err})") from err
+    _check_layout(path, model)
+    return model
+
+
+def _check_layout(path: Path, model: smplx.SMPLX) -> None:
+    """Shapes that `smplx` does not check itself but the forward relies on."""
+    n = model.v_template.shape[0]
+    expected = {
+        "v_template": (tuple(model.v_template.shape), (n, 3)),
+        "J_regressor": (tuple(model.J_regressor.shape), (N_JOINTS, n)),
+        "weights": (tuple(model.lbs_weights.shape), (n, N_JOINTS)),
+        "kintree_table": (tuple(model.parents.shape), (N_JOINTS,)),
+        "shapedirs": (tuple(model.shapedirs.shape[:2]), (n, 3)),
+        "posedirs": (tuple(model.posedirs.shape), (9 * (N_JOINTS - 1), 3 * n)),
+    }
+    for key, (got, want) in expected.items():
+        if got != want:
+            raise CheckpointError(f"{path}: '{key}' has shape {got}, SMPL-X needs {want}")
+    if model.faces_tensor.numel() and int(model.faces_tensor.max()) >= n:
+        raise CheckpointError(f"{path}: faces 'f' index vertices beyond the {n} of 'v_template'")
+
+
+class BodyModel(torch.nn.Module):
+    """SMPL-X forward for whole sequences, in chunks, on the module's device (see DESIGN.md "Body model").
+
+    `model_path=None` uses the procedural model file (generated on first use); a given path must exist.
+    Betas are padded/truncated to the model's shape space, expressions to its expression space.
+    """
+
+    def __init__(
+        self,
+        model_path: str | Path | None = None,
+        num_betas: int = 300,
+        num_expression_coeffs: int = 100,
+        flat_hand_mean: bool = False,
+        chunk_size: int = 512,
+        device: str | torch.device = "cpu",
+    ):
+        super().__init__()
+        if chunk_size < 1:
+            raise ConfigError(f"body_model.chunk_size must be at least 1, got {chunk_size}")
+        self.chunk_size = int(chunk_size)
+        self.model_path = ensure_model_file(model_path)
+        self.smplx_model = load_smplx(self.model_path, num_betas=num_betas,
+                                      num_expression_coeffs=num_expression_coeffs, flat_hand_mean=flat_hand_mean)
+        self.smplx_model.requires_grad_(False)
+        self.to(device)
+
+    @property
+    def device(self) -> torch.device:
+        return self.smplx_model.v_template.device
+
+    @property
+    def n_vertices(self) -> int:
+        return int(self.smplx_model.v_template.shape[0])
+
+    @property
+    def faces(self) -> torch.Tensor:
+        """Triangle vertex indices (F,3), for rendering."""
+        return self.smplx_model.faces_tensor
+
+    def forward(self, motion: Motion, vertices: bool = True) -> BodyOutput:
+        """Global joints (T,55,3) and, if `vertices`, vertices (T,V,3): float32 metres on the module's device."""
+        n = motion.n_frames
+        _check_motion(motion)
+        layer, dev = self.smplx_model, self.device
+        poses = torch.tensor(motion.poses, device=dev)
+        trans = torch.tensor(motion.trans, device=dev)
+        expression = torch.tensor(fit_width(motion.expressions, layer.num_expression_coeffs), device=dev)
+        betas = torch.tensor(fit_width(motion.betas.reshape(1, -1), layer.num_betas), device=dev)
+        joints = torch.empty((n, N_JOINTS, 3), device=dev)
+        verts = torch.empty((n, self.n_vertices, 3), device=dev) if vertices else None
+        with torch.inference_mode():
+            for start in range(0, n, self.chunk_size):
+                rows = slice(start, start + self.chunk_size)
+                pose = poses[rows]
+                out = layer(betas=betas, expression=expression[rows], transl=trans[rows],
+                            return_verts=vertices, return_shaped=False,
+                            **{name: pose[:, cols] for name, cols in POSE_SLICES.items()})
+                joints[rows] = out.joints[:, :N_JOINTS]
+                if vertices:
+                    verts[rows] = out.vertices
+        return BodyOutput(joints, verts)
+
+
+def _check_motion(motion: Motion) -> None:
+    n = motion.n_frames
+    shapes = {"poses": (motion.poses.shape, (n, POSE_DIM)), "trans": (motion.trans.shape, (n, 3))}
+    for name, (got, want) in shapes.items():
+        if tuple(got) != want:
+            raise GestureBenchError(f"motion '{name}' has shape {tuple(got)}, the body model needs {want}")
+    if motion.expressions.ndim != 2 or motion.expressions.shape[0] != n:
+        raise GestureBenchError(f"motion 'expressions' has shape {motion.expressions.shape}, expected ({n}, E)")

@@ -1,0 +1,1 @@
+"""Data: BEAT2 reader, mini-BEAT2 generator, datamodule and the records they produce."""

@@ -1,0 +1,44 @@
+"""Speech audio in and out: any file libsndfile reads (WAV, FLAC, MP3, …) as float32 mono at 16 kHz."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import librosa
+import numpy as np
+import soundfile as sf
+
+from gesturebench.data.annotations_io import atomic_path, one_line
+from gesturebench.data.records import SAMPLE_RATE
+from gesturebench.errors import DataError
+
+
+def load_audio(path: str | Path, sr: int = SAMPLE_RATE) -> np.ndarray:
+    """Read `path`, average its channels and resample to `sr` (soxr via librosa): a float32 1-D array.
+
+    BEAT2's `wave16k/` files are already 16 kHz mono; others (e.g. a 44.1 kHz stereo MP3 saved as .wav) are
+    converted. Missing, unreadable, empty or non-finite audio raises `DataError`.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(path, "audio file not found")
+    try:
+        data, file_sr = sf.read(path, dtype="float32", always_2d=True)
+    except (RuntimeError, ValueError) as exc:
+        raise DataError(path, f"not a readable audio file ({one_line(exc)})") from exc
+    if data.size == 0:
+        raise DataError(path, "audio is empty (0 samples)")
+    mono = data.mean(axis=1)
+    bad = np.flatnonzero(~np.isfinite(mono))
+    if bad.size:
+        kind = "NaN" if np.isnan(mono[bad[0]]) else "Inf"
+        raise DataError(path, f"audio has {kind} at sample {bad[0]} ({bad[0] / file_sr:.3f} s)")
+    if file_sr != sr:
+        mono = librosa.resample(mono, orig_sr=file_sr, target_sr=sr)
+    return np.ascontiguousarray(mono, dtype=np.float32)
+
+
+def write_wav(path: str | Path, audio: np.ndarray, sr: int = SAMPLE_RATE) -> None:
+    """Write mono `audio` as a 32-bit float WAV (BEAT2's `wave16k` format), atomically."""
+    with atomic_path(path) as tmp:
+        sf.write(tmp, np.asarray(audio, dtype=np.float32), sr, format="WAV", subtype="FLOAT")

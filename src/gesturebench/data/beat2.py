@@ -1,0 +1,216 @@
+"""BEAT2 on disk: motion `.npz` reading/writing with validation, and `Beat2Dataset`, a lazy per-sequence reader.
+
+Layout of a BEAT2 language folder (e.g. ``beat_english_v2.0.0/``)::
+
+    train_test_split.csv        id,type  (type: train / val / test / additional)
+    smplxflame_30/{id}.npz      SMPL-X + FLAME parameters at 30 fps (required for every listed id)
+    wave16k/{id}.wav            speech, 16 kHz mono (optional: audio is None without it)
+    textgrid/{id}.TextGrid      word alignment, tier "words" (optional: words is None without it)
+    sem/{id}.txt                semantic intervals (optional: sem is None without it)
+
+Ids read ``{speaker}_{name}_{type}_{start}_{end}`` (e.g. ``2_scott_0_1_1``); the speaker is the leading integer.
+"""
+
+from __future__ import annotations
+
+import zipfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from gesturebench.data.annotations_io import atomic_path, one_line, read_sem, read_textgrid_words
+from gesturebench.data.audio import load_audio
+from gesturebench.data.records import FPS, N_EXPRESSIONS, POSE_DIM, Motion, SequenceRecord
+from gesturebench.errors import ConfigError, DataError
+
+SPLIT_FILE = "train_test_split.csv"
+MOTION_DIR = "smplxflame_30"
+AUDIO_DIR = "wave16k"
+TEXTGRID_DIR = "textgrid"
+SEM_DIR = "sem"
+REQUIRED_KEYS = ("poses", "trans", "betas")
+
+
+@dataclass(frozen=True)
+class SequencePaths:
+    """Where the files of one sequence live in a BEAT2 folder (they need not exist)."""
+
+    motion: Path
+    audio: Path
+    textgrid: Path
+    sem: Path
+
+
+def sequence_paths(root: str | Path, sequence_id: str) -> SequencePaths:
+    """The BEAT2 paths of `sequence_id` under `root`."""
+    root = Path(root)
+    return SequencePaths(
+        motion=root / MOTION_DIR / f"{sequence_id}.npz",
+        audio=root / AUDIO_DIR / f"{sequence_id}.wav",
+        textgrid=root / TEXTGRID_DIR / f"{sequence_id}.TextGrid",
+        sem=root / SEM_DIR / f"{sequence_id}.txt",
+    )
+
+
+def speaker_of(sequence_id: str) -> int:
+    """The speaker number that starts a BEAT2 id (``2_scott_0_1_1`` → 2); ValueError if there is none."""
+    head = sequence_id.split("_", 1)[0]
+    if not head.isdigit():
+        raise ValueError(f"sequence id {sequence_id!r} does not start with a speaker number (e.g. '2_scott_0_1_1')")
+    return int(head)
+
+
+def _first_bad(values: np.ndarray) -> tuple[int, str] | None:
+    """(first row/frame holding a non-finite value, "NaN" or "Inf"), or None when all values are finite."""
+    finite = np.isfinite(values).reshape(len(values), -1).all(axis=1)
+    if finite.all():
+        return None
+    row = int(np.argmin(finite))
+    return row, "NaN" if np.isnan(values[row]).any() else "Inf"
+
+
+def validate_motion_arrays(path: str | Path, arrays: dict, expected_fps: int = FPS) -> Motion:
+    """Check BEAT2 motion arrays (keys, shapes, finiteness, fps) and build a `Motion`; `DataError` names `path`.
+
+    Required: ``poses`` (T,165) axis-angle, ``trans`` (T,3), ``betas`` 1-D. Defaults, chosen because many model
+    outputs are body-only or written without metadata: a missing ``expressions`` is a neutral face (zeros
+    (T,100)); fewer than 100 expression coefficients are zero-padded; a missing ``mocap_frame_rate`` is taken as
+    30 fps. Any other fps than `expected_fps` is refused (gesturebench does not resample motion).
+    """
+    missing = [k for k in REQUIRED_KEYS if k not in arrays]
+    if missing:
+        present = ", ".join(sorted(arrays)) or "none"
+        raise DataError(path, f"missing key {', '.join(map(repr, missing))} (has: {present})")
+    for key in (*REQUIRED_KEYS, "expressions", "mocap_frame_rate"):
+        if key in arrays and not np.issubdtype(arrays[key].dtype, np.number):
+            raise DataError(path, f"'{key}' is not numeric (dtype {arrays[key].dtype})")
+    poses, trans, betas = (arrays[k] for k in REQUIRED_KEYS)
+    if poses.ndim != 2 or poses.shape[1] != POSE_DIM or len(poses) == 0:
+        raise DataError(path, f"'poses' has shape {poses.shape}; expected (T, {POSE_DIM}) with T >= 1")
+    n = len(poses)
+    if trans.shape != (n, 3):
+        raise DataError(path, f"'trans' has shape {trans.shape}; expected ({n}, 3) to match 'poses'")
+    if betas.ndim != 1 or betas.size == 0:
+        raise DataError(path, f"'betas' has shape {betas.shape}; expected a 1-D vector such as (300,)")
+    expressions = arrays.get("expressions", np.zeros((n, N_EXPRESSIONS)))
+    if expressions.ndim != 2 or len(expressions) != n or expressions.shape[1] > N_EXPRESSIONS:
+        raise DataError(path, f"'expressions' has shape {expressions.shape}; expected ({n}, <= {N_EXPRESSIONS})")
+    expressions = np.pad(expressions, ((0, 0), (0, N_EXPRESSIONS - expressions.shape[1])))
+    for key, values in (("poses", poses), ("trans", trans), ("betas", betas[:, None]), ("expressions", expressions)):
+        bad = _first_bad(values)
+        if bad is not None:
+            where = "index" if key == "betas" else "frame"
+            raise DataError(path, f"'{key}' has {bad[1]} at {where} {bad[0]}")
+    fps = arrays.get("mocap_frame_rate", np.array(FPS))
+    if fps.size != 1:
+        raise DataError(path, f"'mocap_frame_rate' has shape {fps.shape}; expected a single number")
+    fps = float(fps.reshape(()))
+    if fps != expected_fps:
+        raise DataError(path, f"motion is {fps:g} fps (mocap_frame_rate); gesturebench needs {expected_fps} fps "
+                              f"(resample it first)")
+    return Motion(poses=poses, trans=trans, betas=betas, expressions=expressions, fps=expected_fps)
+
+
+def read_motion_npz(path: str | Path, expected_fps: int = FPS) -> Motion:
+    """Read a BEAT2 motion `.npz` (``np.load(allow_pickle=False)``) and validate it (`validate_motion_arrays`)."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(path, "motion file not found")
+    if not zipfile.is_zipfile(path):
+        raise DataError(path, "not a readable npz archive (not a zip file: truncated, corrupt or another format)")
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            arrays = {key: archive[key] for key in archive.files}
+    except (zipfile.BadZipFile, zlib.error, ValueError, OSError, EOFError) as exc:
+        raise DataError(path, f"not a readable npz archive ({one_line(exc)})") from exc
+    return validate_motion_arrays(path, arrays, expected_fps)
+
+
+def write_motion_npz(path: str | Path, motion: Motion) -> None:
+    """Write `motion` as a BEAT2 `smplxflame_30` npz (BEAT2's keys and dtypes, uncompressed), atomically."""
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as f:
+            np.savez(f, **motion.to_npz_dict())
+
+
+class Beat2Dataset:
+    """The sequences of one split of a BEAT2 folder; each item is read from disk only when indexed.
+
+    `speakers` keeps only those speaker numbers (None: all); `max_sequences` keeps the first N in the split
+    file's order. Every kept id must have its motion npz (a missing one is a `DataError`, since dropping it would
+    silently change results); audio, TextGrid and sem files are optional and give `None` when absent.
+    """
+
+    def __init__(self, root: str | Path, split: str = "test", speakers: list[int] | None = None,
+                 load_audio: bool = True, max_sequences: int | None = None):
+        self.root = Path(root)
+        self.split = split
+        self.with_audio = load_audio
+        split_file = self.root / SPLIT_FILE
+        ids = _split_ids(split_file, split)
+        try:
+            speaker_ids = [(sid, speaker_of(sid)) for sid in ids]
+        except ValueError as exc:
+            raise DataError(split_file, str(exc)) from exc
+        if speakers is not None:
+            wanted = {int(s) for s in speakers}
+            kept = [(sid, spk) for sid, spk in speaker_ids if spk in wanted]
+            if not kept:
+                present = sorted({spk for _, spk in speaker_ids})
+                raise ConfigError(f"{split_file}: split '{split}' has no sequence of speakers {sorted(wanted)}; "
+                                  f"speakers present: {present}")
+            speaker_ids = kept
+        if max_sequences is not None:
+            if max_sequences < 1:
+                raise ConfigError(f"max_sequences must be a positive number or null, got {max_sequences}")
+            speaker_ids = speaker_ids[:max_sequences]
+        missing = [sid for sid, _ in speaker_ids if not sequence_paths(self.root, sid).motion.is_file()]
+        if missing:
+            raise DataError(sequence_paths(self.root, missing[0]).motion,
+                            f"motion file missing for a sequence of split '{split}' in {SPLIT_FILE} "
+                            f"({len(missing)} of {len(speaker_ids)} missing)")
+        self._ids = [sid for sid, _ in speaker_ids]
+        self._speakers = [spk for _, spk in speaker_ids]
+
+    @property
+    def ids(self) -> list[str]:
+        return list(self._ids)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __getitem__(self, i: int) -> SequenceRecord:
+        index = range(len(self._ids))[i]
+        sequence_id = self._ids[index]
+        paths = sequence_paths(self.root, sequence_id)
+        return SequenceRecord(
+            id=sequence_id,
+            speaker=self._speakers[index],
+            motion=read_motion_npz(paths.motion),
+            audio=load_audio(paths.audio) if self.with_audio and paths.audio.is_file() else None,
+            words=read_textgrid_words(paths.textgrid) if paths.textgrid.is_file() else None,
+            sem=read_sem(paths.sem) if paths.sem.is_file() else None,
+            index=index,
+            meta={"split": self.split},
+        )
+
+
+def _split_ids(split_file: Path, split: str) -> list[str]:
+    """The ids of `split` in BEAT2's ``train_test_split.csv`` (columns ``id,type``), in file order."""
+    if not split_file.is_file():
+        raise DataError(split_file, f"split file not found; a BEAT2 folder holds {SPLIT_FILE}, {MOTION_DIR}/, "
+                                    f"{AUDIO_DIR}/, {TEXTGRID_DIR}/ and {SEM_DIR}/")
+    try:
+        table = pd.read_csv(split_file, dtype=str, na_filter=False, skipinitialspace=True)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise DataError(split_file, f"not a readable CSV ({one_line(exc)})") from exc
+    table.columns = [str(c).strip() for c in table.columns]
+    if not {"id", "type"} <= set(table.columns):
+        raise DataError(split_file, f"needs columns 'id,type', has {','.join(table.columns)}")
+    types = table["type"].str.strip()
+    if split not in set(types):
+        raise ConfigError(f"split '{split}' is not in {split_file}; available: {', '.join(sorted(set(types)))}")
+    return [sid.strip() for sid in table.loc[types == split, "id"]]

@@ -1,0 +1,116 @@
+"""In-memory records shared by every part of the harness: motion, words, semantic intervals, sequences."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+FPS = 30
+SAMPLE_RATE = 16000
+N_JOINTS = 55
+POSE_DIM = 3 * N_JOINTS
+N_EXPRESSIONS = 100
+
+
+@dataclass(frozen=True)
+class Motion:
+    """SMPL-X parameters in BEAT2's format: axis-angle `poses` (T,165), `trans` (T,3), `betas`, `expressions` (T,100)."""
+
+    poses: np.ndarray
+    trans: np.ndarray
+    betas: np.ndarray
+    expressions: np.ndarray
+    fps: int = FPS
+
+    def __post_init__(self):
+        object.__setattr__(self, "poses", np.asarray(self.poses, dtype=np.float32))
+        object.__setattr__(self, "trans", np.asarray(self.trans, dtype=np.float32))
+        object.__setattr__(self, "betas", np.asarray(self.betas, dtype=np.float32))
+        object.__setattr__(self, "expressions", np.asarray(self.expressions, dtype=np.float32))
+
+    @property
+    def n_frames(self) -> int:
+        return int(self.poses.shape[0])
+
+    @property
+    def duration(self) -> float:
+        return self.n_frames / self.fps
+
+    def frames(self, start: int, stop: int) -> "Motion":
+        """The frames [start, stop)."""
+        return replace(
+            self,
+            poses=self.poses[start:stop],
+            trans=self.trans[start:stop],
+            expressions=self.expressions[start:stop],
+        )
+
+    def content_hash(self) -> str:
+        """SHA-256 over the parameter arrays: the key of every motion cache."""
+        h = hashlib.sha256()
+        for a in (self.poses, self.trans, self.betas, self.expressions):
+            h.update(np.ascontiguousarray(a).tobytes())
+        h.update(str(self.fps).encode())
+        return h.hexdigest()
+
+    def to_npz_dict(self) -> dict:
+        """The arrays of a BEAT2 `smplxflame_30/*.npz` file, with BEAT2's dtypes."""
+        return {
+            "betas": self.betas.astype(np.float32),
+            "poses": self.poses.astype(np.float32),
+            "expressions": self.expressions.astype(np.float64),
+            "trans": self.trans.astype(np.float64),
+            "model": np.array("smplx2020"),
+            "gender": np.array("neutral"),
+            "mocap_frame_rate": np.array(self.fps, dtype=np.int32),
+        }
+
+
+@dataclass(frozen=True)
+class Word:
+    """One transcript word with its start and end time in seconds."""
+
+    word: str
+    start: float
+    end: float
+
+
+@dataclass(frozen=True)
+class SemInterval:
+    """One row of a BEAT2 `sem` file: a semantically relevant gesture interval.
+
+    `name` is BEAT2's coarse category column (e.g. ``deictic``), `score` its relevance weight in [0,1],
+    `keywords` the words spoken. `label` is the true gesture class where a generator knows it (mini-BEAT2).
+    """
+
+    name: str
+    start: float
+    end: float
+    score: float
+    keywords: str = ""
+    label: str | None = None
+
+    @property
+    def duration(self) -> float:
+        return self.end - self.start
+
+
+@dataclass
+class SequenceRecord:
+    """Everything the harness knows about one sequence; optional parts are `None`, never silently empty."""
+
+    id: str
+    speaker: int
+    motion: Motion
+    audio: np.ndarray | None = None
+    words: list[Word] | None = None
+    sem: list[SemInterval] | None = None
+    annotations: list | None = None
+    index: int = -1
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def n_frames(self) -> int:
+        return self.motion.n_frames

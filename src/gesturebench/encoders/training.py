@@ -1,0 +1,162 @@
+"""Training of the motion autoencoder (`task=train_encoder encoder=motion_ae`, and auto-training on mini data).
+
+`train_motion_ae` fits a `MotionAutoencoder` on the train split's windows with a CPU Lightning `Trainer`
+(seeded, early stopping on the validation loss) and writes the checkpoint with `save_motion_ae`.
+`load_or_train_motion_ae` is what metrics call in `prepare`: load the dataset's checkpoint, training it first
+where auto-training is allowed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytorch_lightning as pl
+import torch
+from pytorch_lightning.callbacks import EarlyStopping
+from torch.utils.data import DataLoader, TensorDataset
+
+from gesturebench.data.records import SequenceRecord
+from gesturebench.encoders.checkpoint import load_motion_ae, motion_ae_path, save_motion_ae
+from gesturebench.encoders.motion_ae import DOWNSAMPLE, MotionAutoencoder
+from gesturebench.encoders.representation import REP_DIM, motion_representation, sliding_windows
+from gesturebench.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class MotionAEConfig:
+    """Training config of the motion autoencoder (`conf/encoder/motion_ae.yaml`); stored in the checkpoint.
+
+    `window`/`hop` are also the windows the metrics encode; `train_hop` is the (denser) hop of training windows.
+    The defaults train on mini-BEAT2 in well under a minute on 2 CPU cores; raise `max_steps`/`max_epochs`
+    for full BEAT2.
+    """
+
+    name: str = "motion_ae"
+    window: int = 64
+    hop: int = 32
+    train_hop: int = 16
+    hidden_dim: int = 128
+    latent_dim: int = 128
+    kernel_size: int = 5
+    batch_size: int = 64
+    lr: float = 1e-3
+    max_epochs: int = 30
+    max_steps: int = 300
+    patience: int = 5
+    velocity_weight: float = 1.0
+    std_floor: float = 0.01
+    seed: int = 0
+
+    def __post_init__(self):
+        if self.window % DOWNSAMPLE or self.window <= 0:
+            raise ConfigError(f"encoder.window={self.window} must be a positive multiple of {DOWNSAMPLE}")
+        if self.hop <= 0 or self.train_hop <= 0:
+            raise ConfigError(f"encoder.hop={self.hop} and encoder.train_hop={self.train_hop} must be positive")
+
+    @classmethod
+    def from_mapping(cls, values: Mapping | None) -> "MotionAEConfig":
+        """From a dict or an OmegaConf node; an unknown key is a `ConfigError` naming it."""
+        values = {k: values[k] for k in values} if values is not None else {}
+        fields = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - fields)
+        if unknown:
+            raise ConfigError(f"encoder (motion_ae): unknown option(s) {unknown}; known: {sorted(fields)}")
+        return cls(**values)
+
+    def module_kwargs(self) -> dict:
+        return dict(rep_dim=REP_DIM, hidden_dim=self.hidden_dim, latent_dim=self.latent_dim,
+                    kernel_size=self.kernel_size, lr=self.lr, velocity_weight=self.velocity_weight)
+
+
+def representation_stats(reps: Sequence[torch.Tensor], std_floor: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-dimension mean and std (floored, so constant dimensions do not blow up) over all frames."""
+    frames = torch.cat(list(reps)).double()
+    return frames.mean(0).float(), frames.std(0).clamp_min(std_floor).float()
+
+
+def _windows(records: Sequence[SequenceRecord], window: int, hop: int, what: str) -> tuple[list, torch.Tensor]:
+    reps = [motion_representation(r.motion) for r in records]
+    if not reps:
+        raise ConfigError(f"motion_ae training needs {what} sequences, and the {what} split is empty")
+    return reps, torch.cat([sliding_windows(r, window, hop) for r in reps]).contiguous()
+
+
+@torch.no_grad()
+def reconstruction_errors(module: MotionAutoencoder, windows: torch.Tensor) -> dict[str, float]:
+    """Mean squared reconstruction error of normalised windows, and that of predicting the train mean pose."""
+    x = module.normalise(windows)
+    return {"recon_mse": float(torch.nn.functional.mse_loss(module(x), x)),
+            "mean_pose_mse": float(x.pow(2).mean())}
+
+
+def train_motion_ae(
+    train_records: Sequence[SequenceRecord],
+    val_records: Sequence[SequenceRecord],
+    cfg: MotionAEConfig | Mapping | None,
+    out_path: str | Path,
+    logger=None,
+) -> Path:
+    """Train on `train_records`, early-stop on `val_records`, write the checkpoint at `out_path`; return it."""
+    cfg = cfg if isinstance(cfg, MotionAEConfig) else MotionAEConfig.from_mapping(cfg)
+    out_path = Path(out_path)
+    started = time.perf_counter()
+    pl.seed_everything(cfg.seed, workers=True)
+    train_reps, train_w = _windows(train_records, cfg.window, cfg.train_hop, "train")
+    _, val_w = _windows(val_records, cfg.window, cfg.hop, "val")
+
+    module = MotionAutoencoder(**cfg.module_kwargs())
+    module.set_normalisation(*representation_stats(train_reps, cfg.std_floor))
+    shuffle = torch.Generator().manual_seed(cfg.seed)
+    train_loader = DataLoader(TensorDataset(train_w), batch_size=cfg.batch_size, shuffle=True, generator=shuffle)
+    val_loader = DataLoader(TensorDataset(val_w), batch_size=cfg.batch_size)
+    trainer = pl.Trainer(
+        accelerator="cpu",
+        devices=1,
+        max_epochs=cfg.max_epochs,
+        max_steps=cfg.max_steps,
+        callbacks=[EarlyStopping(monitor="val_loss", patience=cfg.patience)],
+        logger=logger if logger is not None else False,
+        enable_checkpointing=False,
+        enable_progress_bar=True,
+        enable_model_summary=False,
+        deterministic=True,
+        log_every_n_steps=min(50, len(train_loader)),
+        default_root_dir=out_path.parent,
+    )
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*does not have many workers.*")
+        trainer.fit(module, train_loader, val_loader)
+
+    module.eval()
+    summary = {
+        **{f"val_{k}": v for k, v in reconstruction_errors(module, val_w).items()},
+        "epochs": trainer.current_epoch,
+        "steps": trainer.global_step,
+        "train_sequences": len(train_reps),
+        "train_windows": len(train_w),
+        "val_windows": len(val_w),
+        "seconds": round(time.perf_counter() - started, 2),
+    }
+    sha = save_motion_ae(module, out_path, dataclasses.asdict(cfg), summary)
+    print(f"motion_ae checkpoint {out_path} sha256={sha} val_recon_mse={summary['val_recon_mse']:.4f} "
+          f"(mean pose: {summary['val_mean_pose_mse']:.4f})")
+    return out_path
+
+
+def load_or_train_motion_ae(
+    checkpoints_dir: str | Path,
+    dataset_name: str,
+    split: Callable[[str], Sequence[SequenceRecord]],
+    auto_train: bool,
+    cfg: MotionAEConfig | Mapping | None = None,
+) -> tuple[MotionAutoencoder, dict]:
+    """The dataset's encoder and its info; trained first when missing and `auto_train`, else `CheckpointError`."""
+    path = motion_ae_path(checkpoints_dir, dataset_name)
+    if not path.is_file() and auto_train:
+        train_motion_ae(split("train"), split("val"), cfg, path)
+    return load_motion_ae(path)

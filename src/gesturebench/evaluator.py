@@ -1,0 +1,110 @@
+"""`Evaluator`: the LightningModule that scores one motion source on one split with a set of metrics.
+
+Per sequence (`test_step`): generated motion (cached), the length policy, one SMPL-X forward per motion shared
+by all metrics, one `MotionPair` to every metric. At epoch end every process computes (metric states are
+reduced across processes) and rank 0 keeps the results.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytorch_lightning as pl
+import torch
+from torchmetrics import Metric
+from torchmetrics.utilities import dim_zero_cat
+
+from gesturebench.data.lengths import align_lengths
+from gesturebench.data.records import SequenceRecord
+from gesturebench.metrics.base import GestureMetric
+from gesturebench.metrics.pair import MotionPair
+from gesturebench.models.base import GestureModel
+from gesturebench.models.cache import MotionCache
+
+
+class FrameLog(Metric):
+    """Per-sequence frame counts (evaluated, dropped by the length policy), gathered across processes."""
+
+    full_state_update = False
+
+    def __init__(self):
+        super().__init__()
+        self.add_state("rows", default=[], dist_reduce_fx="cat")
+
+    def update(self, index: int, n_frames: int, dropped: int) -> None:
+        self.rows.append(torch.tensor([[index, n_frames, dropped]], dtype=torch.int64, device=self.device))
+
+    def compute(self) -> dict[int, dict[str, int]]:
+        if isinstance(self.rows, list) and not self.rows:
+            return {}
+        return {int(i): {"frames": int(n), "dropped_frames": int(d)} for i, n, d in dim_zero_cat(self.rows).tolist()}
+
+
+class Evaluator(pl.LightningModule):
+    """Scores `model` against the reference with `metrics` (a dict name → GestureMetric)."""
+
+    def __init__(
+        self,
+        model: GestureModel,
+        body_model: torch.nn.Module,
+        metrics: dict[str, GestureMetric],
+        cache: MotionCache,
+        length_policy: str = "truncate",
+        max_length_gap: float = 1.0,
+        needs_vertices: bool = True,
+    ):
+        super().__init__()
+        self.model = model
+        self.body_model = body_model
+        self.metrics = torch.nn.ModuleDict(metrics)
+        self.frame_log = FrameLog()
+        self.cache = cache
+        self.length_policy = length_policy
+        self.max_length_gap = max_length_gap
+        self.needs_vertices = needs_vertices
+        self.results: dict[str, Any] | None = None
+
+    def transfer_batch_to_device(self, batch, device, dataloader_idx):
+        return batch
+
+    def on_test_epoch_start(self) -> None:
+        for m in (*self.metrics.values(), self.frame_log):
+            m.reset()
+
+    def test_step(self, record: SequenceRecord, batch_idx: int) -> None:
+        generated = self.cache.get(self.model, record)
+        generated, reference, dropped = align_lengths(
+            generated, record.motion, record.id, self.length_policy, self.max_length_gap
+        )
+        pair = MotionPair(
+            index=record.index,
+            sequence_id=record.id,
+            generated=generated,
+            reference=reference,
+            gen_body=self.body_model(generated, vertices=self.needs_vertices),
+            ref_body=self.body_model(reference, vertices=self.needs_vertices),
+            audio=record.audio,
+            words=record.words,
+            sem=record.sem,
+            annotations=record.annotations,
+            model_name=self.model.name,
+        )
+        for metric in self.metrics.values():
+            metric.update(pair)
+        self.frame_log.update(record.index, generated.n_frames, dropped)
+
+    def on_test_epoch_end(self) -> None:
+        values, skipped, per_sequence = {}, {}, {}
+        for name, metric in self.metrics.items():
+            values.update(metric.compute())
+            reason = metric.skip_reason()
+            if reason:
+                skipped.update({n: reason for n in metric.value_names})
+            with metric.sync_context():
+                rows = metric.per_sequence()
+            for index, row in rows.items():
+                per_sequence.setdefault(index, {}).update(row)
+        frames = self.frame_log.compute()
+        for index, row in frames.items():
+            per_sequence.setdefault(index, {}).update(row)
+        self.results = {"metrics": values, "skipped": skipped, "per_sequence": per_sequence}

@@ -1,0 +1,1 @@
+"""Metrics: one torchmetrics `Metric` per metric; `functional/` holds the pure maths they share."""

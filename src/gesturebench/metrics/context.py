@@ -1,0 +1,29 @@
+"""`MetricContext`: what a metric's `prepare` may use to load or build its encoders and statistics."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gesturebench.data.records import SequenceRecord
+
+
+@dataclass
+class MetricContext:
+    """Built once per evaluation by the evaluate task, before any metric update.
+
+    `split(name)` returns the dataset's records of a split (lazy sequence: "train", "val", "test").
+    `auto_train` is True where a missing encoder may be trained on the fly (mini_beat2); elsewhere a
+    missing checkpoint must raise `CheckpointError` with the command that creates it.
+    """
+
+    dataset_name: str
+    split: Callable[[str], Sequence[SequenceRecord]]
+    cache_dir: Path
+    checkpoints_dir: Path
+    body_model: Any
+    device: str = "cpu"
+    auto_train: bool = False
+    seed: int = 0

@@ -1,0 +1,25 @@
+"""Per-sequence joint-position errors on root-aligned BODY_HANDS joints (METRICS.md §7, §8, §13)."""
+
+from __future__ import annotations
+
+import torch
+
+from gesturebench.body.joints import BODY_HANDS
+
+
+def joint_distances(gen_joints: torch.Tensor, ref_joints: torch.Tensor) -> torch.Tensor:
+    """‖p − p̂‖₂ per (frame, BODY_HANDS joint) after root alignment: (T, 52)."""
+    idx = list(BODY_HANDS)
+    gen = gen_joints[:, idx] - gen_joints[:, :1]
+    ref = ref_joints[:, idx] - ref_joints[:, :1]
+    return torch.linalg.vector_norm(gen.double() - ref.double(), dim=-1)
+
+
+def mean_joint_distance(gen_joints: torch.Tensor, ref_joints: torch.Tensor) -> float:
+    """MJD: mean over frames and joints of the root-aligned joint distance, metres."""
+    return float(joint_distances(gen_joints, ref_joints).mean())
+
+
+def pck(gen_joints: torch.Tensor, ref_joints: torch.Tensor, threshold: float = 0.1) -> float:
+    """PCK: fraction of (frame, joint) pairs closer than `threshold` metres."""
+    return float((joint_distances(gen_joints, ref_joints) < threshold).double().mean())

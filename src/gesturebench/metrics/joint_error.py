@@ -1,0 +1,37 @@
+"""MJD and PCK: root-aligned joint-position agreement with the reference (METRICS.md §7–8)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gesturebench.metrics.base import SequenceMetric
+from gesturebench.metrics.functional.joint_error import mean_joint_distance, pck
+from gesturebench.metrics.pair import MotionPair
+
+
+class MeanJointDistance(SequenceMetric):
+    """MJD ↓: mean root-aligned distance of BODY_HANDS joints to the reference, metres."""
+
+    higher_is_better = False
+
+    def __init__(self, name: str = "mjd", **kwargs: Any):
+        super().__init__(name, **kwargs)
+
+    def sequence_values(self, pair: MotionPair):
+        return [mean_joint_distance(pair.gen_body.joints, pair.ref_body.joints)], 1.0
+
+
+class PCK(SequenceMetric):
+    """PCK ↑: fraction of (frame, BODY_HANDS joint) pairs within `threshold` metres of the reference."""
+
+    higher_is_better = True
+
+    def __init__(self, name: str = "pck", threshold: float = 0.1, **kwargs: Any):
+        super().__init__(name, **kwargs)
+        self.threshold = threshold
+
+    def options(self) -> dict:
+        return {"threshold": self.threshold}
+
+    def sequence_values(self, pair: MotionPair):
+        return [pck(pair.gen_body.joints, pair.ref_body.joints, self.threshold)], 1.0

@@ -1,0 +1,31 @@
+"""SRGR: semantic-relevance-weighted joint recall against the reference (METRICS.md §13)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gesturebench.metrics.base import SequenceMetric
+from gesturebench.metrics.functional.srgr import semantic_weights, srgr
+from gesturebench.metrics.pair import MotionPair
+
+
+class SemanticRelevanceRecall(SequenceMetric):
+    """SRGR ↑: PCK (δ = `threshold` m, root-aligned BODY_HANDS) weighted per frame by the `sem` interval scores.
+
+    Needs the sequence's `sem` intervals; a dataset without them reports `null` with a reason. Identical
+    motion scores the sequence's mean weight (not 1), as in BEAT's definition.
+    """
+
+    higher_is_better = True
+    requires = ("sem",)
+
+    def __init__(self, name: str = "srgr", threshold: float = 0.1, **kwargs: Any):
+        super().__init__(name, **kwargs)
+        self.threshold = threshold
+
+    def options(self) -> dict:
+        return {"threshold": self.threshold}
+
+    def sequence_values(self, pair: MotionPair):
+        weights = semantic_weights(pair.sem, pair.n_frames, pair.fps)
+        return [srgr(pair.gen_body.joints, pair.ref_body.joints, weights, self.threshold)], 1.0

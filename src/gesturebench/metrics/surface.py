@@ -1,0 +1,87 @@
+"""Chamfer and Hausdorff distances between the generated and reference body surfaces (METRICS.md §5–6).
+
+Both need the same nearest-neighbour pass over every frame's root-aligned vertices, the dominant cost of the
+geometric metrics. The two metric objects share it: the per-frame result of the last pair is kept (keyed by
+the options and the identity of the pair's body tensors, held only weakly), so the second metric
+updated with the same pair reuses the first one's work.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+import torch
+
+from gesturebench.metrics.base import SequenceMetric
+from gesturebench.metrics.functional.surface import chamfer_hausdorff, check_options, subsample_indices
+from gesturebench.metrics.pair import MotionPair
+
+#: Frames root-aligned at a time (bounds the extra memory to a chunk of vertices).
+FRAME_CHUNK = 256
+
+_last_pass: dict[str, Any] = {}
+
+
+def _body_tensors(pair: MotionPair) -> tuple[torch.Tensor, ...]:
+    return pair.gen_body.joints, pair.gen_body.vertices, pair.ref_body.joints, pair.ref_body.vertices
+
+
+def surface_per_frame(
+    pair: MotionPair, method: str = "auto", num_points: int | None = None, seed: int = 0
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-frame Chamfer and Hausdorff (float64 (T,) each) of a pair's root-aligned vertices, cached for the last pair."""
+    tensors = _body_tensors(pair)
+    key = (method, num_points, seed)
+    if _last_pass.get("key") == key and all(r() is t for r, t in zip(_last_pass["refs"], tensors)):
+        return _last_pass["result"]
+    idx = subsample_indices(pair.gen_body.vertices.shape[1], num_points, seed)
+    chamfer, hausdorff = [], []
+    for start in range(0, pair.n_frames, FRAME_CHUNK):
+        ref = pair.ref_body.frames(start, start + FRAME_CHUNK).root_aligned_vertices()
+        gen = pair.gen_body.frames(start, start + FRAME_CHUNK).root_aligned_vertices()
+        if idx is not None:
+            ref, gen = ref[:, idx], gen[:, idx]
+        c, h = chamfer_hausdorff(ref, gen, method)
+        chamfer.append(c)
+        hausdorff.append(h)
+    result = torch.cat(chamfer), torch.cat(hausdorff)
+    _last_pass.update(key=key, refs=tuple(weakref.ref(t) for t in tensors), result=result)
+    return result
+
+
+class _SurfaceMetric(SequenceMetric):
+    """Shared options of Chamfer and Hausdorff: exact nearest neighbours over all vertices unless `num_points`."""
+
+    higher_is_better = False
+
+    def __init__(self, name: str, method: str = "auto", num_points: int | None = None, seed: int = 0, **kwargs: Any):
+        super().__init__(name, **kwargs)
+        check_options(method, num_points)
+        self.method, self.num_points, self.seed = method, num_points, seed
+
+    def options(self) -> dict:
+        return {"method": self.method, "num_points": self.num_points, "seed": self.seed}
+
+    def _per_frame(self, pair: MotionPair) -> tuple[torch.Tensor, torch.Tensor]:
+        return surface_per_frame(pair, self.method, self.num_points, self.seed)
+
+
+class Chamfer(_SurfaceMetric):
+    """Chamfer ↓: per-frame symmetric mean squared nearest-vertex distance (m²), averaged over frames."""
+
+    def __init__(self, name: str = "chamfer", **kwargs: Any):
+        super().__init__(name, **kwargs)
+
+    def sequence_values(self, pair: MotionPair):
+        return [float(self._per_frame(pair)[0].mean())], 1.0
+
+
+class Hausdorff(_SurfaceMetric):
+    """Hausdorff ↓: per-frame symmetric Hausdorff distance of the vertex sets (m), averaged over frames."""
+
+    def __init__(self, name: str = "hausdorff", **kwargs: Any):
+        super().__init__(name, **kwargs)
+
+    def sequence_values(self, pair: MotionPair):
+        return [float(self._per_frame(pair)[1].mean())], 1.0

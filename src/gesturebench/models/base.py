@@ -1,0 +1,49 @@
+"""`GestureModel`: the base LightningModule of every motion source; subclasses implement only `generate`."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import pytorch_lightning as pl
+
+from gesturebench.data.records import Motion, SequenceRecord
+
+
+class GestureModel(pl.LightningModule):
+    """Produces generated motion for a sequence, in BEAT2's SMPL-X format at 30 fps.
+
+    `prepare(context)` runs once before generation (fit a baseline, load weights); `generate(record)` must
+    return a `Motion` for the record. Outputs are cached by `cache_key` unless `cacheable` is False.
+    """
+
+    #: whether generated motion is worth caching (False for sources that are cheaper than the cache)
+    cacheable: bool = True
+
+    def __init__(self, name: str, **hparams: Any):
+        super().__init__()
+        self.name = name
+        self.options = dict(hparams)
+
+    def prepare(self, context: Any) -> None:
+        """Fit or load what the model needs (default: nothing)."""
+
+    def generate(self, record: SequenceRecord) -> Motion:
+        raise NotImplementedError
+
+    def predict_step(self, batch: SequenceRecord, batch_idx: int = 0) -> Motion:
+        return self.generate(batch)
+
+    def identity(self) -> dict:
+        """What determines this model's output besides the input sequence (part of the cache key)."""
+        return {"class": f"{type(self).__module__}.{type(self).__qualname__}", **self.options}
+
+    def cache_key(self, record: SequenceRecord) -> str:
+        h = hashlib.sha256(json.dumps(self.identity(), sort_keys=True, default=str).encode())
+        h.update(record.id.encode())
+        h.update(record.motion.content_hash().encode())
+        return h.hexdigest()
+
+    def transfer_batch_to_device(self, batch, device, dataloader_idx):
+        return batch  # records hold numpy arrays; the body model moves what it needs

@@ -1,0 +1,1 @@
+"""Tasks `launch.py` dispatches to: each module has `run(cfg) -> results`."""

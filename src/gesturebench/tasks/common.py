@@ -1,0 +1,71 @@
+"""What several tasks build from the config: the run folder, the body model, the run context."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import torch
+from hydra.core.hydra_config import HydraConfig
+from hydra.errors import InstantiationException
+from hydra.utils import instantiate
+from omegaconf import DictConfig
+
+from gesturebench.body.model import BodyModel
+from gesturebench.data.datamodule import open_dataset
+from gesturebench.errors import ConfigError, GestureBenchError
+from gesturebench.metrics.context import MetricContext
+
+
+def build(node: DictConfig):
+    """`hydra.utils.instantiate`, with the target's own GestureBenchError (or a bad `_target_`) as one clear error."""
+    try:
+        return instantiate(node, _convert_="all")
+    except InstantiationException as err:
+        cause = err.__cause__
+        if isinstance(cause, GestureBenchError):
+            raise cause from None
+        raise ConfigError(str(err).splitlines()[0]) from None
+
+
+def run_dir() -> Path:
+    """The Hydra run folder of this job (the working folder outside Hydra)."""
+    if HydraConfig.initialized():
+        return Path(HydraConfig.get().runtime.output_dir)
+    return Path.cwd()
+
+
+def device_for(cfg: DictConfig) -> str:
+    return "cuda" if cfg.trainer.accelerator in ("gpu", "cuda") and torch.cuda.is_available() else "cpu"
+
+
+def make_body_model(cfg: DictConfig) -> BodyModel:
+    b = cfg.body_model
+    return BodyModel(
+        model_path=b.model_path,
+        num_betas=b.num_betas,
+        num_expression_coeffs=b.num_expression_coeffs,
+        flat_hand_mean=b.flat_hand_mean,
+        chunk_size=b.chunk_size,
+        device=device_for(cfg),
+    )
+
+
+def dataset_cache_dir(cfg: DictConfig) -> Path:
+    """Cache folder of this dataset (name + a hash of its root, so two copies never share statistics)."""
+    root_hash = hashlib.sha256(str(Path(str(cfg.dataset.root)).resolve()).encode()).hexdigest()[:8]
+    return Path(cfg.paths.cache) / f"{cfg.dataset.name}-{root_hash}"
+
+
+def make_context(cfg: DictConfig, body_model: BodyModel) -> MetricContext:
+    """The context models and metrics `prepare` from; mini_beat2 (generated data) may auto-train encoders."""
+    return MetricContext(
+        dataset_name=cfg.dataset.name,
+        split=lambda name: open_dataset(cfg.dataset, split=name),
+        cache_dir=dataset_cache_dir(cfg),
+        checkpoints_dir=Path(cfg.paths.checkpoints),
+        body_model=body_model,
+        device=device_for(cfg),
+        auto_train=bool(cfg.dataset.generate),
+        seed=cfg.seed,
+    )

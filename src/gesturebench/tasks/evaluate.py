@@ -1,0 +1,150 @@
+"""`task=evaluate`: score `model` on the dataset's split with `metrics`; write results.json and per_sequence.csv."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import pytorch_lightning as pl
+from omegaconf import DictConfig, OmegaConf
+
+from gesturebench.data.datamodule import GestureDataModule, open_dataset
+from gesturebench.evaluator import Evaluator
+from gesturebench.logging import finish, log_results, make_logger
+from gesturebench.models.cache import MotionCache
+from gesturebench.render.skeleton import render_skeleton_video
+from gesturebench.results import (
+    METRIC_DIRECTIONS,
+    RESULTS_FILE,
+    config_hash,
+    finite_or_none,
+    load_complete,
+    versions,
+    write_json,
+    write_per_sequence_csv,
+)
+from gesturebench.tasks.common import build, make_body_model, make_context, run_dir
+
+log = logging.getLogger(__name__)
+
+
+def run(cfg: DictConfig) -> dict:
+    out = run_dir()
+    config = OmegaConf.to_container(cfg, resolve=True)
+    chash = config_hash(config)
+    if cfg.resume and (done := load_complete(out, chash)):
+        log.info("%s already holds complete results for this config: skipped (resume=true)", out / RESULTS_FILE)
+        _mark_sweep(out, done)
+        return done
+
+    pl.seed_everything(cfg.seed, workers=True)
+    dataset = open_dataset(cfg.dataset)
+    body_model = make_body_model(cfg)
+    context = make_context(cfg, body_model)
+    model = build(cfg.model)
+    model.prepare(context)
+    metrics = {name: build(mcfg) for name, mcfg in cfg.metrics.items()}
+    for metric in metrics.values():
+        metric.prepare(context)
+
+    evaluator = Evaluator(
+        model,
+        body_model,
+        metrics,
+        MotionCache(context.cache_dir / "generated"),
+        cfg.length_policy,
+        cfg.max_length_gap,
+        needs_vertices=any(m.needs_vertices for m in metrics.values()),
+    )
+    logger = make_logger(cfg.logger, out, f"{model.name}-{cfg.dataset.name}", config)
+    try:
+        trainer = pl.Trainer(
+            accelerator=cfg.trainer.accelerator,
+            devices=cfg.trainer.devices,
+            strategy=cfg.trainer.strategy,
+            num_nodes=cfg.trainer.num_nodes,
+            precision=cfg.trainer.precision,
+            enable_progress_bar=cfg.trainer.enable_progress_bar,
+            logger=logger or False,
+            use_distributed_sampler=False,
+            enable_checkpointing=False,
+            enable_model_summary=False,
+            default_root_dir=str(out),
+        )
+        trainer.test(evaluator, datamodule=GestureDataModule(dataset, cfg.dataset.num_workers), verbose=False)
+        if not trainer.is_global_zero:
+            return {}
+        results = build_results(cfg, config, chash, dataset, model, metrics, evaluator.results)
+        write_per_sequence_csv(out / "per_sequence.csv", results["per_sequence"])
+        write_json(out / RESULTS_FILE, results)
+        clip = render_clip(cfg, dataset, model, evaluator, out)
+        log_results(logger, results, clip)
+        log.info("results: %s", out / RESULTS_FILE)
+        return results
+    finally:
+        finish(logger)
+
+
+def build_results(cfg, config, chash, dataset, model, metrics, raw) -> dict:
+    """The results.json document of DESIGN.md, with every contract metric key present."""
+    values = {k: finite_or_none(v) for k, v in raw["metrics"].items()}
+    skipped = dict(raw["skipped"])
+    for key in METRIC_DIRECTIONS:
+        if key not in values:
+            values[key] = None
+            skipped[key] = f"not computed: no metric named {key!r} in metrics={cfg_choice('metrics')}"
+    for key, value in values.items():
+        if value is None and key not in skipped:
+            skipped[key] = "the metric returned no finite value"
+    directions = dict(METRIC_DIRECTIONS)
+    for m in metrics.values():
+        directions.update({n: m.direction for n in m.value_names if n not in METRIC_DIRECTIONS})
+    ids = dataset.ids
+    per_sequence = [
+        {"sequence_id": ids[i], "index": i, **{k: finite_or_none(v) for k, v in row.items()}}
+        for i, row in sorted(raw["per_sequence"].items())
+    ]
+    encoders = {}
+    for m in metrics.values():
+        encoders.update(m.provenance())
+    return {
+        "task": "evaluate",
+        "model": model.name,
+        "dataset": cfg.dataset.name,
+        "metrics": values,
+        "directions": directions,
+        "skipped": skipped,
+        "per_sequence": per_sequence,
+        "encoders": encoders,
+        "options": {name: m.options() for name, m in metrics.items()},
+        "config": config,
+        "versions": versions(),
+        "config_hash": chash,
+        "sweep_id": os.environ.get("GESTUREBENCH_SWEEP_ID"),
+        "complete": True,
+    }
+
+
+def cfg_choice(group: str) -> str:
+    from hydra.core.hydra_config import HydraConfig
+
+    return HydraConfig.get().runtime.choices.get(group, "?") if HydraConfig.initialized() else "?"
+
+
+def render_clip(cfg, dataset, model, evaluator, out):
+    """One skeleton clip of the generated motion of the first sequence (task.render_clips > 0)."""
+    if not cfg.task.get("render_clips", 0) or len(dataset) == 0:
+        return None
+    record = dataset[0]
+    motion = evaluator.cache.get(model, record)
+    n = min(motion.n_frames, int(cfg.task.render_seconds * motion.fps))
+    joints = evaluator.body_model(motion.frames(0, n), vertices=False).joints.cpu().numpy()
+    return render_skeleton_video(joints, out / "clips" / f"{record.id}.mp4", fps=motion.fps)
+
+
+def _mark_sweep(out, results: dict) -> None:
+    """A resumed job joins the current sweep's summary."""
+    sweep = os.environ.get("GESTUREBENCH_SWEEP_ID")
+    if sweep and results.get("sweep_id") != sweep:
+        results["sweep_id"] = sweep
+        write_json(out / RESULTS_FILE, results)

@@ -1,0 +1,399 @@
+"""BC and SRGR (METRICS.md §12–13) against plain-loop computations, constructed cases and the real BEAT2 sample."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from gesturebench.body.joints import BODY_HANDS, UPPER
+from gesturebench.body.output import BodyOutput
+from gesturebench.data.records import Motion, SemInterval
+from gesturebench.errors import ConfigError
+from gesturebench.metrics.beat import BeatConsistency
+from gesturebench.metrics.functional.beat import audio_onsets, beat_consistency, joint_speeds, segment_onsets
+from gesturebench.metrics.functional.srgr import semantic_weights, srgr
+from gesturebench.metrics.pair import MotionPair
+from gesturebench.metrics.srgr import SemanticRelevanceRecall
+from tests.distributed import run_distributed
+
+SR = 16000
+HOP_FPS = SR / 512  # 31.25 frames/s: motion frames fall exactly on librosa's onset times
+
+
+# ---------- constructed speech and motion ----------
+
+def click_track(seconds: float, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Decaying noise bursts 1.6–2.4 s apart over a faint noise floor; returns (audio, librosa onset times)."""
+    rng = np.random.default_rng(seed)
+    y = 0.001 * rng.standard_normal(int(seconds * SR))
+    n = int(0.03 * SR)
+    for c in np.cumsum(rng.uniform(1.6, 2.4, size=int(seconds))) + 0.5:
+        if c < seconds - 0.5:
+            i = int(c * SR)
+            y[i:i + n] += 0.8 * rng.standard_normal(n) * np.exp(-np.arange(n) / (0.006 * SR))
+    y = y.astype(np.float32)
+    return y, audio_onsets(y, SR)
+
+
+def first_of_clusters(times: np.ndarray, gap: float = 0.2) -> np.ndarray:
+    """librosa marks a sharp burst in one or two consecutive hops: keep the first onset of each burst."""
+    keep = np.concatenate([[True], np.diff(times) > gap])
+    return times[keep]
+
+
+def speeds_with_minima(n_frames: int, beat_frames: np.ndarray, n_joints: int = 3) -> np.ndarray:
+    """Speeds (T,J) with strict local minima (value 0.5) exactly at `beat_frames`, flat 1.5 far from them."""
+    t = np.arange(n_frames)[:, None]
+    dist = np.abs(t - np.asarray(beat_frames)[None, :]).min(axis=1)
+    return np.repeat((0.5 + np.minimum(dist, 10) / 10)[:, None], n_joints, axis=1)
+
+
+def positions_with_speed_minima(n_frames: int, beat_frames: np.ndarray, fps: float) -> np.ndarray:
+    """Joint positions (T,55,3) whose x swings between beats (velocity 0 at each beat) plus a constant y drift.
+
+    Every joint's speed then has strict minima at the beat frames, of value `drift` (above the threshold).
+    """
+    x = np.zeros(n_frames)
+    edges = np.concatenate([[0], beat_frames, [n_frames - 1]])
+    for k, (a, b) in enumerate(zip(edges[:-1], edges[1:])):
+        u = (np.arange(a, b + 1) - a) / max(b - a, 1)
+        x[a:b + 1] = (1 - np.cos(np.pi * u)) / 2 if k % 2 == 0 else (1 + np.cos(np.pi * u)) / 2
+    y = 0.3 * np.arange(n_frames) / fps
+    pos = np.stack([x, y, np.zeros(n_frames)], axis=1)
+    return np.repeat(pos[:, None, :], 55, axis=1)
+
+
+# ---------- independent plain-loop BC ----------
+
+def loop_minima(speed, order):
+    """Strict local minima over ±order neighbours, neighbours past the ends clipped to the end value."""
+    n = len(speed)
+    out = []
+    for i in range(n):
+        neighbours = [speed[min(max(i + k, 0), n - 1)] for k in range(-order, order + 1) if k != 0]
+        if all(speed[i] < v for v in neighbours):
+            out.append(i)
+    return out
+
+
+def loop_bc(speeds, onsets, mean_speed, fps, sigma, order, threshold, direction):
+    per_joint = []
+    for j in range(speeds.shape[1]):
+        beats = [i / fps for i in loop_minima(speeds[:, j], order) if speeds[i, j] / mean_speed[j] > threshold]
+        a, b = (beats, list(onsets)) if direction == "motion_to_audio" else (list(onsets), beats)
+        if not a or not b:
+            per_joint.append(0.0)
+            continue
+        total = 0.0
+        for t in a:
+            gap = min(abs(t - s) for s in b)
+            total += math.exp(-gap * gap / (2 * sigma * sigma))
+        per_joint.append(total / len(a))
+    return sum(per_joint) / len(per_joint)
+
+
+# ---------- functional BC ----------
+
+@pytest.fixture(scope="module")
+def clicks():
+    return click_track(20.0)
+
+
+def test_click_track_onsets_are_sparse(clicks):
+    _, onsets = clicks
+    bursts = first_of_clusters(onsets)
+    assert len(bursts) >= 7
+    assert np.all(np.diff(bursts) > 1.0)  # sparser than one onset per second
+
+
+def test_bc_is_one_when_every_motion_beat_is_on_an_onset(clicks):
+    _, onsets = clicks
+    frames = np.round(first_of_clusters(onsets) * HOP_FPS).astype(int)
+    speeds = speeds_with_minima(int(20 * HOP_FPS), frames)
+    mean = np.ones(3)
+    assert beat_consistency(speeds, onsets, mean, HOP_FPS) == pytest.approx(1.0, abs=1e-12)
+    # every onset burst has a motion beat within one hop: audio→motion is close to 1 too
+    assert beat_consistency(speeds, onsets, mean, HOP_FPS, direction="audio_to_motion") > 0.99
+
+
+def test_one_second_shift_drops_bc_below_half(clicks):
+    _, onsets = clicks
+    frames = np.round(first_of_clusters(onsets) * HOP_FPS).astype(int)
+    speeds = speeds_with_minima(int(20 * HOP_FPS), frames + int(HOP_FPS))
+    for direction in ("motion_to_audio", "audio_to_motion"):
+        assert beat_consistency(speeds, onsets, np.ones(3), HOP_FPS, direction=direction) < 0.5
+
+
+@pytest.mark.parametrize("direction", ["motion_to_audio", "audio_to_motion"])
+def test_bc_equals_plain_loop_on_irregular_motion(clicks, direction):
+    _, onsets = clicks
+    rng = np.random.default_rng(1)
+    speeds = np.abs(rng.standard_normal((600, 4))).cumsum(0) % 1.7 + 0.05  # many minima, some below threshold
+    mean = np.array([0.5, 1.0, 2.0, 20.0])  # the last joint's beats all fall below the threshold
+    for sigma, order, thr in [(0.3, 7, 0.1), (0.15, 3, 0.4)]:
+        got = beat_consistency(speeds, onsets, mean, 30, sigma, order, thr, direction)
+        assert got == pytest.approx(loop_bc(speeds, onsets, mean, 30, sigma, order, thr, direction), abs=1e-12)
+
+
+def test_bc_without_beats_or_onsets_is_zero():
+    speeds = np.ones((200, 2))  # constant speed: no strict minimum
+    assert beat_consistency(speeds, np.array([1.0, 3.0]), np.ones(2), 30) == 0.0
+    assert beat_consistency(speeds_with_minima(200, [50, 120], 2), np.zeros(0), np.ones(2), 30) == 0.0
+    with pytest.raises(ValueError):
+        beat_consistency(speeds, np.array([1.0]), np.ones(2), 30, direction="both")
+
+
+def test_joint_speeds_match_finite_differences():
+    rng = np.random.default_rng(0)
+    p = rng.standard_normal((9, 2, 3))
+    s = joint_speeds(p, 30)
+    assert s[4, 1] == pytest.approx(np.linalg.norm((p[5, 1] - p[3, 1]) * 15))
+    assert s[0, 0] == pytest.approx(np.linalg.norm((p[1, 0] - p[0, 0]) * 30))
+    assert s[8, 0] == pytest.approx(np.linalg.norm((p[8, 0] - p[7, 0]) * 30))
+
+
+# ---------- metric class ----------
+
+def make_pair(index, gen_joints, ref_joints, audio=None, sem=None, words=None, fps=30):
+    t = gen_joints.shape[0]
+    motion = Motion(np.zeros((t, 165)), np.zeros((t, 3)), np.zeros(10), np.zeros((t, 100)), fps)
+    return MotionPair(
+        index=index, sequence_id=f"s{index}", generated=motion, reference=motion,
+        gen_body=BodyOutput(torch.as_tensor(gen_joints, dtype=torch.float32), None),
+        ref_body=BodyOutput(torch.as_tensor(ref_joints, dtype=torch.float32), None),
+        audio=audio, sem=sem, words=words,
+    )
+
+
+def bc_pairs(n: int):
+    """`n` sequences of 14–22 s: reference on the onsets, generated shifted by 1 s."""
+    pairs = []
+    for i in range(n):
+        seconds = 14 + 2 * (i % 5)
+        audio, onsets = click_track(seconds, seed=10 + i)
+        frames = np.round(first_of_clusters(onsets) * 30).astype(int)
+        t = seconds * 30
+        ref = positions_with_speed_minima(t, frames, 30)
+        gen = positions_with_speed_minima(t, np.clip(frames + 30, 1, t - 2), 30)
+        pairs.append(make_pair(i, gen, ref, audio=audio))
+    return pairs
+
+
+MEAN_SPEED = [1.0] * 55
+
+
+def test_bc_metric_reference_on_onsets_and_shift(clicks):
+    metric = BeatConsistency(mean_speed=MEAN_SPEED, trim=0.0)
+    audio, onsets = clicks
+    frames = np.round(first_of_clusters(onsets) * 30).astype(int)
+    ref = positions_with_speed_minima(600, frames, 30)
+    gen = positions_with_speed_minima(600, frames + 30, 30)
+    metric.update(make_pair(0, gen, ref, audio=audio))
+    out = metric.compute()
+    assert out["bc_ref"] > 0.998  # beats within half a frame (1/60 s) of each onset
+    assert out["bc"] < 0.5
+
+
+def test_bc_metric_trims_and_weights_by_trimmed_length(clicks):
+    pairs = bc_pairs(3)
+    metric = BeatConsistency(mean_speed=MEAN_SPEED, direction="audio_to_motion", sigma=0.25)
+    expected, weights = [], []
+    for p in pairs:
+        metric.update(p)
+        start, stop = 60, p.n_frames - 60
+        onsets = audio_onsets(p.audio[start * SR // 30: stop * SR // 30], SR)
+        speeds = joint_speeds(p.gen_body.joints.double().numpy()[:, list(UPPER)], 30)[start:stop]
+        expected.append(loop_bc(speeds, onsets, [1.0] * 13, 30, 0.25, 7, 0.1, "audio_to_motion"))
+        weights.append(stop - start)
+    assert metric.compute()["bc"] == pytest.approx(np.average(expected, weights=weights), abs=1e-12)
+    per_seq = metric.per_sequence()
+    assert [per_seq[i]["bc"] for i in range(3)] == pytest.approx(expected, abs=1e-12)
+
+
+def test_bc_metric_skips_short_or_silent_sequences():
+    metric = BeatConsistency(mean_speed=MEAN_SPEED)
+    joints = np.zeros((90, 55, 3))
+    metric.update(make_pair(0, joints, joints, audio=np.zeros(3 * SR, np.float32)))  # 3 s < 2 × trim
+    metric.update(make_pair(1, joints, joints, audio=None))
+    assert metric.compute() == {"bc": None, "bc_ref": None}
+    assert "audio" in metric.skip_reason()
+    with pytest.raises(ConfigError):
+        BeatConsistency(direction="sideways")
+    with pytest.raises(ConfigError):
+        BeatConsistency(mean_speed=[1.0] * 13)
+    with pytest.raises(ConfigError):  # no mean speeds: prepare() was not run
+        BeatConsistency().update(make_pair(0, np.zeros((300, 55, 3)), np.zeros((300, 55, 3)),
+                                           audio=np.zeros(10 * SR, np.float32)))
+
+
+class _Context:
+    """The parts of MetricContext that BC's prepare uses, with a body model that returns given joints."""
+
+    def __init__(self, tmp_path, records, joints):
+        self.dataset_name, self.cache_dir = "toy", tmp_path
+        self.records, self.joints, self.calls = records, joints, 0
+        self.body_model = self
+
+    def split(self, name):
+        assert name == "train"
+        return self.records
+
+    def __call__(self, motion, vertices=True):
+        self.calls += 1
+        return BodyOutput(torch.as_tensor(self.joints[motion.n_frames]), None)
+
+
+def test_bc_prepare_computes_train_mean_speed_once_and_caches(tmp_path):
+    from gesturebench.data.records import SequenceRecord
+
+    rng = np.random.default_rng(0)
+    joints = {t: rng.standard_normal((t, 55, 3)).cumsum(0) for t in (40, 70)}
+    records = [SequenceRecord(f"r{t}", 1, make_pair(0, joints[t], joints[t]).reference) for t in joints]
+    ctx = _Context(tmp_path, records, joints)
+    metric = BeatConsistency()
+    metric.prepare(ctx)
+    speeds = np.concatenate([joint_speeds(j, 30) for j in joints.values()])
+    assert metric.mean_speed == pytest.approx(speeds.mean(0))
+    again = BeatConsistency()
+    again.prepare(ctx)
+    assert ctx.calls == 2 and again.mean_speed == pytest.approx(speeds.mean(0))  # second prepare read the cache
+    aligned = BeatConsistency(root_aligned=True)
+    aligned.prepare(ctx)  # another option, another cache entry
+    rel = np.concatenate([joint_speeds(j - j[:, :1], 30) for j in joints.values()])
+    assert ctx.calls == 4 and aligned.mean_speed == pytest.approx(rel.mean(0))
+
+
+def _ddp_bc(rank, world, n):
+    metric = BeatConsistency(mean_speed=MEAN_SPEED)
+    for p in bc_pairs(n)[rank::world]:
+        metric.update(p)
+    return metric.compute(), metric.per_sequence()
+
+
+def test_bc_ddp_equals_single_process():
+    single = BeatConsistency(mean_speed=MEAN_SPEED)
+    for p in bc_pairs(5):
+        single.update(p)
+    value, per_seq = run_distributed(_ddp_bc, 5)
+    assert value["bc"] == pytest.approx(single.compute()["bc"], abs=1e-12)
+    assert value["bc_ref"] == pytest.approx(single.compute()["bc_ref"], abs=1e-12)
+    assert per_seq == pytest.approx(single.per_sequence())
+
+
+# ---------- BC on the real BEAT2 sample ----------
+
+@pytest.fixture(scope="module")
+def real_bc(beat2_sample):
+    """BC of the sample's own motion against its speech and against the unrelated 28 s recording."""
+    from gesturebench.body.model import BodyModel
+    from gesturebench.data.audio import load_audio
+    from gesturebench.data.beat2 import read_motion_npz
+
+    motion = read_motion_npz(beat2_sample / "2_scott_0_1_1.npz")
+    own = load_audio(beat2_sample / "2_scott_0_1_1.wav")
+    other = load_audio(beat2_sample / "2_scott_0_103_103_28s.wav")  # 44.1 kHz stereo → 16 kHz mono
+    n = min(motion.n_frames, int(len(other) / SR * 30))
+    motion = motion.frames(0, n)
+    body = BodyModel()(motion, vertices=False)
+    # the mean speeds over this sequence stand in for a train split
+    metric_args = dict(mean_speed=joint_speeds(body.joints.double().numpy(), 30).mean(0).tolist())
+    out = {}
+    for name, audio in (("own", own), ("other", other)):
+        for direction in ("motion_to_audio", "audio_to_motion"):
+            m = BeatConsistency(direction=direction, **metric_args)
+            m.update(MotionPair(0, "s", motion, motion, body, body, audio=audio[: n * SR // 30]))
+            out[name, direction] = m.compute()["bc"]
+    onsets = segment_onsets(own, SR, 60, n - 60, 30)
+    return out, len(onsets) / ((n - 120) / 30)
+
+
+def test_bc_on_real_sample_is_in_unit_interval(real_bc):
+    values, _ = real_bc
+    for v in values.values():
+        assert 0.0 < v <= 1.0 and math.isfinite(v)
+
+
+def test_bc_real_sample_own_speech_versus_unrelated_speech(real_bc):
+    """Speech has several onsets per second, so any beat lies near some onset and BC saturates.
+
+    Measured on 28 s of the sample: the own-speech and unrelated-speech values differ by a few hundredths only;
+    the test pins that they are both high and close, which is the saturation the README warns about.
+    """
+    values, onset_rate = real_bc
+    assert onset_rate > 2.0  # dense onsets: mean gap well below 2σ·√(2 ln 2) ≈ 0.7 s
+    for direction in ("motion_to_audio", "audio_to_motion"):
+        own, other = values["own", direction], values["other", direction]
+        assert own > 0.5 and other > 0.5
+        assert abs(own - other) < 0.15
+
+
+# ---------- SRGR ----------
+
+def test_semantic_weights_take_the_interval_score_and_max_on_overlap():
+    sem = [SemInterval("deictic", 0.1, 0.2, 0.5), SemInterval("iconic", 0.15, 0.3, 0.8)]
+    w = semantic_weights(sem, 12, 30)  # frame t at t/30 s
+    expected = np.zeros(12)
+    expected[3:5] = 0.5  # 0.100, 0.133
+    expected[5:6] = 0.8  # 0.167: both intervals, max
+    expected[6:9] = 0.8  # 0.2 .. 0.267 (0.3 excluded)
+    assert w == pytest.approx(expected)
+
+
+def test_srgr_hand_computed_case():
+    t = 4
+    ref = torch.zeros(t, 55, 3)
+    gen = ref.clone()
+    j = list(BODY_HANDS)
+    gen[1, j[1:11], 0] = 0.5   # frame 1: 10 of 52 joints miss
+    gen[2, j[1:], 0] = 0.5     # frame 2: only the root matches (root-aligned: the root always matches)
+    gen[3] += 2.0              # frame 3: a global shift, removed by root alignment: all match
+    w = np.array([1.0, 0.5, 0.25, 0.0])
+    expected = (1.0 * 52 + 0.5 * 42 + 0.25 * 1 + 0.0 * 52) / (4 * 52)
+    assert srgr(gen, ref, w) == pytest.approx(expected)
+
+
+def test_srgr_of_identical_motion_is_the_mean_weight():
+    rng = np.random.default_rng(0)
+    joints = rng.standard_normal((60, 55, 3))
+    sem = [SemInterval("beat", 0.2, 0.9, 0.3), SemInterval("deictic", 1.1, 1.6, 1.0)]
+    metric = SemanticRelevanceRecall()
+    metric.update(make_pair(0, joints, joints, sem=sem))
+    assert metric.compute()["srgr"] == pytest.approx(semantic_weights(sem, 60, 30).mean())
+
+
+def test_srgr_is_null_without_sem():
+    metric = SemanticRelevanceRecall()
+    joints = np.zeros((10, 55, 3))
+    metric.update(make_pair(0, joints, joints, sem=None))
+    assert metric.compute() == {"srgr": None}
+    assert "sem" in metric.skip_reason()
+
+
+def srgr_pairs(n):
+    rng = np.random.default_rng(3)
+    pairs = []
+    for i in range(n):
+        t = 30 + 7 * i
+        ref = rng.standard_normal((t, 55, 3)) * 0.1
+        gen = ref + rng.standard_normal((t, 55, 3)) * 0.06
+        sem = [SemInterval("iconic", 0.1 * i, 0.1 * i + 0.6, 0.2 + 0.1 * i)]
+        pairs.append(make_pair(i, gen, ref, sem=sem))
+    return pairs
+
+
+def _ddp_srgr(rank, world, n):
+    metric = SemanticRelevanceRecall()
+    for p in srgr_pairs(n)[rank::world]:
+        metric.update(p)
+    return metric.compute()
+
+
+def test_srgr_ddp_equals_single_process():
+    single = SemanticRelevanceRecall()
+    for p in srgr_pairs(5):
+        single.update(p)
+    assert single.compute()["srgr"] > 0
+    assert run_distributed(_ddp_srgr, 5)["srgr"] == pytest.approx(single.compute()["srgr"], abs=1e-12)
