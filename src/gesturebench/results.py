@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import platform
-import tempfile
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+from gesturebench.io import write_atomic
 
 #: The contract's metric keys (DESIGN.md) and their directions: lower, higher or closer to zero is better.
 METRIC_DIRECTIONS = {
@@ -23,20 +23,6 @@ METRIC_DIRECTIONS = {
 ARROWS = {"lower": "↓", "higher": "↑", "zero": "→0"}
 RESULTS_FILE = "results.json"
 ERROR_FILE = "error.json"
-
-
-def write_atomic(path: str | Path, data: str | bytes) -> None:
-    """Write `data` to `path` through a temporary file in the same folder and an atomic rename."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data.encode() if isinstance(data, str) else data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def write_json(path: str | Path, obj: Any) -> None:

@@ -1,7 +1,6 @@
 """Readers and writers for BEAT2's transcript files: `textgrid/*.TextGrid` (words) and `sem/*.txt` (semantic intervals).
 
-Also holds the two helpers every data reader/writer here shares: `atomic_path` (temporary file, then rename)
-and `one_line` (an exception's text for a one-line `DataError`).
+Writes go through `gesturebench.io.atomic_path` (temporary file, then rename).
 
 BEAT2's `sem` files are tab-separated without a header: ``name, start, end, duration, score, keywords``, e.g.
 ``07_iconic_h  3.119  4.785  1.666  0.7  relaxing``; rows without keywords have five fields. The name is BEAT's
@@ -18,12 +17,9 @@ A bare class name (``iconic``) maps to itself, so mini-BEAT2 can write plain nam
 from __future__ import annotations
 
 import csv
-import os
 import re
-import uuid
 import warnings
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +30,7 @@ from praatio.utilities.errors import PraatioException
 
 from gesturebench.data.records import SemInterval, Word
 from gesturebench.errors import DataError
+from gesturebench.io import atomic_path, one_line
 
 WORDS_TIER = "words"
 SEM_COLUMNS = ("name", "start", "end", "duration", "score", "keywords")
@@ -46,28 +43,6 @@ SEM_CLASSES = {
     "none": "none",
 }
 _CODE_PREFIX = re.compile(r"^\d+_")
-
-
-@contextmanager
-def atomic_path(path: str | Path) -> Iterator[Path]:
-    """Yield a temporary path next to `path` (same suffix); on success rename it onto `path`, else remove it.
-
-    A crash mid-write therefore never leaves a truncated file under the final name. Parent folders are created.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.tmp{path.suffix}")
-    try:
-        yield tmp
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def one_line(exc: BaseException) -> str:
-    """An exception's text on one line (library messages may carry newlines)."""
-    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def sem_label(name: str) -> str | None:

@@ -8,9 +8,9 @@ import librosa
 import numpy as np
 import soundfile as sf
 
-from gesturebench.data.annotations_io import atomic_path, one_line
 from gesturebench.data.records import SAMPLE_RATE
 from gesturebench.errors import DataError
+from gesturebench.io import atomic_path, one_line
 
 
 def load_audio(path: str | Path, sr: int = SAMPLE_RATE) -> np.ndarray:

@@ -21,9 +21,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gesturebench.data.annotations_io import atomic_path, one_line, read_sem, read_textgrid_words
+from gesturebench.data.annotations_io import read_sem, read_textgrid_words
 from gesturebench.data.audio import load_audio
 from gesturebench.data.records import FPS, N_EXPRESSIONS, POSE_DIM, Motion, SequenceRecord
+from gesturebench.io import atomic_path, one_line
 from gesturebench.errors import ConfigError, DataError
 
 SPLIT_FILE = "train_test_split.csv"

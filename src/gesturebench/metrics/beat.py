@@ -19,7 +19,7 @@ import torch
 
 from gesturebench.body.joints import UPPER
 from gesturebench.body.output import BodyOutput
-from gesturebench.data.annotations_io import atomic_path
+from gesturebench.io import atomic_path
 from gesturebench.data.records import N_JOINTS, SequenceRecord
 from gesturebench.errors import ConfigError
 from gesturebench.metrics.base import SequenceMetric

@@ -6,8 +6,6 @@ the first frame's pelvis, so clips of different sources of one sequence are comp
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import imageio.v2 as imageio
@@ -18,6 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from gesturebench.body.joints import PARENTS  # noqa: E402
+from gesturebench.io import atomic_path  # noqa: E402
 
 # Bones drawn: every joint but the eyes to its parent.
 _BONES = [(j, int(PARENTS[j])) for j in range(1, 55) if j not in (23, 24)]
@@ -45,17 +44,9 @@ def render_frames(joints: np.ndarray, size: int = 256) -> np.ndarray:
 
 def write_video(path: str | Path, frames: np.ndarray, fps: int = 30) -> Path:
     """Encode frames as H.264 MP4 (atomically: temp file + rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".mp4")
-    os.close(fd)
-    try:
+    with atomic_path(path) as tmp:
         imageio.mimwrite(tmp, list(frames), fps=fps, codec="libx264", macro_block_size=1, format="FFMPEG")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return Path(path)
 
 
 def render_skeleton_video(joints: np.ndarray, path: str | Path, fps: int = 30) -> Path:

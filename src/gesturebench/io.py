@@ -1,0 +1,37 @@
+"""Atomic file writes (temporary file next to the target + rename) and one-line error text."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+
+@contextmanager
+def atomic_path(path: str | Path) -> Iterator[Path]:
+    """Yield a temporary path next to `path` (same suffix); on success rename it onto `path`, else remove it.
+
+    A crash mid-write therefore never leaves a truncated file under the final name. Parent folders are created.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.tmp{path.suffix}")
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_atomic(path: str | Path, data: str | bytes) -> None:
+    """Write text or bytes to `path` atomically."""
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(data.encode() if isinstance(data, str) else data)
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception's text on one line (library messages may carry newlines)."""
+    return " ".join(str(exc).split()) or type(exc).__name__
