@@ -18,7 +18,7 @@ from gesturebench.config import repo_root
 from gesturebench.errors import ConfigError, GestureBenchError
 from gesturebench.results import ERROR_FILE, write_json
 
-TASKS = ("evaluate", "make_data", "train_encoder")
+TASKS = ("evaluate", "make_data", "train_encoder", "annotate", "analyze")
 
 
 def run_task(cfg: DictConfig):
@@ -31,7 +31,13 @@ def run_task(cfg: DictConfig):
         name = cfg.task.name
         if name not in TASKS:
             raise ConfigError(f"task={name} is not available; choose one of {', '.join(TASKS)}")
-        return importlib.import_module(f"gesturebench.tasks.{name}").run(cfg)
+        try:
+            module = importlib.import_module(f"gesturebench.tasks.{name}")
+        except ModuleNotFoundError as err:
+            if err.name != f"gesturebench.tasks.{name}":
+                raise
+            raise ConfigError(f"task={name} is not implemented in this version of gesturebench") from None
+        return module.run(cfg)
     except GestureBenchError as err:
         if os.environ.get("HYDRA_FULL_ERROR") == "1":
             raise

@@ -84,7 +84,7 @@ class BodyModel(torch.nn.Module):
     `model_path=None` uses the procedural model file (generated on first use); a given path must exist.
     Betas are padded/truncated to the model's shape space, expressions to its expression space. Trailing
     shape/expression directions that are all zero in the file (most of them in the procedural model) are
-    not loaded: they cannot change the result and would cost a third of the forward time.
+    not loaded: they cannot change the result and cost much of the forward time.
     """
 
     def __init__(

@@ -23,13 +23,15 @@ What the file holds:
 * ``posedirs``: zero (no pose-corrective blend shapes). ``hands_mean{l,r}``: zero (the rest hand is
   flat), ``hands_components{l,r}``: identity. Facial landmarks: faces on the front of the head.
 
-Deterministic: no randomness; generated in about a second and written atomically.
+Deterministic (no randomness, byte-identical files); generated in about a second, written atomically.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import tempfile
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,14 +85,13 @@ def _rest_joints() -> np.ndarray:
 
 
 # Per finger: wrist→joint1, joint1→joint2, joint2→joint3, joint3→fingertip (metres).
-_FINGERS = (
-    ((0.088, -0.006, 0.024), (0.036, -0.002, 0.002), (0.022, -0.002, 0.000), (0.022, -0.002, 0.000)),
-    ((0.092, -0.004, 0.002), (0.040, -0.002, 0.000), (0.025, -0.002, 0.000), (0.024, -0.002, 0.000)),
-    ((0.072, -0.010, -0.038), (0.026, -0.002, -0.004), (0.018, -0.002, -0.002), (0.019, -0.002, -0.002)),
-    ((0.084, -0.007, -0.019), (0.036, -0.002, -0.002), (0.024, -0.002, -0.001), (0.022, -0.002, -0.001)),
-    ((0.028, -0.018, 0.030), (0.026, -0.006, 0.026), (0.022, -0.004, 0.016), (0.018, -0.002, 0.010)),
-)
-_FINGERS = tuple(tuple(np.array(o) for o in chain) for chain in _FINGERS)
+_FINGERS = np.array([
+    [(0.088, -0.006, 0.024), (0.036, -0.002, 0.002), (0.022, -0.002, 0.000), (0.022, -0.002, 0.000)],
+    [(0.092, -0.004, 0.002), (0.040, -0.002, 0.000), (0.025, -0.002, 0.000), (0.024, -0.002, 0.000)],
+    [(0.072, -0.010, -0.038), (0.026, -0.002, -0.004), (0.018, -0.002, -0.002), (0.019, -0.002, -0.002)],
+    [(0.084, -0.007, -0.019), (0.036, -0.002, -0.002), (0.024, -0.002, -0.001), (0.022, -0.002, -0.001)],
+    [(0.028, -0.018, 0.030), (0.026, -0.006, 0.026), (0.022, -0.004, 0.016), (0.018, -0.002, 0.010)],
+])
 REST_JOINTS = _rest_joints()
 
 
@@ -150,7 +151,7 @@ def capsules() -> tuple[list[Capsule], list[Capsule]]:
         _bone("neck", 12, 15, (0.055, 0.05), (0.055, 0.05), x, (0.01, 0.01), 23, 9),
         _bone("head", 15, (0.0, 0.43, 0.005), (0.075, 0.08), (0.09, 0.095), x, (0.035, 0.07), 40, 24),
         _bone("jaw", 22, (0.0, 0.245, 0.085), (0.05, 0.03), (0.025, 0.02), x, (0.01, 0.015), 20, 8),
-        Capsule("nose", 15, (0.0, 0.34, 0.095), (0.0, 0.315, 0.118), (0.012, 0.008), (0.012, 0.008), x,
+        Capsule("nose", 15, (0.0, 0.325, 0.09), (0.0, 0.325, 0.118), (0.012, 0.008), (0.014, 0.008), x,
                 (0.005, 0.006), 12, 6, blend=False),
     ]
     left = [
@@ -202,7 +203,7 @@ class _Mesh:
     centres: np.ndarray
     rings: list  # local vertex indices of each ring, poles included as one-vertex rings
 
-    def mirrored(self) -> "_Mesh":
+    def mirrored(self) -> _Mesh:
         flip = np.array([-1.0, 1.0, 1.0])
         return _Mesh(self.verts * flip, self.faces[:, ::-1].copy(), self.s, self.centres * flip, self.rings)
 
@@ -213,19 +214,18 @@ def _profile(cap: Capsule, length: float) -> tuple[np.ndarray, np.ndarray]:
     quarter0, quarter1 = c0 * np.pi / 2, c1 * np.pi / 2
     total = quarter0 + length + quarter1
     t = total * np.arange(1, cap.n_rings + 1) / (cap.n_rings + 1)
-    s = np.where(t < quarter0, -c0 * np.cos(t / max(c0, 1e-12)),
-                 np.where(t <= quarter0 + length, t - quarter0,
-                          length + c1 * np.sin((t - quarter0 - length) / max(c1, 1e-12))))
+    s = np.where(t < quarter0, -c0 * np.cos(t / c0),
+                 np.where(t <= quarter0 + length, t - quarter0, length + c1 * np.sin((t - quarter0 - length) / c1)))
     for joint in cap.regresses:  # move the nearest ring exactly onto each regressed joint
-        s_joint = float(np.dot(REST_JOINTS[joint] - np.array(cap.start), _axis(cap)))
+        s_joint = _axial(cap, REST_JOINTS[joint])
         s[np.argmin(np.abs(s - s_joint))] = s_joint
-    return s, _radius_factor(s, length, c0, c1)
+    over0, over1 = np.clip(-s / c0, 0.0, 1.0), np.clip((s - length) / c1, 0.0, 1.0)
+    return s, np.sqrt(1.0 - over0**2) * np.sqrt(1.0 - over1**2)
 
 
-def _radius_factor(s, length, c0, c1):
-    over0 = np.clip(-s / c0, 0.0, 1.0)
-    over1 = np.clip((s - length) / c1, 0.0, 1.0)
-    return np.sqrt(1.0 - over0**2) * np.sqrt(1.0 - over1**2)
+def _axial(cap: Capsule, point: np.ndarray) -> float:
+    """Position of `point` along the capsule's axis, from `start`."""
+    return float(np.dot(point - np.asarray(cap.start), _axis(cap)))
 
 
 def _axis(cap: Capsule) -> np.ndarray:
@@ -252,16 +252,14 @@ def _capsule_mesh(cap: Capsule) -> _Mesh:
     back, front = start - cap.caps[0] * d, end + cap.caps[1] * d
     verts = np.concatenate([back[None], ring_pts.reshape(-1, 3), front[None]])
     n, m = cap.n_lon, cap.n_rings
-    ring = lambda k: 1 + k * n + np.arange(n)  # noqa: E731 - local index helper
-    nxt = lambda a: np.roll(a, -1)  # noqa: E731
-    faces = [np.stack([np.zeros(n, int), nxt(ring(0)), ring(0)], 1)]
-    for k in range(m - 1):
-        a, b, c, e = ring(k), nxt(ring(k)), nxt(ring(k + 1)), ring(k + 1)
-        faces += [np.stack([a, b, c], 1), np.stack([a, c, e], 1)]
-    faces.append(np.stack([ring(m - 1), nxt(ring(m - 1)), np.full(n, 1 + m * n)], 1))
+    rings = [1 + k * n + np.arange(n) for k in range(m)]
+    faces = [np.stack([np.zeros(n, int), np.roll(rings[0], -1), rings[0]], 1)]  # fan around the back pole
+    for a, b in itertools.pairwise(rings):
+        faces += [np.stack([a, np.roll(a, -1), np.roll(b, -1)], 1), np.stack([a, np.roll(b, -1), b], 1)]
+    faces.append(np.stack([rings[-1], np.roll(rings[-1], -1), np.full(n, 1 + m * n)], 1))
     all_s = np.concatenate([[-cap.caps[0]], np.repeat(s, n), [length + cap.caps[1]]])
     all_centres = np.concatenate([back[None], np.repeat(centres, n, axis=0), front[None]])
-    rings = [np.array([0])] + [ring(k) for k in range(m)] + [np.array([1 + m * n])]
+    rings = [np.array([0])] + rings + [np.array([1 + m * n])]
     return _Mesh(verts, np.concatenate(faces), all_s, all_centres, rings)
 
 
@@ -309,7 +307,7 @@ def build_arrays() -> dict[str, np.ndarray]:
         weights.append(_skinning(cap, mesh, int(joint_of[cap.joint])))
         radial.append(mesh.verts - mesh.centres)
         for joint in cap.regresses:
-            s_joint = float(np.dot(REST_JOINTS[joint] - np.array(cap.start), _axis(cap)))
+            s_joint = _axial(cap, REST_JOINTS[joint])
             ring = next(r for r in mesh.rings if len(r) > 1 and abs(mesh.s[r[0]] - s_joint) < 1e-12)
             regressor_rings[int(joint_of[joint])] = ring + offset
         for name, (cap_name, where, direction) in _LANDMARKS.items():
@@ -333,7 +331,6 @@ def build_arrays() -> dict[str, np.ndarray]:
     shapedirs = np.zeros((N_VERTICES, 3, N_SHAPE + N_EXPRESSION), dtype=np.float32)
     shapedirs[:, 1, 0] = HEIGHT_PER_BETA * v[:, 1]
     shapedirs[:, :, 1] = GIRTH_PER_BETA * np.concatenate(radial)[order]
-    spaced = lambda n: face_landmarks[np.linspace(0, len(face_landmarks) - 1, n).round().astype(int)]  # noqa: E731
     return {
         "v_template": v,
         "f": new_of_old[np.concatenate(faces)].astype(np.int32),
@@ -346,9 +343,9 @@ def build_arrays() -> dict[str, np.ndarray]:
         "hands_componentsr": np.eye(45),
         "hands_meanl": np.zeros(45),
         "hands_meanr": np.zeros(45),
-        "lmk_faces_idx": spaced(N_FACE_LANDMARKS),
+        "lmk_faces_idx": _evenly(face_landmarks, N_FACE_LANDMARKS),
         "lmk_bary_coords": np.full((N_FACE_LANDMARKS, 3), 1.0 / 3.0),
-        "dynamic_lmk_faces_idx": np.tile(spaced(N_CONTOUR_LANDMARKS), (N_CONTOUR_ANGLES, 1)),
+        "dynamic_lmk_faces_idx": np.tile(_evenly(face_landmarks, N_CONTOUR_LANDMARKS), (N_CONTOUR_ANGLES, 1)),
         "dynamic_lmk_bary_coords": np.full((N_CONTOUR_ANGLES, N_CONTOUR_LANDMARKS, 3), 1.0 / 3.0),
     }
 
@@ -361,6 +358,10 @@ def _vertex_order(landmarks: dict[int, int]) -> np.ndarray:
     return order
 
 
+def _evenly(items: np.ndarray, n: int) -> np.ndarray:
+    return items[np.linspace(0, len(items) - 1, n).round().astype(int)]
+
+
 def _face_front(mesh: _Mesh) -> np.ndarray:
     """Local indices of the head's faces that face forward between chin and brow, top to bottom."""
     centroid = mesh.verts[mesh.faces].mean(axis=1)
@@ -371,14 +372,22 @@ def _face_front(mesh: _Mesh) -> np.ndarray:
 
 
 def write_procedural_model(path: str | Path) -> Path:
-    """Write the procedural SMPL-X model to `path` atomically (temporary file + rename); returns the path."""
+    """Write the procedural SMPL-X model to `path` atomically (temporary file + rename); returns the path.
+
+    The bytes are reproducible (no timestamps), so the file's SHA-256 can key caches.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     arrays = build_arrays()
     fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez_compressed(fh, **arrays)
+        with os.fdopen(fd, "wb") as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED) as archive:
+            for key, value in arrays.items():  # np.savez_compressed's layout, with fixed timestamps
+                entry = zipfile.ZipInfo(f"{key}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+                entry.compress_type = zipfile.ZIP_DEFLATED
+                with archive.open(entry, "w", force_zip64=True) as out:
+                    np.lib.format.write_array(out, value, allow_pickle=False)
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; the model file is shared like any checkpoint
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

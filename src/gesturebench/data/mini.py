@@ -35,8 +35,8 @@ does not depend on which others are generated; same seed → byte-identical arra
   two-bone IK so both ankles stay fixed in world space and the feet flat (`REST_BODY_JOINTS`); head drift and
   small nods on strokes; slow finger-curl articulation; jaw opening with the audio's frame RMS; smooth small
   expressions (the first following the audio). Gestures blend the arms toward class forms with C²
-  (smootherstep) envelopes rising from 0.25 s before an interval to 0.1 s into it and falling over its last 0.05
-  s to 0.3 s after: deictic = the dominant arm extended forward, index finger out, other fingers curled, held;
+  (smootherstep) envelopes rising over the 0.35 s before an interval and falling from its last 0.05 s to 0.3 s
+  after it: deictic = the dominant arm extended forward, index finger out, other fingers curled, held;
   iconic = both open hands tracing a circle or a box outline in front of the chest; metaphoric = both forearms
   supinated (palms up), open hands moving outward; beat = forearm(s) raised to gesture space. Beat strokes
   (inside beat intervals at every stressed word, elsewhere at some stressed words, never near a semantic
@@ -63,7 +63,15 @@ from scipy.spatial.transform import Rotation
 from gesturebench.data.annotations_io import write_sem, write_textgrid_words
 from gesturebench.data.audio import write_wav
 from gesturebench.data.beat2 import SPLIT_FILE, sequence_paths, write_motion_npz
-from gesturebench.data.records import FPS, N_EXPRESSIONS, N_JOINTS, SAMPLE_RATE, Motion, SemInterval, Word
+from gesturebench.data.records import (
+    FPS,
+    N_EXPRESSIONS,
+    N_JOINTS,
+    SAMPLE_RATE,
+    Motion,
+    SemInterval,
+    Word,
+)
 from gesturebench.errors import ConfigError, DataError
 
 GENERATOR_VERSION = 1
@@ -107,6 +115,10 @@ REST_BODY_JOINTS = np.array([
     [0.171, 0.111, -0.028], [-0.176, 0.106, -0.021], [0.427, 0.075, -0.050], [-0.423, 0.073, -0.048],
     [0.683, 0.083, -0.047], [-0.679, 0.080, -0.044],
 ])
+# Syllables start ONSET_LEAD before a multiple of 32 ms (librosa's default 512-sample hop at 16 kHz): its onset
+# detector (128 ms frames, envelope shifted by n_fft / 2) then reports each syllable exactly once, 44 ms late.
+ONSET_HOP_S = 512 / SAMPLE_RATE
+ONSET_LEAD = 0.012
 REST_TRANS_Y = 1.29
 _LEGS = ((1, 4, 7), (2, 5, 8))  # hip, knee, ankle of the left and right leg
 _KNEE_SOFTEN = 0.004  # the pelvis sits this much (m) below straight legs, so weight shifts never overstretch them
@@ -153,6 +165,8 @@ class SpeakerStyle:
 
 @dataclass(frozen=True)
 class Syllable:
+    """One voiced syllable (seconds); a stressed one is louder, higher and may carry a beat stroke."""
+
     start: float
     end: float
     stressed: bool
@@ -195,6 +209,8 @@ class SequenceSpec:
 
 @dataclass(frozen=True)
 class GeneratedSequence:
+    """Everything generated for one sequence, before it is written to disk."""
+
     spec: SequenceSpec
     plan: SequencePlan
     motion: Motion
@@ -213,6 +229,11 @@ def smootherstep(x: np.ndarray) -> np.ndarray:
 def window(t: np.ndarray, rise0: float, rise1: float, fall0: float, fall1: float) -> np.ndarray:
     """0 → 1 over [rise0, rise1], 1 until fall0, → 0 over [fall0, fall1] (smootherstep ramps)."""
     return smootherstep((t - rise0) / (rise1 - rise0)) - smootherstep((t - fall0) / (fall1 - fall0))
+
+
+def onset_grid(t: float) -> float:
+    """The first time ≥ `t` that lies `ONSET_LEAD` s before a multiple of librosa's 512-sample hop at 16 kHz."""
+    return round(np.ceil((t + ONSET_LEAD) / ONSET_HOP_S - 1e-9) * ONSET_HOP_S - ONSET_LEAD, 4)
 
 
 def smooth_noise(rng: np.random.Generator, n: int, dims: int, cutoff_hz: float, rate: float = FPS) -> np.ndarray:
@@ -264,7 +285,7 @@ def sequence_specs(seed: int, size: str) -> list[SequenceSpec]:
     specs = []
     for (spk, split), seconds in zip(plan, lengths):
         take = takes[spk] = takes.get(spk, 0) + 1
-        n_frames = 3 * int(round(seconds * FPS / 3))  # a multiple of 3 frames = a whole number of 16 kHz samples
+        n_frames = 3 * round(float(seconds) * FPS / 3)  # a multiple of 3 frames = a whole number of 16 kHz samples
         specs.append(SequenceSpec(f"{spk}_{SPEAKER_NAMES[spk]}_0_{take}_{take}", spk, take, split, n_frames))
     return specs
 
@@ -306,17 +327,17 @@ class _Transcript:
     def say(self, t: float, text: str, n_syllables: int, stressed: bool) -> float:
         """Append `text` starting at `t`; returns its end time."""
         lo, hi = self.style.syllable_range
-        start = t
+        start = t = onset_grid(t)
         for i in range(n_syllables):
             if i:
-                t += self.rng.uniform(0.03, 0.05)
+                t = onset_grid(t + self.rng.uniform(0.03, 0.05))
             stress = stressed and i == 0
             duration = min(self.rng.uniform(lo, hi) * (1.15 if stress else 1.0), 0.25)
-            self.syllables.append(Syllable(round(t, 4), round(t + duration, 4), stress))
+            self.syllables.append(Syllable(t, round(t + duration, 4), stress))
             t += duration
-        self.words.append(Word(text, round(start, 4), round(t, 4)))
+        self.words.append(Word(text, start, round(t, 4)))
         if stressed:
-            self.stressed_starts.append(round(start, 4))
+            self.stressed_starts.append(start)
         return t
 
     def filler(self, t: float, stress_probability: float) -> float:
@@ -325,6 +346,19 @@ class _Transcript:
 
     def gap(self) -> float:
         return float(self.rng.uniform(0.06, 0.14))
+
+    def keep_until(self, end: float, start: float) -> float:
+        """Drop the words that end after `end`; returns where the kept words end (`start` if none is kept)."""
+        self.words = [w for w in self.words if w.end <= end]
+        last = self.words[-1].end if self.words else start
+        self.syllables = [s for s in self.syllables if s.end <= last]
+        self.stressed_starts = [s for s in self.stressed_starts if s < last]
+        return last
+
+    def extend(self, other: _Transcript) -> None:
+        self.words += other.words
+        self.syllables += other.syllables
+        self.stressed_starts += other.stressed_starts
 
 
 def _semantic_name(rng: np.random.Generator, label: str) -> tuple[str, float]:
@@ -347,15 +381,13 @@ def plan_sequence(rng: np.random.Generator, style: SpeakerStyle, n_frames: int) 
     text = _Transcript(rng, style)
     while t < limit - 1.0:
         trial = _Transcript(rng, style)
-        phrase_start = t
         if t >= next_event:
             label = str(next(classes))
             for _ in range(int(rng.integers(0, 2))):
                 t = trial.filler(t, 0.3) + trial.gap()
             keyword = str(rng.choice(list(KEYWORDS[label])))
-            keyword_start = t
             t = trial.say(t, keyword, KEYWORDS[label][keyword], stressed=True)
-            start = max(phrase_start, keyword_start - 0.1)
+            start = max(trial.words[0].start, trial.words[-1].start - 0.1)
             end = start + float(rng.uniform(1.0, 1.5) if label == "beat" else rng.uniform(0.6, 1.5))
             while t < end + 0.05:
                 t = trial.filler(t + trial.gap(), 0.75 if label == "beat" else 0.3)
@@ -366,28 +398,17 @@ def plan_sequence(rng: np.random.Generator, style: SpeakerStyle, n_frames: int) 
             name, score = _semantic_name(rng, label)
             sem.append(SemInterval(name, round(start, 3), round(end, 3), score, keyword, label))
             next_event = end + float(rng.uniform(2.2, 3.8))
-        else:
+        else:  # an ordinary phrase, ending early when the next semantic interval is due
+            phrase_start = t
             for i in range(int(rng.integers(2, 9))):
-                t_next = trial.filler(t + (trial.gap() if i else 0.0), 0.35)
-                if t_next > limit or (i and t_next > next_event):
-                    trial.words, trial.syllables = trial.words[:i], trial.syllables[: _syllables_before(trial, i)]
-                    trial.stressed_starts = [s for s in trial.stressed_starts if s < t]
+                t = trial.filler(t + (trial.gap() if i else 0.0), 0.35)
+                if t > next_event:
                     break
-                t = t_next
-        text.words += trial.words
-        text.syllables += trial.syllables
-        text.stressed_starts += trial.stressed_starts
+            t = trial.keep_until(limit, phrase_start)
+        text.extend(trial)
         t += float(rng.uniform(0.25, 0.7))
     strokes = _plan_strokes(rng, style, text.stressed_starts, sem)
     return SequencePlan(n_frames, tuple(text.words), tuple(text.syllables), tuple(sem), strokes)
-
-
-def _syllables_before(trial: _Transcript, n_words: int) -> int:
-    """How many of `trial`'s syllables belong to its first `n_words` words."""
-    if n_words == 0:
-        return 0
-    end = trial.words[n_words - 1].end
-    return sum(1 for s in trial.syllables if s.end <= end)
 
 
 def _plan_strokes(rng: np.random.Generator, style: SpeakerStyle, stressed: list[float],
@@ -426,7 +447,7 @@ def synthesize_speech(rng: np.random.Generator, style: SpeakerStyle, plan: Seque
     y = np.zeros(n)
     attack, release, burst_len = int(0.008 * sr), int(0.03 * sr), int(0.015 * sr)
     for syl in plan.syllables:
-        i0, m = int(round(syl.start * sr)), int(round((syl.end - syl.start) * sr))
+        i0, m = round(syl.start * sr), round((syl.end - syl.start) * sr)
         m = min(m, n - i0)
         tt = np.arange(m) / sr
         f0 = style.f0 * (1.12 if syl.stressed else 1.0) * rng.uniform(0.94, 1.06) * (1.05 - 0.1 * tt / tt[-1])
@@ -506,14 +527,14 @@ def _hand_rotvecs(curl: np.ndarray, spread: np.ndarray) -> np.ndarray:
 
 
 def _gesture_form(rng: np.random.Generator, style: SpeakerStyle, iv: SemInterval, t: np.ndarray,
-                  rest: np.ndarray, strokes: tuple[Stroke, ...]) -> tuple[np.ndarray, np.ndarray]:
+                  strokes: tuple[Stroke, ...]) -> tuple[np.ndarray, np.ndarray]:
     """Target arm parameters (T, 2, N_ARM) and finger curls (2, 5) of the gesture of interval `iv`."""
-    arms = np.broadcast_to(rest, (len(t), 2, N_ARM)).copy()
+    arms = np.broadcast_to(style.rest_arm, (len(t), 2, N_ARM)).copy()
     hands = np.stack([RELAXED, RELAXED])
     dom = style.dominant
     phase = smootherstep((t - iv.start - 0.05) / max(iv.end - iv.start - 0.15, 0.1))
     if iv.label == "deictic":
-        arms[:, dom] = [0.05, 1.45, rng.uniform(1.05, 1.3), rng.uniform(-0.25, 0.55), 0.0, 0.12, -0.7, 0.0, 0.0]
+        arms[:, dom] = [0.05, 1.45, rng.uniform(1.05, 1.3), rng.uniform(-0.25, 0.55), 0.0, 0.12, 0.4, 0.0, 0.0]
         hands[dom] = POINT
     elif iv.label == "iconic":
         arms[:] = [0.05, 1.3, 0.75, 0.1, 0.0, 1.05, -0.5, -0.1, 0.0]
@@ -613,8 +634,8 @@ def synthesize_motion(rng: np.random.Generator, style: SpeakerStyle, plan: Seque
     curls = np.broadcast_to(RELAXED, (n, 2, 5)).copy()
     engaged = np.zeros(n)
     for iv in plan.sem:
-        envelope = window(t, iv.start - 0.25, iv.start + 0.1, iv.end - 0.05, iv.end + 0.3)
-        target, shape = _gesture_form(rng, style, iv, t, style.rest_arm, plan.strokes)
+        envelope = window(t, iv.start - 0.35, iv.start, iv.end - 0.05, iv.end + 0.3)
+        target, shape = _gesture_form(rng, style, iv, t, plan.strokes)
         arms += envelope[:, None, None] * (target - arms)
         curls += envelope[:, None, None] * (shape - curls)
         engaged = np.maximum(engaged, envelope)
@@ -629,8 +650,8 @@ def synthesize_motion(rng: np.random.Generator, style: SpeakerStyle, plan: Seque
         poses[:, hand] = mirror(fingers) if side else fingers
 
     # Face: jaw with the speech envelope, slow eye drift, small smooth expressions.
-    loudness = gaussian_filter1d(frame_envelope(audio, n), 1.0)
-    poses[:, 22, 0] = 0.02 + 0.16 * loudness
+    loudness = gaussian_filter1d(frame_envelope(audio, n), 2.0)
+    poses[:, 22, 0] = 0.01 + 0.1 * loudness
     poses[:, 23, :2] = poses[:, 24, :2] = 0.03 * noise(2, 0.3)
     expressions = noise(N_EXPRESSIONS, 0.6) * 0.3 * np.exp(-np.arange(N_EXPRESSIONS) / 15.0)
     expressions[:, 0] += 0.8 * loudness - 0.3

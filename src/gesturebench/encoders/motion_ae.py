@@ -1,8 +1,9 @@
 """`MotionAutoencoder`: the temporal convolutional autoencoder whose latent is the FGD / Density / Coverage feature.
 
 Input windows (B, window, REP_DIM) are normalised with the train split's per-dimension mean and std (buffers,
-so they travel in the state dict). The encoder downsamples time by 4 into a `latent_dim` latent per time
-step; a window's feature is the mean of its latent over time. The decoder upsamples back and reconstructs
+so they travel in the state dict). Per-frame 1×1 convolutions map between REP_DIM and `hidden_dim` (cheap on
+CPU); between them, strided temporal convolutions downsample time by 4 into a `latent_dim` latent per time
+step. A window's feature is the mean of its latent over time. The decoder upsamples back and reconstructs
 the normalised window. Loss = MSE(reconstruction) + `velocity_weight` · MSE(frame differences).
 """
 
@@ -27,7 +28,7 @@ class MotionAutoencoder(pl.LightningModule):
     def __init__(
         self,
         rep_dim: int = REP_DIM,
-        hidden_dim: int = 128,
+        hidden_dim: int = 64,
         latent_dim: int = 128,
         kernel_size: int = 5,
         lr: float = 1e-3,
@@ -40,7 +41,7 @@ class MotionAutoencoder(pl.LightningModule):
         act = nn.LeakyReLU(0.2)
         k = kernel_size
         self.encoder = nn.Sequential(
-            _conv(rep_dim, hidden_dim, k), act,
+            _conv(rep_dim, hidden_dim, 1), act,
             _conv(hidden_dim, hidden_dim, k, stride=2), act,
             _conv(hidden_dim, hidden_dim, k, stride=2), act,
             _conv(hidden_dim, latent_dim, 1),
@@ -49,7 +50,7 @@ class MotionAutoencoder(pl.LightningModule):
             _conv(latent_dim, hidden_dim, 1), act,
             nn.Upsample(scale_factor=2), _conv(hidden_dim, hidden_dim, k), act,
             nn.Upsample(scale_factor=2), _conv(hidden_dim, hidden_dim, k), act,
-            _conv(hidden_dim, rep_dim, k),
+            _conv(hidden_dim, rep_dim, 1),
         )
 
     def set_normalisation(self, mean: torch.Tensor, std: torch.Tensor) -> None:

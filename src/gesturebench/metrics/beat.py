@@ -19,7 +19,7 @@ import torch
 
 from gesturebench.body.joints import UPPER
 from gesturebench.body.output import BodyOutput
-from gesturebench.io import atomic_path
+from gesturebench.io import write_atomic
 from gesturebench.data.records import N_JOINTS, SequenceRecord
 from gesturebench.errors import ConfigError
 from gesturebench.metrics.base import SequenceMetric
@@ -115,8 +115,7 @@ class BeatConsistency(SequenceMetric):
             speed = json.loads(path.read_text())["mean_speed"]
         else:
             speed = reference_mean_speed(context.split("train"), context.body_model, self.root_aligned).tolist()
-            with atomic_path(path) as tmp:
-                tmp.write_text(json.dumps({"dataset": context.dataset_name, "mean_speed": speed}))
+            write_atomic(path, json.dumps({"dataset": context.dataset_name, "mean_speed": speed}))
         self.mean_speed = np.asarray(speed, dtype=np.float64)
         self.mean_speed_source = str(path)
 

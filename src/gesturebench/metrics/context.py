@@ -14,7 +14,7 @@ from gesturebench.data.records import SequenceRecord
 class MetricContext:
     """Built once per evaluation by the evaluate task, before any metric update.
 
-    `split(name)` returns the dataset's records of a split (lazy sequence: "train", "val", "test").
+    `split(name)` returns the records of a split ("train", "val", "test"; lazy, without audio).
     `auto_train` is True where a missing encoder may be trained on the fly (mini_beat2); elsewhere a
     missing checkpoint must raise `CheckpointError` with the command that creates it.
     """

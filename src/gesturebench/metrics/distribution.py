@@ -19,7 +19,7 @@ from torchmetrics.utilities import dim_zero_cat
 
 from gesturebench.encoders.motion_ae import MotionAutoencoder
 from gesturebench.encoders.representation import REP_DIM, motion_representation, sliding_windows
-from gesturebench.encoders.training import MotionAEConfig, load_or_train_motion_ae
+from gesturebench.encoders.motion_ae_training import MotionAEConfig, load_or_train_motion_ae
 from gesturebench.errors import CheckpointError
 from gesturebench.metrics.base import GestureMetric
 from gesturebench.metrics.functional.frechet import frechet_distance, moments

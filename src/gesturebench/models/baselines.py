@@ -47,16 +47,16 @@ class RandomClip(GestureModel):
     def __init__(self, name: str = "random_clip", seed: int = 0):
         super().__init__(name, seed=seed)
         self.seed = seed
-        self.train = None
+        self.clips = None
 
     def prepare(self, context) -> None:
-        self.train = context.split("train")
+        self.clips = context.split("train")
 
     def generate(self, record: SequenceRecord) -> Motion:
         rng = np.random.default_rng([self.seed, zlib.crc32(record.id.encode())])
         need, parts = record.n_frames, []
         while need > 0:
-            clip = self.train[int(rng.integers(len(self.train)))].motion
+            clip = self.clips[int(rng.integers(len(self.clips)))].motion
             start = int(rng.integers(max(clip.n_frames - need, 0) + 1))
             part = clip.frames(start, start + need)
             parts.append(part)

@@ -61,7 +61,7 @@ def make_context(cfg: DictConfig, body_model: BodyModel) -> MetricContext:
     """The context models and metrics `prepare` from; mini_beat2 (generated data) may auto-train encoders."""
     return MetricContext(
         dataset_name=cfg.dataset.name,
-        split=lambda name: open_dataset(cfg.dataset, split=name),
+        split=lambda name: open_dataset(cfg.dataset, split=name, load_audio=False),
         cache_dir=dataset_cache_dir(cfg),
         checkpoints_dir=Path(cfg.paths.checkpoints),
         body_model=body_model,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+from pathlib import Path
 
 import pytorch_lightning as pl
 from omegaconf import DictConfig, OmegaConf
@@ -37,8 +38,15 @@ def run(cfg: DictConfig) -> dict:
         _mark_sweep(out, done)
         return done
 
+    return score(cfg, open_dataset(cfg.dataset), out, config, chash)
+
+
+def score(cfg: DictConfig, dataset, out: Path, config: dict, chash: str) -> dict:
+    """Evaluate `cfg.model` on `dataset` (any sequence of SequenceRecords, e.g. study windows) into `out`.
+
+    Returns the results.json document on global rank 0 and `{}` on the other ranks.
+    """
     pl.seed_everything(cfg.seed, workers=True)
-    dataset = open_dataset(cfg.dataset)
     body_model = make_body_model(cfg)
     context = make_context(cfg, body_model)
     model = build(cfg.model)

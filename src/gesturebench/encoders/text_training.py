@@ -1,0 +1,181 @@
+"""Training of the text–motion model (`task=train_encoder encoder=text_motion`, and auto-training on mini data).
+
+Pairs are (motion window, words spoken in it) from the train split, windows without words skipped. The
+sentence embeddings are computed once per distinct text before training (the sentence encoder is frozen),
+so an epoch only runs the small motion tower and the projection: mini-BEAT2 trains in seconds on a CPU.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytorch_lightning as pl
+import torch
+from pytorch_lightning.callbacks import EarlyStopping
+from torch.utils.data import DataLoader, TensorDataset
+
+from gesturebench.data.records import SequenceRecord
+from gesturebench.encoders.text_motion import (
+    PACKAGED_TEXT_MODEL,
+    SentenceEmbedder,
+    TextMotionEncoder,
+    TextMotionModel,
+    load_text_motion,
+    save_text_motion,
+    seconds_to_frames,
+    text_motion_path,
+    text_windows,
+)
+from gesturebench.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class TextMotionConfig:
+    """Training config of the text–motion model (`conf/encoder/text_motion.yaml`); stored in the checkpoint.
+
+    `window_s`/`hop_s` are the windows SC scores; `train_hop_s` the (denser) hop of the training windows.
+    """
+
+    name: str = "text_motion"
+    text_model: str = PACKAGED_TEXT_MODEL
+    window_s: float = 4.0
+    hop_s: float = 2.0
+    train_hop_s: float = 1.0
+    hidden_dim: int = 128
+    embed_dim: int = 128
+    kernel_size: int = 5
+    temperature: float = 0.07
+    batch_size: int = 64
+    lr: float = 2e-3
+    weight_decay: float = 1e-4
+    max_epochs: int = 60
+    max_steps: int = 600
+    patience: int = 8
+    std_floor: float = 0.01
+    seed: int = 0
+
+    def __post_init__(self):
+        for key in ("window_s", "hop_s", "train_hop_s"):
+            if seconds_to_frames(getattr(self, key)) <= 0:
+                raise ConfigError(f"encoder.{key}={getattr(self, key)} must be at least one frame (1/30 s)")
+
+    @classmethod
+    def from_mapping(cls, values: Mapping | None) -> "TextMotionConfig":
+        """From a dict or an OmegaConf node; an unknown key is a `ConfigError` naming it."""
+        values = {k: values[k] for k in values} if values is not None else {}
+        fields = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - fields)
+        if unknown:
+            raise ConfigError(f"encoder (text_motion): unknown option(s) {unknown}; known: {sorted(fields)}")
+        return cls(**values)
+
+
+def worded_windows(
+    records: Sequence[SequenceRecord], window: int, hop: int, what: str
+) -> tuple[torch.Tensor, list[str]]:
+    """All worded windows (N, window, REP_DIM) of `records` and their texts; records without words are skipped."""
+    windows, texts = [], []
+    for record in records:
+        if record.words:
+            w, t = text_windows(record.motion, record.words, window, hop)
+            windows.append(w)
+            texts.extend(t)
+    if not texts:
+        raise ConfigError(f"text_motion training needs {what} sequences with transcripts (words), and found none")
+    return torch.cat(windows).contiguous(), texts
+
+
+@torch.no_grad()
+def retrieval_recall(motion: torch.Tensor, text: torch.Tensor, k: int = 1) -> float:
+    """Text→motion R@k of unit embeddings whose i-th rows pair up: how often motion i is in text i's top k."""
+    topk = (text @ motion.T).topk(min(k, len(motion)), dim=1).indices
+    return float((topk == torch.arange(len(text))[:, None]).any(1).double().mean())
+
+
+def train_text_motion(
+    train_records: Sequence[SequenceRecord],
+    val_records: Sequence[SequenceRecord],
+    cfg: TextMotionConfig | Mapping | None,
+    out_path: str | Path,
+    logger=None,
+) -> Path:
+    """Train on `train_records`, early-stop on `val_records`, write the checkpoint at `out_path`; return it."""
+    cfg = cfg if isinstance(cfg, TextMotionConfig) else TextMotionConfig.from_mapping(cfg)
+    out_path = Path(out_path)
+    started = time.perf_counter()
+    pl.seed_everything(cfg.seed, workers=True)
+    window = seconds_to_frames(cfg.window_s)
+    train_w, train_t = worded_windows(train_records, window, seconds_to_frames(cfg.train_hop_s), "train")
+    val_w, val_t = worded_windows(val_records, window, seconds_to_frames(cfg.hop_s), "val")
+    embedder = SentenceEmbedder(cfg.text_model)
+    train_e, val_e = embedder(train_t), embedder(val_t)
+
+    model = TextMotionModel(
+        text_dim=embedder.dim, hidden_dim=cfg.hidden_dim, embed_dim=cfg.embed_dim, kernel_size=cfg.kernel_size,
+        temperature=cfg.temperature, lr=cfg.lr, weight_decay=cfg.weight_decay,
+    )
+    std, mean = torch.std_mean(train_w.reshape(-1, train_w.shape[-1]), dim=0)  # over the training windows' frames
+    model.set_normalisation(mean, std.clamp_min(cfg.std_floor))
+    shuffle = torch.Generator().manual_seed(cfg.seed)
+    train_loader = DataLoader(TensorDataset(train_w, train_e), batch_size=cfg.batch_size, shuffle=True,
+                              generator=shuffle, drop_last=len(train_t) > cfg.batch_size)
+    val_loader = DataLoader(TensorDataset(val_w, val_e), batch_size=cfg.batch_size)
+    trainer = pl.Trainer(
+        accelerator="cpu",
+        devices=1,
+        max_epochs=cfg.max_epochs,
+        max_steps=cfg.max_steps,
+        callbacks=[EarlyStopping(monitor="val_loss", patience=cfg.patience)],
+        logger=logger if logger is not None else False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        deterministic=True,
+        log_every_n_steps=min(50, len(train_loader)),
+        default_root_dir=out_path.parent,
+    )
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*does not have many workers.*")
+        trainer.fit(model, train_loader, val_loader)
+
+    model.eval()
+    with torch.no_grad():
+        val_m, val_x = model.embed_motion(val_w), model.embed_text(val_e)
+    summary = {
+        "val_r1": retrieval_recall(val_m, val_x, 1),
+        "val_r5": retrieval_recall(val_m, val_x, 5),
+        "val_chance_r1": 1 / len(val_t),
+        "val_sc": float((val_m * val_x).sum(-1).mean()),
+        "epochs": trainer.current_epoch,
+        "steps": trainer.global_step,
+        "train_windows": len(train_t),
+        "val_windows": len(val_t),
+        "seconds": round(time.perf_counter() - started, 2),
+    }
+    sha = save_text_motion(model, out_path, dataclasses.asdict(cfg), summary)
+    print(f"text_motion checkpoint {out_path} sha256={sha} val R@1={summary['val_r1']:.3f} "
+          f"(chance {summary['val_chance_r1']:.3f}) in {summary['seconds']} s")
+    return out_path
+
+
+def load_or_train_text_motion(
+    checkpoints_dir: str | Path,
+    dataset_name: str,
+    split: Callable[[str], Sequence[SequenceRecord]],
+    auto_train: bool,
+    cfg: TextMotionConfig | Mapping | None = None,
+    path: str | Path | None = None,
+    device: str = "cpu",
+) -> TextMotionEncoder:
+    """The dataset's text–motion encoder (at `path`, default `text_motion_path`); trained first when missing and
+    `auto_train`, else `CheckpointError` naming the command that creates it."""
+    path = Path(path) if path is not None else text_motion_path(checkpoints_dir, dataset_name)
+    if not path.is_file() and auto_train:
+        train_text_motion(split("train"), split("val"), cfg, path)
+    model, info = load_text_motion(path)
+    return TextMotionEncoder(model, info, device)
