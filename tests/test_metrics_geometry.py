@@ -375,6 +375,7 @@ def test_metric_classes_mean_over_sequences():
 
 
 def _ddp_worker(rank: int, world: int, n: int):
+    torch.set_num_threads(1)
     metrics = all_metrics(num_points=1000)  # a subsample keeps two processes on two cores quick
     for i in range(rank, n, world):
         pair = synthetic_pair(i, t=12)
