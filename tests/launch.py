@@ -17,7 +17,9 @@ def launch(*overrides: str, timeout: int = 600, env: dict | None = None) -> subp
     """`python launch.py OVERRIDES…` from the repository root, quiet and offline."""
     run_env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
     run_env.update({"WANDB_MODE": "offline", "WANDB_SILENT": "true", **(env or {})})
-    cmd = [sys.executable, str(REPO / "launch.py"), "trainer.enable_progress_bar=false", *overrides]
+    flags = [o for o in overrides if o.startswith("-")]
+    rest = [o for o in overrides if not o.startswith("-")]
+    cmd = [sys.executable, str(REPO / "launch.py"), *flags, "trainer.enable_progress_bar=false", *rest]
     return subprocess.run(cmd, cwd=REPO, env=run_env, capture_output=True, text=True, timeout=timeout)
 
 

@@ -38,7 +38,8 @@ def test_main_job_ground_truth_with_wandb(tmp_path):
 
 def test_sweep_summary_and_resume(tmp_path):
     sweep = tmp_path / "sweep"
-    args = ("-m", "model=ground_truth,mean_pose,random_clip", "metrics=fast", "logger=csv", f"hydra.sweep.dir={sweep}")
+    args = ("-m", "model=ground_truth,mean_pose,random_clip", "metrics=fast", "logger=csv", "dataset.max_sequences=2",
+            "task.render_clips=0", f"hydra.sweep.dir={sweep}")
     ok(launch(*args))
     table = pd.read_csv(sweep / "summary.csv")
     assert len(table) == 3 and set(table["status"]) == {"ok"}
@@ -53,7 +54,8 @@ def test_sweep_summary_and_resume(tmp_path):
 
 
 def test_ddp_two_processes_equal_one(tmp_path):
-    common = ("model=perturbed", "model.level=0.2", "metrics=fast", "logger=none")
+    common = ("model=perturbed", "model.level=0.2", "metrics=fast", "logger=none", "dataset.max_sequences=3",
+              "task.render_clips=0")
     ok(launch(*common, f"hydra.run.dir={tmp_path / 'single'}"))
     ok(launch(*common, "trainer=ddp", "trainer.devices=2", f"hydra.run.dir={tmp_path / 'ddp'}"))
     single, ddp = results(tmp_path / "single"), results(tmp_path / "ddp")
