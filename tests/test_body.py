@@ -123,6 +123,8 @@ def test_landmark_vertices_sit_on_their_body_parts(arrays):
         assert heel[2] < rest[ankle, 2] and heel[2] < big[2] - 0.15 and heel[2] < small[2] - 0.15
         assert big[1] < rest[ankle, 1] - 0.03 and sign * heel[0] > 0
         assert sign * (small[0] - big[0]) > 0.03  # the small toe is on the outside
+        # toes on the sole, within foot contact's 3 cm of the heel, so a flat standing foot is "in contact"
+        assert max(big[1], small[1]) - heel[1] < 0.02
     for side, sign, wrist, shoulder in (("l", 1, 20, 16), ("r", -1, 21, 17)):
         for finger in ("thumb", "index", "middle", "ring", "pinky"):
             tip = v[IDS[side + finger]]

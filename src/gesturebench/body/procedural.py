@@ -184,8 +184,8 @@ _LANDMARKS = {
     "lmiddle": ("left_middle3", "tip", None),
     "lring": ("left_ring3", "tip", None),
     "lpinky": ("left_pinky3", "tip", None),
-    "LBigToe": ("left_toes", 1.25, (-1, 0, 1)),
-    "LSmallToe": ("left_toes", 0.9, (1, 0, 0.3)),
+    "LBigToe": ("left_toes", 1.0, (-0.4, -1, 0.3)),
+    "LSmallToe": ("left_toes", 0.8, (0.4, -1, 0.1)),
     "LHeel": ("left_foot", 0.0, (0, -1, 0)),
 }
 _RIGHT_NAMES = {"leye": "reye", "lear": "rear", "lthumb": "rthumb", "lindex": "rindex", "lmiddle": "rmiddle",

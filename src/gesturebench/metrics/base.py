@@ -4,8 +4,8 @@ A subclass implements `sequence_values(pair)`, returning its value for one seque
 named in `extras`, such as ``diversity_ref``). The base keeps, with `dist_reduce_fx="sum"` in float64, the
 weighted sum and the weight of each value (model level = weighted mean over sequences; weight 1 unless a
 subclass returns one), and, as `"cat"` list states, every sequence's values with its split index for the
-per-sequence table. Sequences lacking an input named in `requires` are counted, not scored; a metric with no
-scored sequence reports `None` with a reason.
+per-sequence table. Sequences lacking an input named in `requires`, or for which `sequence_values` returns None, are counted in
+`missing`, not scored; a metric with no scored sequence reports `None` with a reason.
 """
 
 from __future__ import annotations
@@ -85,15 +85,16 @@ class SequenceMetric(GestureMetric):
         self.add_state("seq_index", default=[], dist_reduce_fx="cat")
         self.add_state("seq_values", default=[], dist_reduce_fx="cat")
 
-    def sequence_values(self, pair: MotionPair) -> tuple[list[float], float]:
-        """Return ([main, *extras] for this sequence, weight of the sequence)."""
+    def sequence_values(self, pair: MotionPair) -> tuple[list[float], float] | None:
+        """Return ([main, *extras] for this sequence, weight of the sequence), or None when it cannot be scored."""
         raise NotImplementedError
 
     def update(self, pair: MotionPair) -> None:
-        if self.missing_inputs(pair):
+        scored = None if self.missing_inputs(pair) else self.sequence_values(pair)
+        if scored is None:
             self.missing += 1
             return
-        values, w = self.sequence_values(pair)
+        values, w = scored
         v = torch.as_tensor(values, dtype=torch.float64, device=self.total.device).reshape(-1)
         self.total += w * v
         self.weight += w

@@ -36,7 +36,6 @@ class LDLJRel(SequenceMetric):
         super().__init__(name, **kwargs)
         self.window_s, self.hop_s, self.min_path = window_s, hop_s, min_path
         self.savgol_window, self.savgol_order = savgol_window, savgol_order
-        self._pending: list[float] | None = None
 
     def options(self) -> dict:
         return {
@@ -54,16 +53,11 @@ class LDLJRel(SequenceMetric):
             upper, fps, self.window_s, self.hop_s, self.savgol_window, self.savgol_order, self.min_path
         )
 
-    def update(self, pair: MotionPair) -> None:
+    def sequence_values(self, pair: MotionPair):
         gen, ref = self.ldlj(pair.gen_body.joints, pair.fps), self.ldlj(pair.ref_body.joints, pair.fps)
         if math.isnan(gen) or math.isnan(ref):
-            self.missing += 1
-            return
-        self._pending = [ref - gen, gen, ref]
-        super().update(pair)
-
-    def sequence_values(self, pair: MotionPair):
-        return self._pending, 1.0
+            return None
+        return [ref - gen, gen, ref], 1.0
 
     def skip_reason(self) -> str | None:
         if self.weight > 0:
