@@ -52,3 +52,13 @@ def test_typo_in_typed_group_fails_at_once():
 def test_wrong_type_fails_at_once():
     with pytest.raises(ConfigCompositionException):
         composed(["max_length_gap=soon"])
+
+
+def test_slurm_launcher_config_for_lightning():
+    register_configs()
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        cfg = compose(config_name="config", overrides=["hydra/launcher=submitit_slurm", "hydra.launcher.gpus_per_node=4"],
+                      return_hydra_config=True)
+    launcher = cfg.hydra.launcher
+    assert launcher._target_.endswith("SlurmLauncher")
+    assert launcher.tasks_per_node == launcher.gpus_per_node == 4  # one Lightning process per GPU

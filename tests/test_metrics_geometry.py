@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -14,6 +15,7 @@ from gesturebench.body.joints import BODY_HANDS, LEFT_FOOT_VERTICES, N_VERTICES,
 from gesturebench.body.output import BodyOutput
 from gesturebench.data.records import Motion
 from gesturebench.errors import ConfigError
+from gesturebench.metrics import surface as surface_metrics
 from gesturebench.metrics.area import Dice
 from gesturebench.metrics.contact import FootContact
 from gesturebench.metrics.diversity import Diversity
@@ -148,9 +150,7 @@ def test_surface_metrics_subsample_with_seed_and_share_one_pass(monkeypatch):
     assert m.compute()["chamfer"] == pytest.approx(brute_force_surface(ref, gen)[0].mean(), rel=1e-9)
 
     calls = []
-    import gesturebench.metrics.surface as surface
-
-    monkeypatch.setattr(surface, "chamfer_hausdorff", lambda *a: calls.append(1) or chamfer_hausdorff(*a))
+    monkeypatch.setattr(surface_metrics, "chamfer_hausdorff", lambda *a: calls.append(1) or chamfer_hausdorff(*a))
     other = synthetic_pair(1, t=6)
     c, h = Chamfer(), Hausdorff()
     c.update(other)
@@ -159,6 +159,26 @@ def test_surface_metrics_subsample_with_seed_and_share_one_pass(monkeypatch):
     h2 = Hausdorff(num_points=100)
     h2.update(other)
     assert len(calls) == 2  # other options: its own pass
+    h.update(synthetic_pair(2, t=6))
+    assert len(calls) == 3  # another pair: its own pass
+    assert h.per_sequence()[1]["hausdorff"] == pytest.approx(
+        float(
+            chamfer_hausdorff(other.ref_body.root_aligned_vertices(), other.gen_body.root_aligned_vertices())[1].mean()
+        )
+    )
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_all_metrics_agree_between_cpu_and_cuda():
+    pair = synthetic_pair(3, t=300)
+    cuda_pair = make_pair(3, *(BodyOutput(b.joints.cuda(), b.vertices.cuda()) for b in (pair.gen_body, pair.ref_body)))
+    for metric in all_metrics():
+        cpu_value = metric.__class__()
+        cpu_value.update(pair)
+        metric.to("cuda").update(cuda_pair)
+        for name, value in cpu_value.compute().items():
+            assert metric.compute()[name] == pytest.approx(value, rel=1e-6, abs=1e-12), name
 
 
 # ---------------------------------------------------------------- Dice
@@ -192,6 +212,7 @@ def test_rasterise_segments_matches_brute_force():
     ends = starts + rng.normal(scale=0.4, size=(60, 2))
     ends[:5, 1] = starts[:5, 1]  # horizontal and vertical segments too
     ends[5:10, 0] = starts[5:10, 0]
+    ends[10], ends[11] = (5000.0, 0.33), (-0.7, -3000.0)  # far outside: only the in-grid part is drawn
     got = rasterise_segments(torch.tensor(starts), torch.tensor(ends), cell=0.1, extent=2.0).numpy()
     expected = liang_barsky_raster(starts, ends, 20, 0.1)
     assert got.shape == (20, 20)
@@ -331,7 +352,7 @@ def functional_values(pair: MotionPair) -> dict[str, float]:
     gen, ref = pair.gen_body, pair.ref_body
     chamfer, hausdorff = chamfer_hausdorff(ref.root_aligned_vertices(), gen.root_aligned_vertices(), "kdtree")
     r_gen, r_ref = contact_rate(gen.vertices, FPS), contact_rate(ref.vertices, FPS)
-    upper = lambda j: j[:, list(UPPER)] - j[:, :1]  # noqa: E731
+    upper = lambda j: j[:, list(UPPER)] - j[:, :1]
     l_gen, l_ref = windowed_ldlj(upper(gen.joints), FPS), windowed_ldlj(upper(ref.joints), FPS)
     return {
         "diversity": diversity_loop(gen.joints.double().numpy()),
@@ -349,7 +370,7 @@ def functional_values(pair: MotionPair) -> dict[str, float]:
 
 
 def test_metric_classes_mean_over_sequences():
-    pairs = [synthetic_pair(i, t=12 + i) for i in (4, 1, 7)]
+    pairs = [synthetic_pair(i, t=8 + i) for i in (4, 1, 7)]
     metrics = all_metrics()
     for pair in pairs:
         for m in metrics:
@@ -366,10 +387,21 @@ def test_metric_classes_mean_over_sequences():
     assert l1_diversity(pairs[0].gen_body.joints) == pytest.approx(expected[0]["diversity"], rel=1e-9)
     assert len({e["dice"] for e in expected}) == 3 and all(0 < e["dice"] < 1 for e in expected)
     directions = {m.name: m.direction for m in metrics}
-    assert directions == {"diversity": "higher", "chamfer": "lower", "hausdorff": "lower", "dice": "higher",
-                          "foot_contact": "lower", "ldlj_rel": "zero"}
-    assert metrics[5].options() == {"window_s": 4.0, "hop_s": 2.0, "savgol_window": 9, "savgol_order": 3,
-                                    "min_path": 1e-3}
+    assert directions == {
+        "diversity": "higher",
+        "chamfer": "lower",
+        "hausdorff": "lower",
+        "dice": "higher",
+        "foot_contact": "lower",
+        "ldlj_rel": "zero",
+    }
+    assert metrics[5].options() == {
+        "window_s": 4.0,
+        "hop_s": 2.0,
+        "savgol_window": 9,
+        "savgol_order": 3,
+        "min_path": 1e-3,
+    }
     assert metrics[4].options() == {"height": 0.03, "speed": 0.10, "percentile": 1.0, "min_points": 2}
     assert metrics[3].options() == {"cell": 0.005, "extent": 2.0}
 
@@ -446,5 +478,12 @@ def test_real_sample_worse_with_more_noise(beat2_body):
             m.update(pair)
             row.update(m.compute())
         scores.append(row)
-    for a, b in zip(scores, scores[1:]):
+    for a, b in itertools.pairwise(scores):
         assert b["chamfer"] > a["chamfer"] and b["hausdorff"] > a["hausdorff"] and b["dice"] < a["dice"], scores
+
+
+def test_vertex_metrics_ask_for_vertices():
+    from gesturebench.metrics.contact import FootContact
+    from gesturebench.metrics.surface import Chamfer, Hausdorff
+
+    assert Chamfer.needs_vertices and Hausdorff.needs_vertices and FootContact.needs_vertices

@@ -12,11 +12,7 @@ from scipy.spatial.transform import Rotation
 
 from gesturebench.data.records import Motion, SequenceRecord
 from gesturebench.encoders.checkpoint import load_motion_ae, motion_ae_path
-from gesturebench.encoders.motion_ae_training import (
-    MotionAEConfig,
-    load_or_train_motion_ae,
-    reconstruction_errors,
-)
+from gesturebench.encoders.motion_ae_training import MotionAEConfig, load_or_train_motion_ae, reconstruction_errors
 from gesturebench.encoders.representation import (
     REP_DIM,
     motion_representation,
@@ -27,6 +23,16 @@ from gesturebench.encoders.representation import (
 from gesturebench.errors import CheckpointError, ConfigError
 
 N_LATENT = 6
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """One torch thread: the test machine's few cores are shared by many processes, where two threads per
+    process make these small tensor ops many times slower."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
 
 
 def smooth_motion(rng: np.random.Generator, n_frames: int, mix: np.ndarray) -> Motion:
@@ -89,17 +95,11 @@ TOY = {"window": 32, "hop": 16, "train_hop": 8, "batch_size": 32, "max_steps": 1
 
 
 @pytest.fixture(scope="module")
-def trained(tmp_path_factory):
-    """A small encoder trained on synthetic motion through the auto-training path (one thread: the test
-    machine's cores are shared, where two threads per process slow training down several-fold)."""
+def trained(tmp_path_factory, one_thread):
+    """A small encoder trained on synthetic motion through the auto-training path."""
     ckpt_dir = tmp_path_factory.mktemp("checkpoints")
     splits = {"train": records(0, 6, 400), "val": records(1, 2, 300)}
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        module, info = load_or_train_motion_ae(ckpt_dir, "toy", splits.__getitem__, True, TOY)
-    finally:
-        torch.set_num_threads(threads)
+    module, info = load_or_train_motion_ae(ckpt_dir, "toy", splits.__getitem__, True, TOY)
     return module, info, splits, ckpt_dir
 
 
@@ -109,7 +109,7 @@ def val_windows(splits, i=None):
 
 
 def test_encoder_reconstructs_far_better_than_the_mean_pose(trained):
-    module, info, splits, _ = trained
+    module, _, splits, _ = trained
     val = val_windows(splits)
     err = reconstruction_errors(module, val)
     assert err["recon_mse"] < 0.25 * err["mean_pose_mse"], err

@@ -59,7 +59,7 @@ class MotionAEConfig:
             raise ConfigError(f"encoder.hop={self.hop} and encoder.train_hop={self.train_hop} must be positive")
 
     @classmethod
-    def from_mapping(cls, values: Mapping | None) -> "MotionAEConfig":
+    def from_mapping(cls, values: Mapping | None) -> MotionAEConfig:
         """From a dict or an OmegaConf node; an unknown key is a `ConfigError` naming it."""
         values = {k: values[k] for k in values} if values is not None else {}
         fields = {f.name for f in dataclasses.fields(cls)}
@@ -69,8 +69,8 @@ class MotionAEConfig:
         return cls(**values)
 
     def module_kwargs(self) -> dict:
-        return dict(rep_dim=REP_DIM, hidden_dim=self.hidden_dim, latent_dim=self.latent_dim,
-                    kernel_size=self.kernel_size, lr=self.lr, velocity_weight=self.velocity_weight)
+        return {"rep_dim": REP_DIM, "hidden_dim": self.hidden_dim, "latent_dim": self.latent_dim,
+                "kernel_size": self.kernel_size, "lr": self.lr, "velocity_weight": self.velocity_weight}
 
 
 def representation_stats(reps: Sequence[torch.Tensor], std_floor: float) -> tuple[torch.Tensor, torch.Tensor]:

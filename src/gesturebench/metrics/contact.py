@@ -13,6 +13,7 @@ class FootContact(SequenceMetric):
     """|r_ref − r_gen| per sequence, with both contact rates (global heel/toe vertex positions)."""
 
     higher_is_better = False
+    needs_vertices = True
     extras = ("contact_rate_gen", "contact_rate_ref")
 
     def __init__(
@@ -28,7 +29,12 @@ class FootContact(SequenceMetric):
         self.height, self.speed, self.percentile, self.min_points = height, speed, percentile, min_points
 
     def options(self) -> dict:
-        return {"height": self.height, "speed": self.speed, "percentile": self.percentile, "min_points": self.min_points}
+        return {
+            "height": self.height,
+            "speed": self.speed,
+            "percentile": self.percentile,
+            "min_points": self.min_points,
+        }
 
     def sequence_values(self, pair: MotionPair):
         opts = self.options()

@@ -18,8 +18,8 @@ import torch
 from torchmetrics.utilities import dim_zero_cat
 
 from gesturebench.encoders.motion_ae import MotionAutoencoder
-from gesturebench.encoders.representation import REP_DIM, motion_representation, sliding_windows
 from gesturebench.encoders.motion_ae_training import MotionAEConfig, load_or_train_motion_ae
+from gesturebench.encoders.representation import REP_DIM, motion_representation, sliding_windows
 from gesturebench.errors import CheckpointError
 from gesturebench.metrics.base import GestureMetric
 from gesturebench.metrics.functional.frechet import frechet_distance, moments
@@ -73,7 +73,8 @@ class MotionFeatureMetric(GestureMetric):
 
     def features(self, motion) -> torch.Tensor:
         """(W, latent_dim) float64 encoder features of a motion's windows."""
-        return self.encoder.features(self.windows(motion)).double()
+        windows = self.windows(motion)
+        return self.encoder.features(windows).double()
 
 
 class FGD(MotionFeatureMetric):

@@ -35,11 +35,11 @@ def surface_per_frame(
     key = (method, num_points, seed)
     if _last_pass.get("key") == key and all(r() is t for r, t in zip(_last_pass["refs"], tensors)):
         return _last_pass["result"]
-    idx = subsample_indices(pair.gen_body.vertices.shape[1], num_points, seed)
     chamfer, hausdorff = [], []
     for start in range(0, pair.n_frames, FRAME_CHUNK):
         ref = pair.ref_body.frames(start, start + FRAME_CHUNK).root_aligned_vertices()
         gen = pair.gen_body.frames(start, start + FRAME_CHUNK).root_aligned_vertices()
+        idx = subsample_indices(ref.shape[1], num_points, seed)
         if idx is not None:
             ref, gen = ref[:, idx], gen[:, idx]
         c, h = chamfer_hausdorff(ref, gen, method)
@@ -54,6 +54,7 @@ class _SurfaceMetric(SequenceMetric):
     """Shared options of Chamfer and Hausdorff: exact nearest neighbours over all vertices unless `num_points`."""
 
     higher_is_better = False
+    needs_vertices = True
 
     def __init__(self, name: str, method: str = "auto", num_points: int | None = None, seed: int = 0, **kwargs: Any):
         super().__init__(name, **kwargs)

@@ -32,6 +32,14 @@ class GestureModel(pl.LightningModule):
     def generate(self, record: SequenceRecord) -> Motion:
         raise NotImplementedError
 
+    def describe(self) -> dict:
+        """results.json `model_info` for this motion source (e.g. which fields it copies from the reference)."""
+        return {}
+
+    def skip_notes(self, value_names) -> dict[str, str]:
+        """Notes on metric values this source makes partly meaningless (merged into results.json `skipped`)."""
+        return {}
+
     def predict_step(self, batch: SequenceRecord, batch_idx: int = 0) -> Motion:
         return self.generate(batch)
 

@@ -9,17 +9,30 @@ import numpy as np
 from scipy.ndimage import gaussian_filter1d
 
 from gesturebench.body.joints import BODY_HANDS
-from gesturebench.data.records import Motion, SequenceRecord
+from gesturebench.data.mini import (
+    _ARM_JOINTS,
+    _BEAT_READY,
+    BEAT_HAND,
+    Stroke,
+    _arm_rotvecs,
+    _hand_rotvecs,
+    _stroke_offsets,
+    mirror,
+    window,
+)
+from gesturebench.data.records import N_JOINTS, Motion, SemInterval, SequenceRecord
 from gesturebench.errors import ConfigError
 from gesturebench.models.base import GestureModel
 
 # Pose channels of the body and hand joints other than the root (global orientation is left untouched).
 _JOINTS = [j for j in BODY_HANDS if j != 0]
 _CHANNELS = np.array([3 * j + c for j in _JOINTS for c in range(3)])
+SEMANTIC_LABELS = ("iconic", "metaphoric", "deictic")
 
 
-def rotation_noise(m: Motion, level: float, rng: np.random.Generator) -> Motion:
+def rotation_noise(record: SequenceRecord, level: float, rng: np.random.Generator) -> Motion:
     """Smooth (σ = 5 frames) Gaussian noise of standard deviation `level` rad on every body/hand joint angle."""
+    m = record.motion
     noise = gaussian_filter1d(rng.standard_normal((m.n_frames, _CHANNELS.size)), sigma=5, axis=0, mode="nearest")
     noise *= level / max(float(noise.std()), 1e-12)
     poses = m.poses.copy()
@@ -27,22 +40,25 @@ def rotation_noise(m: Motion, level: float, rng: np.random.Generator) -> Motion:
     return replace(m, poses=poses)
 
 
-def jitter(m: Motion, level: float, rng: np.random.Generator) -> Motion:
+def jitter(record: SequenceRecord, level: float, rng: np.random.Generator) -> Motion:
     """White per-frame noise of standard deviation `level` rad on every body/hand joint angle."""
+    m = record.motion
     poses = m.poses.copy()
     poses[:, _CHANNELS] += level * rng.standard_normal((m.n_frames, _CHANNELS.size))
     return replace(m, poses=poses)
 
 
-def time_shift(m: Motion, level: float, rng: np.random.Generator) -> Motion:
+def time_shift(record: SequenceRecord, level: float, rng: np.random.Generator) -> Motion:
     """Motion delayed by `level` seconds (negative: advanced); the edge frame fills the gap."""
+    m = record.motion
     shift = int(round(level * m.fps))
     idx = np.clip(np.arange(m.n_frames) - shift, 0, m.n_frames - 1)
     return replace(m, poses=m.poses[idx], trans=m.trans[idx], expressions=m.expressions[idx])
 
 
-def freeze(m: Motion, level: float, rng: np.random.Generator) -> Motion:
+def freeze(record: SequenceRecord, level: float, rng: np.random.Generator) -> Motion:
     """In every 1 s block the last `level` fraction of frames holds the pose reached before it."""
+    m = record.motion
     block = m.fps
     hold = int(round(np.clip(level, 0, 1) * block))
     idx = np.arange(m.n_frames)
@@ -53,11 +69,50 @@ def freeze(m: Motion, level: float, rng: np.random.Generator) -> Motion:
     return replace(m, poses=m.poses[idx], trans=m.trans[idx], expressions=m.expressions[idx])
 
 
-PERTURBATIONS = {f.__name__: f for f in (rotation_noise, jitter, time_shift, freeze)}
+def _beat_strokes(interval: SemInterval, words) -> tuple[Stroke, ...]:
+    """Strokes on both arms at the word onsets inside `interval` (≥ 0.5 s apart), else one in its middle."""
+    times: list[float] = []
+    for w in sorted(words or (), key=lambda w: w.start):
+        if interval.start <= w.start <= interval.end - 0.05 and (not times or w.start - times[-1] >= 0.5):
+            times.append(w.start)
+    return tuple(Stroke(t, (0, 1), 1.0) for t in times or [(interval.start + interval.end) / 2])
+
+
+def beat_collapse(record: SequenceRecord, level: float, rng: np.random.Generator) -> Motion:
+    """A fraction `level` of the semantic intervals (iconic, metaphoric, deictic by their sem name; round(level·n)
+    of them, chosen with `rng`) turned into beat gestures, as mini-BEAT2 draws them.
+
+    Over each chosen interval ± 0.6 s the arm and finger joints leave the original gesture — their pose is
+    interpolated between the frames just outside that span — and, with mini-BEAT2's envelope (rising over the
+    0.35 s before the interval, falling over the 0.35 s around its end), blend into the beat-ready forearms with
+    a relaxed hand and strike down at each word onset inside the interval. A record without sem is unchanged.
+    """
+    m = record.motion
+    semantic = [iv for iv in record.sem or () if iv.label in SEMANTIC_LABELS]
+    k = round(float(np.clip(level, 0.0, 1.0)) * len(semantic))
+    chosen = [semantic[i] for i in sorted(rng.choice(len(semantic), size=k, replace=False))] if k else []
+    poses = m.poses.reshape(m.n_frames, N_JOINTS, 3).copy()
+    joints = [j for arm in _ARM_JOINTS for j in arm] + list(range(25, 55))
+    for iv in chosen:
+        a = max(0, int(np.floor((iv.start - 0.6) * m.fps)))
+        b = min(m.n_frames - 1, int(np.ceil((iv.end + 0.6) * m.fps)))
+        t = np.arange(a, b + 1) / m.fps
+        share = ((t - t[0]) / max(t[-1] - t[0], 1e-9))[:, None, None]
+        base = (1 - share) * poses[a, joints] + share * poses[b, joints]
+        arm = _BEAT_READY + _stroke_offsets(t, _beat_strokes(iv, record.words))  # (T, 2, N_ARM)
+        hand = _hand_rotvecs(np.broadcast_to(BEAT_HAND, (len(t), 5)), np.zeros(len(t)))
+        target = np.concatenate([_arm_rotvecs(arm[:, 0]), mirror(_arm_rotvecs(arm[:, 1])), hand, mirror(hand)], 1)
+        envelope = window(t, iv.start - 0.35, iv.start, iv.end - 0.05, iv.end + 0.3)[:, None, None]
+        poses[a:b + 1, joints] = base + envelope * (target - base)
+    return replace(m, poses=poses.reshape(m.n_frames, -1))
+
+
+PERTURBATIONS = {f.__name__: f for f in (rotation_noise, jitter, time_shift, freeze, beat_collapse)}
 
 
 class Perturbed(GestureModel):
-    """Reference motion with `kind` ∈ rotation_noise, jitter, time_shift, freeze at `level` (seeded per sequence)."""
+    """Reference motion with `kind` ∈ rotation_noise, jitter, time_shift, freeze, beat_collapse at `level` (seeded
+    per sequence)."""
 
     cacheable = False
 
@@ -71,4 +126,4 @@ class Perturbed(GestureModel):
 
     def generate(self, record: SequenceRecord) -> Motion:
         rng = np.random.default_rng([self.seed, zlib.crc32(record.id.encode())])
-        return self.perturb(record.motion, self.level, rng)
+        return self.perturb(record, self.level, rng)

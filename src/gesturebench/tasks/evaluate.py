@@ -104,6 +104,9 @@ def build_results(cfg, config, chash, dataset, model, metrics, raw) -> dict:
     for key, value in values.items():
         if value is None and key not in skipped:
             skipped[key] = "the metric returned no finite value"
+    names = [n for m in metrics.values() for n in m.value_names]
+    for key, note in model.skip_notes(names).items():
+        skipped[key] = f"{skipped[key]}; {note}" if key in skipped else note
     directions = dict(METRIC_DIRECTIONS)
     for m in metrics.values():
         directions.update({n: m.direction for n in m.value_names if n not in METRIC_DIRECTIONS})
@@ -118,6 +121,7 @@ def build_results(cfg, config, chash, dataset, model, metrics, raw) -> dict:
     return {
         "task": "evaluate",
         "model": model.name,
+        "model_info": model.describe(),
         "dataset": cfg.dataset.name,
         "metrics": values,
         "directions": directions,

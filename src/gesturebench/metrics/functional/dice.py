@@ -20,15 +20,17 @@ SEGMENT_CHUNK = 1 << 14
 
 
 def grid_size(cell: float, extent: float) -> int:
-    return int(round(extent / cell))
+    return round(extent / cell)
 
 
 def _crossing_cells(u0: torch.Tensor, u1: torch.Tensor, axis: int, g: int) -> torch.Tensor:
     """Flat indices of the in-grid cells on both sides of each crossing of a grid line ⟂ `axis` strictly
-    between a segment's ends (`u0`, `u1`: (S,2) in cell units)."""
+    between a segment's ends (`u0`, `u1`: (S,2) in cell units). Only lines 0…g can border an in-grid cell,
+    so a segment reaching far outside the grid costs no more than one spanning it."""
     a0, a1, b0, b1 = u0[:, axis], u1[:, axis], u0[:, 1 - axis], u1[:, 1 - axis]
-    lo = torch.floor(torch.minimum(a0, a1)) + 1
-    count = (torch.ceil(torch.maximum(a0, a1)) - lo).clamp(min=0).long()  # lines lo, lo+1, …, lo+count−1
+    lo = (torch.floor(torch.minimum(a0, a1)) + 1).clamp(min=0)
+    hi = (torch.ceil(torch.maximum(a0, a1)) - 1).clamp(max=g)
+    count = (hi - lo + 1).clamp(min=0).long()  # lines lo, lo+1, …, hi
     seg = torch.repeat_interleave(count)
     step = torch.arange(len(seg), device=u0.device) - (torch.cumsum(count, 0) - count)[seg]
     k = lo[seg] + step

@@ -16,7 +16,8 @@ from gesturebench.errors import ConfigError
 METHODS = ("auto", "kdtree", "cdist")
 #: KD-tree build options: unbalanced, uncompacted trees with 32-point leaves build and query fastest on body meshes.
 KDTREE = {"balanced_tree": False, "compact_nodes": False, "leafsize": 32}
-#: Elements of one float32 distance block of the cdist path (64 Mi elements = 256 MiB).
+#: Elements of one float32 distance block of the cdist path (64 Mi elements = 256 MiB; CUDA's cdist fails at
+#: 2³¹ output elements, pytorch/pytorch#128791).
 CDIST_BLOCK = 1 << 26
 
 

@@ -1,0 +1,132 @@
+"""Throughput of the per-sequence geometric and kinematic metrics: frames per second of one `update`.
+
+    python benchmarks/bench_metrics.py --lengths 10 60 300 --device cpu
+
+Bodies come from the project's body model (the procedural default unless `--model-path`) on 10 s of BEAT2
+motion (`--sample`, the shared sample by default) or, without it, on a smooth synthetic motion; the 10 s are
+repeated to each length, so every length has the same geometry and the cost per frame shows whether a
+metric scales linearly. Chamfer and Hausdorff share one nearest-neighbour pass and are timed together.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from gesturebench.body.model import BodyModel
+from gesturebench.body.output import BodyOutput
+from gesturebench.data.records import FPS, Motion
+from gesturebench.metrics.area import Dice
+from gesturebench.metrics.contact import FootContact
+from gesturebench.metrics.diversity import Diversity
+from gesturebench.metrics.pair import MotionPair
+from gesturebench.metrics.smoothness import LDLJRel
+from gesturebench.metrics.surface import Chamfer, Hausdorff
+
+SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "beat2-sample" / "2_scott_0_1_1.npz"
+CLIP = 10 * FPS
+
+
+def metric_groups() -> dict[str, list]:
+    """Rows of the table: name → metrics updated together on each pair."""
+    groups = {
+        "diversity": [Diversity()],
+        "chamfer+hausdorff": [Chamfer(), Hausdorff()],
+        "dice": [Dice()],
+        "foot_contact": [FootContact()],
+        "ldlj_rel": [LDLJRel()],
+    }
+    if importlib.util.find_spec("gesturebench.metrics.joint_error"):
+        from gesturebench.metrics.joint_error import PCK, MeanJointDistance
+
+        groups.update(mjd=[MeanJointDistance()], pck=[PCK()])
+    return groups
+
+
+def clips(sample: Path | None) -> tuple[Motion, Motion]:
+    """Reference and generated 10 s motions: two parts of the BEAT2 sample, or two smooth synthetic motions."""
+    if sample is not None and sample.exists():
+        from gesturebench.data.beat2 import read_motion_npz
+
+        motion = read_motion_npz(sample)
+        return motion.frames(0, CLIP), motion.frames(CLIP, 2 * CLIP)
+    out = []
+    for seed in (0, 1):
+        rng = np.random.default_rng(seed)
+        t = np.arange(CLIP)[:, None] / FPS
+        poses = 0.3 * np.sin(2 * np.pi * rng.uniform(0.2, 1.5, 165) * t + rng.uniform(0, 6.3, 165))
+        poses[:, :3] = 0
+        out.append(Motion(poses, np.tile([0.0, 1.0, 0.0], (CLIP, 1)), np.zeros(300), np.zeros((CLIP, 100))))
+    return out[0], out[1]
+
+
+def tiled(body: BodyOutput, frames: int, device: str) -> BodyOutput:
+    reps = -(-frames // body.joints.shape[0])
+    return BodyOutput(
+        body.joints.repeat(reps, 1, 1)[:frames].to(device), body.vertices.repeat(reps, 1, 1)[:frames].to(device)
+    )
+
+
+def time_group(metrics: list, pair: MotionPair, device: str) -> tuple[float, float]:
+    """Wall and CPU seconds of updating every metric of a group once with `pair`."""
+    for m in metrics:
+        m.to(device)
+    wall, cpu = time.perf_counter(), time.process_time()
+    for m in metrics:
+        m.update(pair)
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lengths", type=float, nargs="+", default=[10, 60, 300], help="sequence lengths, seconds")
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's)")
+    parser.add_argument("--sample", type=Path, default=SAMPLE, help="a BEAT2 motion .npz (synthetic if absent)")
+    parser.add_argument("--model-path", default=None, help="SMPL-X model file (default: the procedural model)")
+    args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+
+    body_model = BodyModel(model_path=args.model_path)
+    ref_clip, gen_clip = clips(args.sample)
+    ref_body, gen_body = body_model(ref_clip), body_model(gen_clip)
+    print(
+        f"device={args.device} torch_threads={torch.get_num_threads()} motion="
+        f"{args.sample.name if args.sample and args.sample.exists() else 'synthetic'}"
+    )
+    header = f"{'metric':<20}" + "".join(f"{f'{s:g} s':>22}" for s in args.lengths)
+    print(header + "\n" + f"{'':<20}" + "".join(f"{'frames/s (per CPU-s)':>22}" for _ in args.lengths))
+    rows: dict[str, list[str]] = {}
+    second = ref_clip.frames(0, FPS)
+    warm = MotionPair(0, "warm-up", second, second, gen_body.frames(0, FPS), ref_body.frames(0, FPS))
+    for metrics in metric_groups().values():
+        time_group(metrics, warm, "cpu")  # first calls load kernels and allocate
+    for seconds in args.lengths:
+        frames = round(seconds * FPS)
+        motion = Motion(np.zeros((frames, 165)), np.zeros((frames, 3)), np.zeros(300), np.zeros((frames, 100)))
+        pair = MotionPair(
+            0,
+            f"bench{seconds:g}",
+            motion,
+            motion,
+            tiled(gen_body, frames, args.device),
+            tiled(ref_body, frames, args.device),
+        )
+        for name, metrics in metric_groups().items():
+            wall, cpu = time_group(metrics, pair, args.device)
+            rows.setdefault(name, []).append(f"{frames / wall:>10,.0f} ({frames / max(cpu, 1e-9):>8,.0f})")
+        del pair
+    for name, cells in rows.items():
+        print(f"{name:<20}" + "".join(f"{c:>22}" for c in cells))
+
+
+if __name__ == "__main__":
+    main()

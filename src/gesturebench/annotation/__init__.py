@@ -1,0 +1,1 @@
+"""Semantic-gesture annotation (spec/ANNOTATION.md): events, clips, annotator backends, the JSONL store, review."""

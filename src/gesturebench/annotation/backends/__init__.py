@@ -1,0 +1,1 @@
+"""Annotator backends (conf/annotator/): kinematic (offline), gemini, openai (OpenAI-compatible), replay."""

@@ -1,0 +1,99 @@
+"""`GeminiAnnotator`: Google's Gemini through the `google-genai` SDK — the clip as an inline MP4 part (with its
+audio track), the prompt, and the answer constrained to the JSON schema of `GestureAnswer`.
+
+The key comes only from the environment (`api_key_env`, default GEMINI_API_KEY). `base_url` points the SDK at
+another endpoint (a proxy, or a local fake server in the tests). The SDK's own retries are switched off: the
+runner retries, so that every request counts against the budget.
+"""
+
+from __future__ import annotations
+
+from gesturebench.annotation.backends.base import (
+    Annotator,
+    AnnotatorUnavailable,
+    RequestError,
+    TransientError,
+    api_key,
+    redact,
+    retry_after_seconds,
+    transient_status,
+    transport_errors,
+)
+from gesturebench.annotation.clip import EventClip
+from gesturebench.annotation.events import CONTEXT_SECONDS
+from gesturebench.annotation.prompt import prompt_sha256
+from gesturebench.annotation.schema import answer_json_schema
+from gesturebench.errors import ConfigError
+
+
+class GeminiAnnotator(Annotator):
+    """Gemini (default gemini-2.5-pro) via google-genai; sees the rendered clip at `video_fps` frames per second."""
+
+    def __init__(self, name: str = "gemini", model: str = "gemini-2.5-pro", api_key_env: str = "GEMINI_API_KEY",
+                 base_url: str | None = None, video_fps: float = 10.0, audio: bool = True, temperature: float = 0.0,
+                 timeout_s: float = 120.0, context: float = CONTEXT_SECONDS, camera: dict | None = None):
+        super().__init__(name, context, camera)
+        if not 0 < video_fps <= 24:
+            raise ConfigError(f"annotator.video_fps={video_fps}: Gemini accepts (0, 24] frames per second")
+        self.model = model
+        self.api_key_env = api_key_env
+        self.base_url = base_url
+        self.video_fps = float(video_fps)
+        self.audio = bool(audio)
+        self.temperature = float(temperature)
+        self.timeout_s = float(timeout_s)
+        self._client = None
+        self._key: str | None = None
+
+    @property
+    def model_name(self) -> str:
+        return self.model
+
+    def fingerprint(self) -> str:
+        return prompt_sha256()
+
+    def describe(self) -> dict:
+        return {**super().describe(), "base_url": self.base_url, "video_fps": self.video_fps, "audio": self.audio}
+
+    def client(self):
+        if self._client is None:
+            try:
+                from google import genai
+                from google.genai import types
+            except ImportError as exc:
+                raise AnnotatorUnavailable("annotator=gemini needs the google-genai package: "
+                                           "pip install 'gesturebench[llm]'") from exc
+            self._key = api_key(self.api_key_env, "gemini")
+            options = types.HttpOptions(base_url=self.base_url, timeout=int(self.timeout_s * 1000),
+                                        retry_options=types.HttpRetryOptions(attempts=1))
+            self._client = genai.Client(api_key=self._key, http_options=options)
+        return self._client
+
+    def ask(self, clip: EventClip) -> str:
+        from google.genai import errors, types
+
+        client = self.client()
+        video = types.Part(inline_data=types.Blob(data=clip.video(self.audio).read_bytes(), mime_type="video/mp4"),
+                           video_metadata=types.VideoMetadata(fps=self.video_fps))
+        config = types.GenerateContentConfig(response_mime_type="application/json",
+                                             response_json_schema=answer_json_schema(), temperature=self.temperature)
+        try:
+            response = client.models.generate_content(
+                model=self.model, contents=[types.Content(role="user", parts=[video, types.Part(text=clip.prompt())])],
+                config=config)
+        except errors.APIError as exc:
+            message = redact(f"Gemini HTTP {exc.code}: {exc.message or exc.status or ''}", self._key)
+            if exc.code in (401, 403):
+                raise AnnotatorUnavailable(f"annotator=gemini: credentials refused ({message}); "
+                                           f"check {self.api_key_env}") from None
+            if transient_status(exc.code):
+                raise TransientError(message, retry_after_seconds(getattr(exc.response, "headers", None))) from None
+            raise RequestError(message) from None
+        except transport_errors() as exc:
+            raise TransientError(redact(f"{type(exc).__name__}: {exc}", self._key)) from None
+        text = response.text
+        if text is None:
+            reason = response.candidates[0].finish_reason if response.candidates else "no candidates"
+            raise RequestError(f"Gemini returned no text (finish reason: {reason})")
+        return text
+

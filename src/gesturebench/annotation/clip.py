@@ -1,0 +1,96 @@
+"""`EventClip`: what an annotator is shown for one event of one motion source."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from gesturebench.annotation.events import CONTEXT_SECONDS, Event
+from gesturebench.annotation.prompt import render_prompt
+from gesturebench.data.records import SAMPLE_RATE, Motion
+from gesturebench.render.clips import Camera, clip_frames, write_clip
+
+_RENDER_LOCK = threading.Lock()
+
+
+@dataclass
+class EventClip:
+    """The frames [f0, f1) around `event` in one source's motion, with their audio and a hash of the motion.
+
+    The joints (T,55,3) come from `joints_fn` on first use, and frames and video are rendered on first use, so a
+    clip whose event is already annotated costs only its motion hash. Videos are cached under `clip_dir` by event,
+    motion hash and camera, since rendering is deterministic.
+    """
+
+    event: Event
+    source: str
+    f0: int
+    f1: int
+    fps: int
+    motion_sha256: str
+    joints_fn: Callable[[], np.ndarray] = field(repr=False)
+    audio: np.ndarray | None = field(default=None, repr=False)
+    sample_rate: int = SAMPLE_RATE
+    camera: Camera = field(default_factory=Camera)
+    clip_dir: Path | None = None
+    _joints: np.ndarray | None = field(default=None, repr=False)
+    _frames: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def joints(self) -> np.ndarray:
+        if self._joints is None:
+            self._joints = np.asarray(self.joints_fn())
+        return self._joints
+
+    @property
+    def start_seconds(self) -> float:
+        return self.f0 / self.fps
+
+    @property
+    def seconds(self) -> float:
+        return (self.f1 - self.f0) / self.fps
+
+    def prompt(self) -> str:
+        return render_prompt(self.event, self.start_seconds, self.seconds)
+
+    def frames(self) -> np.ndarray:
+        joints = self.joints
+        with _RENDER_LOCK:  # matplotlib is not thread-safe: the runner's workers render one at a time
+            if self._frames is None:
+                self._frames = clip_frames(joints, self.camera)
+        return self._frames
+
+    def video(self, with_audio: bool = True, folder: Path | None = None) -> Path:
+        """The clip as MP4 (with the audio track when asked and available), rendered on first use."""
+        audio = self.audio if with_audio else None
+        cam = self.camera
+        view = f"{cam.size}px-{cam.yaw_deg:g}deg-{cam.zoom:g}x-{cam.height:g}m"
+        name = f"{self.event.id}-{self.motion_sha256[:12]}-{view}{'-audio' if audio is not None else ''}.mp4"
+        path = Path(folder or self.clip_dir or ".") / name
+        if not path.exists():
+            write_clip(path, self.frames(), self.fps, audio, self.sample_rate)
+        return path
+
+
+def window_audio(audio: np.ndarray | None, f0: int, f1: int, fps: int, sample_rate: int = SAMPLE_RATE):
+    """The samples of frames [f0, f1) of a sequence's audio (None stays None)."""
+    if audio is None:
+        return None
+    return audio[f0 * sample_rate // fps: f1 * sample_rate // fps]
+
+
+def make_clip(event: Event, source: str, motion: Motion, joints_of: Callable[[int, int], np.ndarray],
+              audio: np.ndarray | None = None, *, context: float = CONTEXT_SECONDS, camera: Camera | None = None,
+              clip_dir: Path | None = None) -> EventClip | None:
+    """The clip of `event` in `motion`, `joints_of(f0, f1)` giving the window's joints when first needed;
+    None when the event lies beyond the motion."""
+    f0, f1 = event.window(motion.n_frames, motion.fps, context)
+    if f1 - f0 < 2:
+        return None
+    return EventClip(event, source, f0, f1, motion.fps, motion.frames(f0, f1).content_hash(),
+                     lambda: joints_of(f0, f1), window_audio(audio, f0, f1, motion.fps),
+                     camera=camera or Camera(), clip_dir=clip_dir)

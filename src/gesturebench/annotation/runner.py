@@ -1,0 +1,207 @@
+"""`AnnotationRunner`: asks an annotator about many clips with bounded concurrency, retries and a request budget.
+
+* Concurrency: a `ThreadPoolExecutor` of `concurrency` workers, fed lazily (at most 2 × concurrency clips in
+  flight), so joints and renders are made as they are needed.
+* Retries: a `TransientError` (HTTP 408/409/429/5xx, timeouts) is retried up to `attempts` requests in all,
+  after an exponential back-off with jitter — the n-th pause is uniform in [d/2, d] with
+  d = min(max_delay, initial_delay · 2ⁿ), and never shorter than a server's Retry-After — then stored as
+  `error`. An answer that does not parse or validate is asked again up to `invalid_attempts` times in all,
+  then stored as `invalid` with its raw text.
+* Budget: every request (retries included) takes one unit of `max_requests`; when it runs out no new request
+  starts, the event is left for the next run and `budget_exhausted` is reported.
+* Resume: a clip whose event already has an `ok`/`invalid` record for the same annotator model, prompt hash and
+  motion hash is not asked again; its stored record is returned.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+)
+
+from gesturebench.annotation.backends.base import (
+    Annotator,
+    RequestError,
+    TransientError,
+)
+from gesturebench.annotation.clip import EventClip
+from gesturebench.annotation.schema import (
+    AnnotationRecord,
+    GestureAnswer,
+    InvalidAnswer,
+    parse_answer,
+)
+from gesturebench.annotation.store import AnnotationStore
+from gesturebench.io import one_line
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    attempts: int = 6
+    initial_delay: float = 1.0
+    max_delay: float = 60.0
+    invalid_attempts: int = 2
+
+    def delay(self, retry: int, rng: random.Random, retry_after: float | None = None) -> float:
+        """Seconds to wait before retry number `retry` (0-based): exponential, jittered, ≥ Retry-After."""
+        d = min(self.max_delay, self.initial_delay * 2.0**retry)
+        return max(rng.uniform(d / 2, d), min(retry_after or 0.0, self.max_delay))
+
+
+class RequestBudget:
+    """At most `limit` requests (None: unlimited), shared by the worker threads."""
+
+    def __init__(self, limit: int | None = None):
+        self.limit = limit
+        self.used = 0
+        self.exhausted = False
+        self._lock = threading.Lock()
+
+    def take(self) -> bool:
+        with self._lock:
+            if self.limit is not None and self.used >= self.limit:
+                self.exhausted = True
+                return False
+            self.used += 1
+            return True
+
+
+class BudgetExhausted(Exception):
+    """No request left for this event: it stays unannotated."""
+
+
+@dataclass
+class RunSummary:
+    counts: Counter = field(default_factory=Counter)  # ok / invalid / error / skipped / unattempted (needs `total`)
+    records: dict[str, AnnotationRecord] = field(default_factory=dict)  # event id → record (new and stored)
+
+    def as_dict(self) -> dict:
+        return {k: int(self.counts.get(k, 0)) for k in ("ok", "invalid", "error", "skipped", "unattempted")}
+
+
+class AnnotationRunner:
+    """Runs `annotator` over clips, storing each answer in `store` (if the annotator writes one)."""
+
+    def __init__(self, annotator: Annotator, store: AnnotationStore | None, *, concurrency: int = 4,
+                 retry: RetryPolicy = RetryPolicy(), budget: RequestBudget | None = None, seed: int = 0,
+                 sleep: Callable[[float], None] = time.sleep):
+        self.annotator = annotator
+        self.store = store if annotator.writes_store else None
+        self.concurrency = max(1, int(concurrency))
+        self.retry = retry
+        self.budget = budget or RequestBudget()
+        self.sleep = sleep
+        self._rng = random.Random(seed)
+        self._rng_lock = threading.Lock()
+
+    def stored(self, clip: EventClip) -> AnnotationRecord | None:
+        """The final record this run would reuse for `clip`, if any."""
+        if self.store is None:
+            return None
+        return self.store.find(clip.event.id, self.annotator.fingerprint(), self.annotator.model_name,
+                               clip.motion_sha256, final_only=True)
+
+    def run(self, clips: Iterable[EventClip], total: int | None = None, progress: bool = False) -> RunSummary:
+        """Annotate every clip (stored ones are reused); returns counts and the record of each event."""
+        summary = RunSummary()
+        columns = (TextColumn("[bold]annotate"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+                   TimeElapsedColumn())
+        with Progress(*columns, disable=not progress, transient=False) as bar, \
+                ThreadPoolExecutor(self.concurrency, thread_name_prefix="annotate") as pool:
+            task = bar.add_task(self._status(summary.counts), total=total)
+            pending: set[Future] = set()
+
+            def collect(done: set[Future]) -> None:
+                for future in done:
+                    record = future.result()
+                    if record is not None:
+                        summary.records[record.event_id] = record
+                        summary.counts[record.status] += 1
+                    bar.update(task, advance=1, description=self._status(summary.counts))
+
+            for clip in clips:
+                if self.budget.exhausted:
+                    break
+                if (record := self.stored(clip)) is not None:
+                    summary.records[record.event_id] = record
+                    summary.counts["skipped"] += 1
+                    bar.update(task, advance=1, description=self._status(summary.counts))
+                    continue
+                pending.add(pool.submit(self.annotate, clip))
+                if len(pending) >= 2 * self.concurrency:
+                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    collect(done)
+            collect(wait(pending).done)
+        if total is not None:
+            summary.counts["unattempted"] = total - sum(summary.counts[k] for k in ("ok", "invalid", "error", "skipped"))
+        return summary
+
+    @staticmethod
+    def _status(counts: Counter) -> str:
+        return (f"[green]ok {counts['ok']}[/] · [yellow]invalid {counts['invalid']}[/] · "
+                f"[red]error {counts['error']}[/] · skipped {counts['skipped']}")
+
+    def annotate(self, clip: EventClip) -> AnnotationRecord | None:
+        """Ask about one clip (with retries) and store the record; None when the budget ran out first."""
+        raw = None
+        try:
+            for _ in range(max(1, self.retry.invalid_attempts)):
+                answer = self._request(clip)
+                if isinstance(answer, GestureAnswer):
+                    record = self._record(clip, "ok", answer=answer)
+                    break
+                try:
+                    record = self._record(clip, "ok", answer=parse_answer(answer))
+                    break
+                except InvalidAnswer as exc:
+                    raw, problem = exc.raw, str(exc)
+            else:
+                record = self._record(clip, "invalid", error=f"answer {problem}", raw=raw)
+        except BudgetExhausted:
+            return None
+        except RequestError as exc:
+            record = self._record(clip, "error", error=one_line(exc))
+        if self.store is not None:
+            self.store.append(record)
+        return record
+
+    def _request(self, clip: EventClip) -> GestureAnswer | str:
+        """One answer, retrying transient failures; RequestError once `attempts` requests have failed."""
+        for attempt in range(self.retry.attempts):
+            if not self.budget.take():
+                raise BudgetExhausted
+            try:
+                return self.annotator.ask(clip)
+            except TransientError as exc:
+                if attempt + 1 == self.retry.attempts:
+                    raise RequestError(f"gave up after {self.retry.attempts} attempts: {one_line(exc)}") from None
+                with self._rng_lock:
+                    pause = self.retry.delay(attempt, self._rng, exc.retry_after)
+                log.info("%s: %s; retrying in %.1f s", clip.event.id, one_line(exc), pause)
+                self.sleep(pause)
+        raise RequestError("no attempt made (retry.attempts < 1)")
+
+    def _record(self, clip: EventClip, status: str, answer: GestureAnswer | None = None, error: str | None = None,
+                raw: str | None = None) -> AnnotationRecord:
+        fields = answer.model_dump() if answer is not None else {}
+        return AnnotationRecord(
+            event_id=clip.event.id, sequence_id=clip.event.sequence_id, start=clip.event.start, end=clip.event.end,
+            source=clip.source, annotator=self.annotator.name, annotator_model=self.annotator.model_name,
+            prompt_sha256=self.annotator.fingerprint() or "", status=status, error=error, raw=raw,
+            motion_sha256=clip.motion_sha256, **fields,
+        )

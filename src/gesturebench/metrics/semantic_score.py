@@ -1,0 +1,63 @@
+"""SC: semantic score, the text–motion agreement of generated motion with its transcript (METRICS.md §14)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gesturebench.encoders.text_training import TextMotionConfig, load_or_train_text_motion
+from gesturebench.errors import ConfigError
+from gesturebench.metrics.base import SequenceMetric
+from gesturebench.metrics.pair import MotionPair
+
+
+class SemanticScore(SequenceMetric):
+    """SC ↑: mean cosine, in the learned text–motion space, of each worded 4 s window of generated motion with
+    the words spoken in it (mean over windows, then over sequences); ``sc_ref`` scores the reference motion.
+
+    The encoder is the dataset's `text_motion` checkpoint (`checkpoint` overrides its path); where it is
+    missing it is trained with `encoder` options when the context allows auto-training (mini-BEAT2).
+    A sequence with no worded window counts as missing, like one without a transcript.
+    """
+
+    higher_is_better = True
+    requires = ("words",)
+    extras = ("sc_ref",)
+
+    def __init__(
+        self,
+        name: str = "sc",
+        checkpoint: str | None = None,
+        encoder: Mapping | None = None,
+        **kwargs: Any,
+    ):
+        super().__init__(name, **kwargs)
+        self.checkpoint = checkpoint
+        self.encoder_cfg = TextMotionConfig.from_mapping(encoder)
+        self.encoder = None
+
+    def options(self) -> dict:
+        return {"checkpoint": self.checkpoint}
+
+    def provenance(self) -> dict:
+        return {"text_motion": self.encoder.info} if self.encoder is not None else {}
+
+    def prepare(self, context: Any) -> None:
+        self.encoder = load_or_train_text_motion(
+            context.checkpoints_dir, context.dataset_name, context.split, context.auto_train,
+            self.encoder_cfg, path=self.checkpoint, device=context.device,
+        )
+
+    def update(self, pair: MotionPair) -> None:
+        """As the base class; a sequence whose windows hold no word counts as missing."""
+        if self.encoder is not None and not self.missing_inputs(pair):
+            if not any(self.encoder.texts(pair.generated, pair.words)):
+                self.missing += 1
+                return
+        super().update(pair)
+
+    def sequence_values(self, pair: MotionPair):
+        if self.encoder is None:
+            raise ConfigError(f"metric {self.name}: prepare(context) must run before update (text_motion encoder)")
+        values = [float(self.encoder.window_scores(m, pair.words).mean()) for m in (pair.generated, pair.reference)]
+        return values, 1.0

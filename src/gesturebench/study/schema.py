@@ -1,0 +1,35 @@
+"""The study's fixed vocabulary: conditions, perceptual dimensions, the composite predictors, the rating scale."""
+
+from __future__ import annotations
+
+#: Perceptual dimensions in the paper's order, with their full names (figure and table labels).
+DIMENSIONS = {
+    "hl": "Human-likeness",
+    "md": "Motion diversity",
+    "ae": "Absence of animation errors",
+    "st": "Speech timing",
+    "cm": "Content match",
+}
+#: Which dimensions each condition rates (different participants per condition).
+CONDITIONS = {"muted": ("hl", "md", "ae"), "audio": ("st", "cm")}
+#: The `dimension` value of an attention-check row (its outcome is in the `passed` column).
+ATTENTION = "attention"
+#: Rating scale: 1 = very poor … 7 = excellent.
+SCALE = (1, 7)
+#: Columns of the long-format ratings file.
+COLUMNS = ("participant_id", "condition", "source", "sequence_id", "dimension", "rating", "passed")
+#: The 13 metrics of the paper's composite analysis (Chamfer excluded as redundant with Hausdorff).
+PREDICTORS = (
+    "fgd", "bc", "density", "coverage", "dice", "ldlj_rel", "srgr", "pck", "mjd", "hausdorff",
+    "foot_contact", "sc", "sgp",
+)
+#: Display names of the metrics in tables and figures.
+METRIC_LABELS = {
+    "fgd": "FGD", "bc": "BC", "density": "Density", "coverage": "Coverage", "dice": "Dice",
+    "ldlj_rel": "LDLJ_rel", "srgr": "SRGR", "pck": "PCK", "mjd": "MJD", "hausdorff": "Hausdorff",
+    "foot_contact": "Foot contact", "sc": "SC", "sgp": "SGP", "chamfer": "Chamfer", "diversity": "Diversity",
+}
+
+
+def metric_label(name: str) -> str:
+    return METRIC_LABELS.get(name, name)

@@ -1,0 +1,160 @@
+"""Study stimuli: the window of each sequence richest in semantic gestures, and records cut to such windows.
+
+The paper rates 15 BEAT2 test sequences, each through the 10-second window holding the most iconic, metaphoric
+and deictic events; every source is shown on the same window. `select_windows` does this over the splits it is
+given (the mini dataset's test split has only 4 sequences, so its synthetic study takes the best window of every
+split's sequences and keeps the 15 richest, test sequences first on ties). An event counts for a window when its
+`sem` interval lies entirely inside it. `cut_window` turns a record into the window's own `SequenceRecord`
+(same id, so ratings and per-sequence tables join on `sequence_id`): motion frames and audio samples of the
+window, and words, semantic intervals and annotations that overlap it, shifted to start at 0 and clipped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from gesturebench.data.annotations_io import sem_label
+from gesturebench.data.records import SAMPLE_RATE, SemInterval, SequenceRecord
+from gesturebench.errors import DataError
+from gesturebench.io import write_atomic
+
+SEMANTIC_CLASSES = ("iconic", "metaphoric", "deictic")
+WINDOW_COLUMNS = ("sequence_id", "split", "start", "end", "semantic_events")
+
+
+@dataclass(frozen=True)
+class Window:
+    """The rated stretch [start, end) seconds of one sequence, and how many semantic events lie inside it."""
+
+    sequence_id: str
+    split: str
+    start: float
+    end: float
+    semantic_events: int = 0
+
+    @property
+    def seconds(self) -> float:
+        return self.end - self.start
+
+
+def interval_class(interval: SemInterval) -> str | None:
+    return interval.label or sem_label(interval.name)
+
+
+def semantic_events(sem: Sequence[SemInterval] | None, start: float, end: float) -> int:
+    """Number of iconic, metaphoric and deictic intervals lying entirely inside [start, end]."""
+    return sum(
+        1 for s in sem or () if interval_class(s) in SEMANTIC_CLASSES and s.start >= start and s.end <= end
+    )
+
+
+def best_window(record: SequenceRecord, split: str, seconds: float, step: float) -> Window | None:
+    """The record's window of `seconds` (starts on a `step` grid) with the most semantic events, earliest on ties.
+
+    None when the sequence is shorter than `seconds`.
+    """
+    duration = record.motion.duration
+    if duration + 1e-9 < seconds:
+        return None
+    starts = np.round(np.arange(0.0, duration - seconds + 1e-9, step), 6)
+    counts = [semantic_events(record.sem, s, s + seconds) for s in starts]
+    best = int(np.argmax(counts))
+    return Window(record.id, split, float(starts[best]), float(starts[best] + seconds), int(counts[best]))
+
+
+def select_windows(splits: dict[str, Sequence[SequenceRecord]], n: int, seconds: float, step: float = 0.5) -> list[Window]:
+    """The `n` sequences whose best window has the most semantic events (ties: split order, then id)."""
+    candidates = []
+    for rank, (split, records) in enumerate(splits.items()):
+        for record in records:
+            window = best_window(record, split, seconds, step)
+            if window is not None:
+                candidates.append((-window.semantic_events, rank, window.sequence_id, window))
+    return [c[-1] for c in sorted(candidates, key=lambda c: c[:3])[:n]]
+
+
+def shift_events(items: Iterable | None, start: float, end: float) -> list | None:
+    """Timed items (dataclasses with `start`/`end`: words, semantic intervals, annotation events) overlapping
+    [start, end], shifted by −start and clipped to the window; other items are kept as they are."""
+    if items is None:
+        return None
+    out = []
+    for item in items:
+        if not (dataclasses.is_dataclass(item) and hasattr(item, "start") and hasattr(item, "end")):
+            out.append(item)
+            continue
+        if item.end <= start or item.start >= end:
+            continue
+        a, b = max(item.start, start) - start, min(item.end, end) - start
+        out.append(dataclasses.replace(item, start=a, end=b))
+    return out
+
+
+def cut_window(record: SequenceRecord, window: Window, index: int) -> SequenceRecord:
+    """`record` restricted to `window` (same id), at position `index` of the study's windows."""
+    fps = record.motion.fps
+    first = round(window.start * fps)
+    motion = record.motion.frames(first, first + round(window.seconds * fps))
+    audio = None
+    if record.audio is not None:
+        a = round(window.start * SAMPLE_RATE)
+        audio = record.audio[a:a + round(window.seconds * SAMPLE_RATE)]
+    return dataclasses.replace(
+        record,
+        motion=motion,
+        audio=audio,
+        words=shift_events(record.words, window.start, window.end),
+        sem=shift_events(record.sem, window.start, window.end),
+        annotations=shift_events(record.annotations, window.start, window.end),
+        index=index,
+        meta={**record.meta, **dataclasses.asdict(window)},
+    )
+
+
+class StudyWindows(Sequence[SequenceRecord]):
+    """The study's window records as a dataset (`ids`, `len`, indexing), ready for `tasks.evaluate.score`."""
+
+    def __init__(self, records: Sequence[SequenceRecord]):
+        self.records = list(records)
+
+    @property
+    def ids(self) -> list[str]:
+        return [r.id for r in self.records]
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def __getitem__(self, i):
+        return self.records[i]
+
+
+def write_windows(path: str | Path, windows: Sequence[Window]) -> None:
+    write_atomic(path, pd.DataFrame([dataclasses.asdict(w) for w in windows], columns=WINDOW_COLUMNS)
+                 .to_csv(index=False))
+
+
+def read_windows(path: str | Path, seconds: float) -> list[Window]:
+    """A windows CSV (``sequence_id, split, start[, end]``; end defaults to start + `seconds`)."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(path, "windows file not found")
+    try:
+        table = pd.read_csv(path, dtype={"sequence_id": str, "split": str})
+    except (ValueError, OSError) as err:
+        raise DataError(path, f"not a readable CSV file ({err})") from err
+    missing = [c for c in ("sequence_id", "split", "start") if c not in table.columns]
+    if missing:
+        raise DataError(path, f"missing column(s) {', '.join(missing)}; need sequence_id, split, start[, end]")
+    if table["sequence_id"].duplicated().any():
+        dup = table.loc[table["sequence_id"].duplicated(), "sequence_id"].iloc[0]
+        raise DataError(path, f"sequence {dup!r} has more than one window (one window per sequence)")
+    end = table["end"] if "end" in table.columns else table["start"] + seconds
+    events = table["semantic_events"] if "semantic_events" in table.columns else [0] * len(table)
+    return [Window(str(i), str(s), float(a), float(b), int(e))
+            for i, s, a, b, e in zip(table["sequence_id"], table["split"], table["start"], end, events)]

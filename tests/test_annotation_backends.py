@@ -1,0 +1,241 @@
+"""The LLM backends against a local fake HTTP server (no key, no internet): a valid answer, malformed JSON,
+a 429 then success, a 500 storm that exhausts the retries, refused credentials; and `task=annotate` killed
+mid-run and resumed, with a planted API key that must appear nowhere in the run's files."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gesturebench.annotation.backends.base import AnnotatorUnavailable
+from gesturebench.annotation.clip import EventClip
+from gesturebench.annotation.events import Event
+from gesturebench.annotation.runner import AnnotationRunner, RetryPolicy
+from gesturebench.annotation.store import AnnotationStore
+from gesturebench.render.clips import Camera
+
+KEY = "sk-planted-0123456789abcdef"
+ANSWER = {"word": "big", "gesture_description": "both hands trace a circle in front of the chest",
+          "contextual_meaning": "size", "class": "iconic", "confidence": 0.8}
+
+
+class FakeLLM:
+    """A local HTTP server speaking just enough of the Gemini and OpenAI APIs; `script` holds the (status, text)
+    of the next responses (the last one repeats); every request is kept with its headers and body."""
+
+    def __init__(self, delay: float = 0.0):
+        self.script: list[tuple[int, str]] = [(200, json.dumps(ANSWER))]
+        self.requests: list[dict] = []
+        self.delay = delay
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("content-length", 0)))
+                fake.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": json.loads(body)})
+                status, text = fake.script.pop(0) if len(fake.script) > 1 else fake.script[0]
+                time.sleep(fake.delay)
+                if status != 200:
+                    payload = {"error": {"code": status, "message": f"fake error {status}", "status": "UNAVAILABLE"}}
+                elif self.path.endswith(":generateContent"):
+                    payload = {"candidates": [{"content": {"role": "model", "parts": [{"text": text}]},
+                                               "finishReason": "STOP"}]}
+                else:
+                    payload = {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
+                               "choices": [{"index": 0, "finish_reason": "stop",
+                                            "message": {"role": "assistant", "content": text}}]}
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                if status == 429:
+                    self.send_header("retry-after", "0")
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def server():
+    fake = FakeLLM()
+    yield fake
+    fake.close()
+
+
+@pytest.fixture(params=["gemini", "openai"])
+def backend(request, server, monkeypatch, tmp_path):
+    """A configured backend pointed at the fake server, with its key planted in the environment."""
+    if request.param == "gemini":
+        pytest.importorskip("google.genai", reason="the gemini backend needs the llm extra (google-genai)")
+        from gesturebench.annotation.backends.gemini import GeminiAnnotator
+
+        monkeypatch.setenv("GEMINI_API_KEY", KEY)
+        annotator = GeminiAnnotator(base_url=server.url, timeout_s=10, camera={"size": 64}, audio=False)
+    else:
+        pytest.importorskip("openai", reason="the openai backend needs the llm extra (openai)")
+        from gesturebench.annotation.backends.openai_compat import OpenAICompatAnnotator
+
+        monkeypatch.setenv("OPENAI_API_KEY", KEY)
+        annotator = OpenAICompatAnnotator(base_url=f"{server.url}/v1", timeout_s=10, camera={"size": 64},
+                                          max_frames=3)
+    return annotator
+
+
+def small_clip(tmp_path: Path, camera: Camera) -> EventClip:
+    rng = np.random.default_rng(0)
+    joints = rng.normal(0, 0.2, (30, 55, 3))
+    joints[:, 16], joints[:, 17] = [0.2, 0.3, 0], [-0.2, 0.3, 0]
+    event = Event("1_wayne_0_1_1", 0, 1.0, 1.2, "big", "05_iconic_l", 0.4, "iconic")
+    return EventClip(event, "reference", 15, 45, 30, "ab" * 32, lambda: joints, camera=camera, clip_dir=tmp_path)
+
+
+def run_one(annotator, tmp_path, attempts=3, invalid_attempts=2):
+    pauses: list[float] = []
+    store = AnnotationStore(tmp_path / "store.jsonl")
+    runner = AnnotationRunner(annotator, store, concurrency=1, sleep=pauses.append,
+                              retry=RetryPolicy(attempts=attempts, initial_delay=0.5, max_delay=4.0,
+                                                invalid_attempts=invalid_attempts))
+    summary = runner.run([small_clip(tmp_path, annotator.camera)], total=1)
+    return summary, store, pauses
+
+
+def test_valid_answer(backend, server, tmp_path):
+    _, store, pauses = run_one(backend, tmp_path)
+    (record,) = store.records()
+    assert record.status == "ok" and record.gesture_class == "iconic" and record.confidence == 0.8
+    assert record.annotator == backend.name and record.prompt_sha256 == backend.fingerprint()
+    assert len(server.requests) == 1 and pauses == []
+    request = server.requests[0]
+    text = json.dumps(request["body"])
+    assert "Annotate ONLY the target interval" in text
+    if backend.name == "gemini":
+        assert request["path"].endswith("models/gemini-2.5-pro:generateContent")
+        assert request["headers"]["x-goog-api-key"] == KEY
+        assert "video/mp4" in text and request["body"]["generationConfig"]["responseMimeType"] == "application/json"
+    else:
+        assert request["path"] == "/v1/chat/completions"
+        assert request["headers"]["authorization"] == f"Bearer {KEY}"
+        assert text.count("data:image/jpeg;base64,") == 3  # 1 s at 4 frames/s, capped at max_frames=3
+
+
+def test_malformed_json_is_asked_again_then_stored_invalid(backend, server, tmp_path):
+    server.script = [(200, '{"word": "big", "class": "iconic"')]
+    summary, store, _ = run_one(backend, tmp_path, invalid_attempts=2)
+    (record,) = store.records()
+    assert record.status == "invalid" and record.gesture_class is None
+    assert record.raw == '{"word": "big", "class": "iconic"' and "not JSON" in record.error
+    assert len(server.requests) == 2 and summary.counts["invalid"] == 1
+
+
+def test_answer_outside_the_schema_is_invalid(backend, server, tmp_path):
+    server.script = [(200, json.dumps({**ANSWER, "class": "emblem"}))]
+    _, store, _ = run_one(backend, tmp_path, invalid_attempts=1)
+    (record,) = store.records()
+    assert record.status == "invalid" and "class" in record.error and len(server.requests) == 1
+
+
+def test_rate_limit_then_success(backend, server, tmp_path):
+    server.script = [(429, ""), (200, json.dumps(ANSWER))]
+    _, store, pauses = run_one(backend, tmp_path)
+    assert [r.status for r in store.records()] == ["ok"]
+    assert len(server.requests) == 2
+    assert len(pauses) == 1 and 0.25 <= pauses[0] <= 0.5  # first back-off: uniform in [d/2, d], d = 0.5 s
+
+
+def test_server_error_storm_exhausts_the_retries(backend, server, tmp_path):
+    server.script = [(500, "")]
+    summary, store, pauses = run_one(backend, tmp_path, attempts=4)
+    (record,) = store.records()
+    assert record.status == "error" and "gave up after 4 attempts" in record.error and "500" in record.error
+    assert len(server.requests) == 4 and summary.counts["error"] == 1
+    assert len(pauses) == 3 and all(d / 2 <= p <= d for p, d in zip(pauses, (0.5, 1.0, 2.0)))
+    assert KEY not in record.error
+    server.script = [(200, json.dumps(ANSWER))]  # an error is not final: the next run asks again
+    summary, store, _ = run_one(backend, tmp_path)
+    assert summary.counts["ok"] == 1 and store.latest()[record.event_id].status == "ok"
+
+
+def test_refused_credentials_stop_the_run(backend, server, tmp_path):
+    server.script = [(401, "")]
+    with pytest.raises(AnnotatorUnavailable, match="credentials refused"):
+        run_one(backend, tmp_path)
+    assert len(server.requests) == 1
+
+
+def test_missing_key_names_the_variable(backend, monkeypatch, tmp_path):
+    monkeypatch.delenv(backend.api_key_env)
+    with pytest.raises(AnnotatorUnavailable, match=backend.api_key_env):
+        run_one(backend, tmp_path)
+
+
+# ------------------------------------------------------------------------------------------ task=annotate
+
+
+def _launch(*overrides: str, env: dict) -> subprocess.Popen:
+    from gesturebench.config import repo_root
+
+    run_env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
+    run_env.update({"WANDB_MODE": "offline", "WANDB_SILENT": "true", **env})
+    cmd = [sys.executable, str(repo_root() / "launch.py"), "trainer.enable_progress_bar=false", *overrides]
+    return subprocess.Popen(cmd, cwd=repo_root(), env=run_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
+
+
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+@pytest.mark.slow
+def test_killed_annotate_run_resumes_without_duplicates_and_leaks_no_key(tmp_path):
+    pytest.importorskip("google.genai", reason="the gemini backend needs the llm extra (google-genai)")
+    fake = FakeLLM(delay=0.3)
+    try:
+        store_root = tmp_path / "store"
+        common = ("task=annotate", "annotator=gemini", f"annotator.base_url={fake.url}", "annotator.camera.size=64",
+                  "dataset.max_sequences=1", "task.concurrency=1", f"task.store_root={store_root}")
+        store = store_root / "reference" / "gemini.jsonl"
+        first = _launch(*common, f"hydra.run.dir={tmp_path / 'run1'}", env={"GEMINI_API_KEY": KEY})
+        deadline = time.time() + 240
+        while len(_lines(store)) < 2 and first.poll() is None and time.time() < deadline:
+            time.sleep(0.2)
+        assert first.poll() is None, f"the run ended before it could be killed: {first.communicate()[0][-2000:]}"
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait()
+        killed = _lines(store)
+        assert 2 <= len(killed) < 6
+
+        second = _launch(*common, f"hydra.run.dir={tmp_path / 'run2'}", env={"GEMINI_API_KEY": KEY})
+        output = second.communicate(timeout=300)[0]
+        assert second.returncode == 0, output[-3000:]
+        records = _lines(store)
+        ids = [r["event_id"] for r in records]
+        assert len(ids) == len(set(ids)) == 6  # the sequence's 6 events, each exactly once
+        assert records[: len(killed)] == killed and {r["status"] for r in records} == {"ok"}
+        summary = json.loads((tmp_path / "run2" / "annotate.json").read_text())
+        assert summary["skipped"] == len(killed) and summary["ok"] == 6 - len(killed)
+        assert len(fake.requests) == 6 and all(r["headers"]["x-goog-api-key"] == KEY for r in fake.requests)
+        assert list((tmp_path / "run2" / "wandb").glob("offline-run-*"))
+        leaks = [p for p in tmp_path.rglob("*") if p.is_file() and KEY.encode() in p.read_bytes()]
+        assert leaks == [] and KEY not in output
+    finally:
+        fake.close()

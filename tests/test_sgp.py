@@ -1,0 +1,256 @@
+"""SGP (metrics/sgp.py) and the kinematic annotator on mini-BEAT2: values checked against hand-made stores,
+independent recomputation and the generator's known gesture classes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from sklearn.metrics import confusion_matrix
+
+from gesturebench.annotation.backends.kinematic import KinematicAnnotator
+from gesturebench.annotation.backends.replay import ReplayAnnotator
+from gesturebench.annotation.clip import make_clip
+from gesturebench.annotation.events import collect_events
+from gesturebench.annotation.schema import (
+    GESTURE_CLASSES,
+    SEMANTIC_CLASSES,
+    AnnotationRecord,
+)
+from gesturebench.annotation.store import AnnotationStore, store_path
+from gesturebench.body.output import BodyOutput
+from gesturebench.data.records import Motion, SemInterval
+from gesturebench.metrics.context import MetricContext
+from gesturebench.metrics.pair import MotionPair
+from gesturebench.metrics.sgp import SemanticGesturePreservation, clip_sgp
+from gesturebench.models.perturbed import Perturbed
+from tests.distributed import run_distributed
+
+FPS = 30
+
+
+def context(cache_dir: Path) -> MetricContext:
+    return MetricContext("test", split=lambda name: [], cache_dir=cache_dir, checkpoints_dir=cache_dir,
+                         body_model=None)
+
+
+def pair(index: int, seq: str, generated: Motion, reference: Motion, gen_joints, ref_joints, sem, words=None,
+         model="model") -> MotionPair:
+    return MotionPair(index=index, sequence_id=seq, generated=generated, reference=reference,
+                      gen_body=BodyOutput(torch.as_tensor(gen_joints), None),
+                      ref_body=BodyOutput(torch.as_tensor(ref_joints), None), sem=sem, words=words, model_name=model)
+
+
+def still_motion(n: int) -> Motion:
+    return Motion(np.zeros((n, 165)), np.zeros((n, 3)), np.zeros(10), np.zeros((n, 100)))
+
+
+# ------------------------------------------------------------------------------------------ pure maths
+
+
+def test_clip_sgp_by_hand():
+    assert clip_sgp(["iconic", "beat", "deictic", "beat"]) == 0.5
+    assert clip_sgp(["beat", None, "none"]) == 0.5  # the invalid one is excluded
+    assert clip_sgp([None, None]) is None
+    assert clip_sgp([]) is None
+    assert clip_sgp(["uncertain"]) == 1.0  # only beat counts as a collapse
+
+
+# ------------------------------------------------------------------------------------------ hand-made store
+
+# (reference class or "invalid", generated class or "invalid") per event; None: a sequence without a sem file.
+HAND_MADE = {
+    "a": [("iconic", "beat"), ("beat", "beat"), ("deictic", "deictic"), ("metaphoric", "invalid")],
+    "b": [("beat", "iconic"), ("none", "beat")],  # no valid event: excluded
+    "c": [("metaphoric", "none"), ("iconic", "uncertain"), ("uncertain", "beat")],
+    "d": None,  # no sem: excluded, not scored
+    "e": [("deictic", "invalid")],  # its only valid event is invalid: excluded, counted
+    "f": [("invalid", "beat"), ("iconic", "beat"), ("metaphoric", "metaphoric"), ("deictic", "iconic")],
+}
+# a: valid iconic, deictic, metaphoric → beat, deictic, (invalid) → 1 − 1/2; c: none, uncertain → 1;
+# f: the invalid reference is not valid; beat, metaphoric, iconic → 1 − 1/3.
+HAND_SGP = np.mean([0.5, 1.0, 2 / 3])
+HAND_INVALID = 2
+HAND_CLASSES = {"beat": 2, "deictic": 1, "none": 1, "uncertain": 1, "metaphoric": 1, "iconic": 1}
+
+
+def _record(event, source, cls) -> AnnotationRecord:
+    common = {"event_id": event.id, "sequence_id": event.sequence_id, "start": event.start, "end": event.end,
+              "source": source, "annotator": "manual", "annotator_model": "person", "prompt_sha256": ""}
+    if cls == "invalid":
+        return AnnotationRecord(**common, status="invalid", error="answer not JSON", raw="{oops")
+    return AnnotationRecord(**common, status="ok", word="w", gesture_description="d", contextual_meaning="m",
+                            gesture_class=cls, confidence=1.0)
+
+
+def hand_made(root: Path) -> list[MotionPair]:
+    """Stores under `root` for HAND_MADE and the pairs whose events they annotate (motion is never looked at)."""
+    pairs = []
+    ref, gen = AnnotationStore(store_path(root, "reference", "manual")), AnnotationStore(store_path(root, "model", "manual"))
+    for index, (seq, spec) in enumerate(HAND_MADE.items()):
+        sem = None if spec is None else [SemInterval("x", 2.0 * i + 1, 2.0 * i + 2, 0.5, f"k{i}") for i in range(len(spec))]
+        for event, (r, g) in zip(collect_events(seq, sem), spec or []):
+            ref.append(_record(event, "reference", r))
+            gen.append(_record(event, "model", g))
+        m = still_motion(300)
+        zeros = np.zeros((300, 55, 3), np.float32)
+        pairs.append(pair(index, seq, m, m, zeros, zeros, sem))
+    return pairs
+
+
+def replay_metric(root: Path) -> SemanticGesturePreservation:
+    metric = SemanticGesturePreservation(annotator=ReplayAnnotator(of="manual"), store_root=str(root))
+    metric.prepare(context(root))
+    return metric
+
+
+def test_hand_made_store_gives_the_hand_computed_sgp(tmp_path):
+    pairs = hand_made(tmp_path)
+    metric = replay_metric(tmp_path)
+    for p in pairs:
+        metric.update(p)
+    out = metric.compute()
+    assert out["sgp"] == pytest.approx(HAND_SGP, abs=1e-12)
+    assert out["sgp_invalid"] == HAND_INVALID
+    assert out["sgp_events"] == sum(HAND_CLASSES.values())
+    for c in GESTURE_CLASSES:
+        assert out[f"sgp_class_{c}"] == pytest.approx(HAND_CLASSES.get(c, 0) / 7)
+    rows = metric.per_sequence()
+    assert set(rows) == {0, 1, 2, 4, 5}  # d (no sem) has no row
+    assert rows[0]["sgp"] == 0.5 and rows[0]["sgp_invalid"] == 1
+    assert np.isnan(rows[1]["sgp"]) and np.isnan(rows[4]["sgp"]) and rows[4]["sgp_invalid"] == 1
+    assert int(metric.missing) == 1 and metric.skip_reason() is None
+
+
+def test_replay_errors_on_a_missing_event(tmp_path):
+    pairs = hand_made(tmp_path)
+    extra = pairs[0].sem + [SemInterval("x", 8.5, 9.0, 0.5, "new")]
+    metric = replay_metric(tmp_path)
+    with pytest.raises(Exception, match="no annotation of event"):
+        metric.update(pair(0, "a", pairs[0].generated, pairs[0].reference, pairs[0].gen_body.joints,
+                           pairs[0].ref_body.joints, extra))
+
+
+def test_no_valid_event_gives_none_with_a_reason(tmp_path):
+    pairs = hand_made(tmp_path)
+    metric = replay_metric(tmp_path)
+    metric.update(pairs[1])
+    out = metric.compute()
+    assert out["sgp"] is None and "no clip had a valid semantic event" in metric.skip_reason()
+
+
+def _ddp_worker(rank: int, world: int, root: str) -> dict:
+    pairs = hand_made(Path(root) / f"rank{rank}")
+    metric = replay_metric(Path(root) / f"rank{rank}")
+    for p in pairs[rank::world]:
+        metric.update(p)
+    out = metric.compute()
+    with metric.sync_context():
+        out["per_sequence"] = metric.per_sequence()
+    return out
+
+
+def test_distributed_equals_one_process(tmp_path):
+    ddp = run_distributed(_ddp_worker, str(tmp_path), world_size=2)
+    assert ddp["sgp"] == pytest.approx(HAND_SGP, abs=1e-12)
+    assert ddp["sgp_invalid"] == HAND_INVALID
+    assert sorted(ddp["per_sequence"]) == [0, 1, 2, 4, 5]
+
+
+# ------------------------------------------------------------------------------------------ mini-BEAT2
+
+
+class WindowJoints:
+    """Joints of only the event windows of a motion (zeros elsewhere), cached by the window's motion hash:
+    what SGP reads, at a fraction of a full-sequence body-model forward."""
+
+    def __init__(self):
+        from gesturebench.body.model import BodyModel
+
+        self.body_model = BodyModel()
+        self.cache: dict[str, np.ndarray] = {}
+
+    def __call__(self, motion: Motion, events) -> np.ndarray:
+        out = np.zeros((motion.n_frames, 55, 3), np.float32)
+        for event in events:
+            f0, f1 = event.window(motion.n_frames, motion.fps)
+            window = motion.frames(f0, f1)
+            key = window.content_hash()
+            if key not in self.cache:
+                self.cache[key] = self.body_model(window, vertices=False).joints.numpy()
+            out[f0:f1] = self.cache[key]
+        return out
+
+
+@pytest.fixture(scope="module")
+def mini_test():
+    from gesturebench.config import repo_root
+    from gesturebench.data.beat2 import Beat2Dataset
+    from gesturebench.data.mini import ensure_mini_beat2
+
+    torch.set_num_threads(1)
+    root = ensure_mini_beat2(repo_root() / "data" / "mini_beat2_default")
+    dataset = Beat2Dataset(root, "test", load_audio=False)
+    records = [dataset[i] for i in range(len(dataset))]
+    joints = WindowJoints()
+    reference = [joints(r.motion, collect_events(r.id, r.sem, r.words)) for r in records]
+    return records, reference, joints
+
+
+def _mini_pairs(records, reference, joints, model=None):
+    out = []
+    for r, ref in zip(records, reference):
+        generated = r.motion if model is None else model.generate(r)
+        gen = ref if model is None else joints(generated, collect_events(r.id, r.sem, r.words))
+        out.append(pair(r.index, r.id, generated, r.motion, gen, ref, r.sem, r.words,
+                        model="ground_truth" if model is None else model.name))
+    return out
+
+
+def test_kinematic_separates_semantic_from_beat_on_mini_test(mini_test):
+    records, reference, _ = mini_test
+    annotator = KinematicAnnotator()
+    truth, predicted = [], []
+    for r, joints in zip(records, reference):
+        for event in collect_events(r.id, r.sem, r.words):
+            clip = make_clip(event, "reference", r.motion, lambda a, b, j=joints: j[a:b])
+            truth.append(event.label)
+            predicted.append(annotator.ask(clip).gesture_class)
+    semantic = [t in SEMANTIC_CLASSES for t in truth]
+    accuracy = np.mean([s == (p in SEMANTIC_CLASSES) for s, p in zip(semantic, predicted)])
+    labels = ["iconic", "metaphoric", "deictic", "beat", "none"]
+    print("\nkinematic annotator, mini-BEAT2 test split (rows: true class, columns: predicted):")
+    print(labels, "\n", confusion_matrix(truth, predicted, labels=labels))
+    assert len(truth) >= 20 and {"beat"} < set(truth)
+    assert accuracy >= 0.85
+
+
+def test_ground_truth_sgp_is_high_and_reference_store_is_written(mini_test, tmp_path):
+    records, reference, joints = mini_test
+    metric = SemanticGesturePreservation(store_root=str(tmp_path))
+    metric.prepare(context(tmp_path))
+    for p in _mini_pairs(records, reference, joints):
+        metric.update(p)
+    out = metric.compute()
+    assert out["sgp"] >= 0.9 and out["sgp_invalid"] == 0
+    stored = AnnotationStore(store_path(tmp_path, "reference", "kinematic")).records()
+    assert len(stored) == sum(len(r.sem) for r in records) and {s.status for s in stored} == {"ok"}
+    again = SemanticGesturePreservation(store_root=str(tmp_path))  # reuses the store: nothing appended
+    again.prepare(context(tmp_path))
+    again.update(_mini_pairs(records[:1], reference[:1], joints)[0])
+    assert len(AnnotationStore(store_path(tmp_path, "reference", "kinematic")).records()) == len(stored)
+
+
+@pytest.mark.parametrize("fraction", [0.25, 0.5, 1.0])
+def test_beat_collapse_lowers_sgp_by_its_fraction(mini_test, tmp_path, fraction):
+    records, reference, joints = mini_test
+    scores = {}
+    for model in (None, Perturbed(name=f"collapse_{fraction}", kind="beat_collapse", level=fraction)):
+        metric = SemanticGesturePreservation(store_root=str(tmp_path))
+        metric.prepare(context(tmp_path))
+        for p in _mini_pairs(records, reference, joints, model):
+            metric.update(p)
+        scores[model is None] = metric.compute()["sgp"]
+    assert scores[True] - scores[False] == pytest.approx(fraction, abs=0.1)

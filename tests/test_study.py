@@ -1,0 +1,421 @@
+"""Perceptual-study analysis on in-memory tables: ratings validation, QC, correlations, composites, windows,
+the synthetic study's recovery, and the composite metrics (no evaluation run; each test takes seconds)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from scipy import stats
+from scipy.ndimage import gaussian_filter1d
+
+from gesturebench.body.output import BodyOutput
+from gesturebench.data.records import (
+    SAMPLE_RATE,
+    Motion,
+    SemInterval,
+    SequenceRecord,
+    Word,
+)
+from gesturebench.encoders.checkpoint import motion_ae_path, save_motion_ae
+from gesturebench.encoders.motion_ae import MotionAutoencoder
+from gesturebench.encoders.motion_ae_training import MotionAEConfig
+from gesturebench.errors import ConfigError, GestureBenchError
+from gesturebench.metrics.composite import CompositeRatings, PerSequence
+from gesturebench.metrics.context import MetricContext
+from gesturebench.metrics.distribution import FGD, Coverage
+from gesturebench.metrics.joint_error import PCK, MeanJointDistance
+from gesturebench.metrics.pair import MotionPair
+from gesturebench.study.analysis import AnalysisOptions, analyze
+from gesturebench.study.composites import (
+    composites_document,
+    fit_composite,
+    out_of_fold,
+)
+from gesturebench.study.correlation import adjust, correlation_table, holm, spearman_rho
+from gesturebench.study.quality import kept_ratings, participant_qc, qc_summary
+from gesturebench.study.ratings import (
+    RatingsError,
+    read_ratings,
+    require_valid,
+    write_ratings,
+)
+from gesturebench.study.schema import COLUMNS, DIMENSIONS, PREDICTORS
+from gesturebench.study.synthetic import SyntheticStudy, generate_study
+from gesturebench.study.windows import Window, cut_window, select_windows
+
+SOURCES = ["ground_truth", "a", "b", "c", "d"]
+SEQUENCES = [f"s{i:02d}" for i in range(15)]
+FAST = {"bootstrap": 200, "permutations": 19}
+
+
+# ---------- ratings file ----------
+
+def write_csv(path, rows: list[str]) -> None:
+    path.write_text("\n".join([",".join(COLUMNS), *rows]) + "\n")
+
+
+def test_bad_rows_are_refused_with_their_line_numbers(tmp_path):
+    path = tmp_path / "ratings.csv"
+    write_csv(path, [
+        "p1,muted,a,s00,hl,5,",          # line 2: fine
+        "p1,muted,a,s00,md,9,",          # line 3: rating outside 1-7
+        "p1,muted,zz,s00,ae,4,",         # line 4: unknown source
+        "p2,audio,b,s01,st,6,",          # line 5: fine
+        "p2,audio,b,s01,hl,3,",          # line 6: hl is a muted dimension
+        "p2,audio,b,s01,attention,,true",  # line 7: fine attention check
+    ])
+    ratings = read_ratings(path, sources=SOURCES, sequences=SEQUENCES)
+    assert [line for line, _ in ratings.invalid] == [3, 4, 6]
+    with pytest.raises(RatingsError) as err:
+        require_valid(ratings, drop_invalid=False)
+    message = str(err.value)
+    assert "\n" not in message and str(path) in message
+    assert "line(s) 3, 4, 6 " in message
+    assert "less than or equal to 7" in message and "unknown source 'zz'" in message
+    assert "'hl' is not rated in condition 'audio'" in message
+    kept = require_valid(ratings, drop_invalid=True)
+    assert kept["line"].tolist() == [2, 5, 7]
+    assert kept["rating"].tolist()[:2] == [5, 6] and bool(kept["passed"].iloc[2])
+
+
+def test_other_row_problems_and_missing_columns(tmp_path):
+    path = tmp_path / "ratings.csv"
+    write_csv(path, [
+        "p1,muted,a,s00,hl,4.0,",        # 2: "4.0" is the integer 4
+        "p1,muted,a,s00,hl,4.5,",        # 3: not an integer
+        "p1,muted,a,s99,hl,4,",          # 4: unknown sequence
+        "p1,muted,,,attention,,",        # 5: attention check without passed
+        "p1,audio,a,s00,st,4,",          # 6: p1 already rated muted
+        "p3,loud,a,s00,hl,4,",           # 7: unknown condition
+        "p3,muted,a,s00,xx,4,",          # 8: unknown dimension
+        "p4,muted,a,s00,hl,,",           # 9: missing rating
+    ])
+    ratings = read_ratings(path, sources=SOURCES, sequences=SEQUENCES)
+    assert [line for line, _ in ratings.invalid] == [3, 4, 5, 6, 7, 8, 9]
+    assert ratings.frame["line"].tolist() == [2] and ratings.frame["rating"].iloc[0] == 4
+    bad = tmp_path / "bad.csv"
+    bad.write_text("participant_id,condition,source\np1,muted,a\n")
+    with pytest.raises(GestureBenchError, match="missing column"):
+        read_ratings(bad)
+
+
+# ---------- quality control ----------
+
+def test_exclusion_follows_two_or_more_failed_checks():
+    rows = []
+    for pid, fails in (("p0", 0), ("p1", 1), ("p2", 2), ("p3", 3)):
+        rows.append((pid, "muted", "a", "s00", "hl", 4, None))
+        rows += [(pid, "muted", "", "", "attention", None, i >= fails) for i in range(3)]
+    rows.append(("q0", "audio", "a", "s00", "st", 5, None))  # no checks at all: kept
+    ratings = pd.DataFrame(rows, columns=list(COLUMNS))
+    qc = participant_qc(ratings, exclude_at=2).set_index("participant_id")
+    assert qc["failed"].to_dict() == {"p0": 0, "p1": 1, "p2": 2, "p3": 3, "q0": 0}
+    assert qc.index[qc["excluded"]].tolist() == ["p2", "p3"]
+    assert qc.at["p2", "reason"] == "failed 2 of 3 attention checks (>= 2)"
+    assert set(kept_ratings(ratings, qc.reset_index())["participant_id"]) == {"p0", "p1", "q0"}
+    assert (kept_ratings(ratings, qc.reset_index())["dimension"] != "attention").all()
+    summary = qc_summary(qc.reset_index()).set_index("condition")
+    assert summary.loc["muted", ["recruited", "excluded", "kept", "ratings_kept"]].tolist() == [4, 2, 2, 2]
+    assert participant_qc(ratings, exclude_at=3).query("excluded")["participant_id"].tolist() == ["p3"]
+
+
+# ---------- correlations ----------
+
+def test_spearman_values_and_p_values_equal_scipy():
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame(rng.normal(size=(40, 3)), columns=["x", "y", "z"])
+    frame["y"] += frame["x"]
+    frame.loc[5, "z"] = np.nan                           # pairwise omission
+    frame["t"] = np.round(frame["x"], 0)                 # ties
+    table = correlation_table(frame, [("x", "y"), ("x", "z"), ("t", "y")], ("a", "b"), n_resamples=100)
+    for row in table.itertuples():
+        ok = frame[[row.a, row.b]].dropna()
+        ref = stats.spearmanr(ok[row.a], ok[row.b])
+        assert row.n == len(ok)
+        assert row.rho == pytest.approx(ref.statistic, abs=1e-12)
+        assert row.p == pytest.approx(ref.pvalue, rel=1e-10)
+        assert row.ci_low <= row.rho <= row.ci_high
+    x = rng.normal(size=(7, 25))
+    y = x + rng.normal(size=(7, 25))
+    expected = [stats.spearmanr(a, b).statistic for a, b in zip(x, y)]
+    assert np.allclose(spearman_rho(x, y, axis=-1), expected)
+
+
+def test_holm_and_bh_corrections():
+    p = np.array([0.01, 0.04, 0.03, 0.005, 0.5])
+    m = len(p)
+    order = np.argsort(p)
+    brute = np.empty(m)
+    running = 0.0
+    for rank, i in enumerate(order):  # Holm's definition, step by step
+        running = max(running, min(1.0, (m - rank) * p[i]))
+        brute[i] = running
+    assert np.allclose(holm(p), brute)
+    assert np.allclose(adjust(p, "bh"), stats.false_discovery_control(p, method="bh"))
+    assert np.isnan(adjust([0.01, np.nan], "holm")[1]) and adjust([0.01, np.nan], "holm")[0] == 0.01
+
+
+# ---------- composites: cross-validation without leakage ----------
+
+def direct_loop(X, y, folds, alpha=None, leaky=False):
+    """Out-of-fold predictions refitting the z-scoring and (ridge-penalised) least squares without each fold."""
+    pred = np.empty(len(y))
+    for test in folds:
+        train = np.setdiff1d(np.arange(len(y)), test)
+        fit_rows = np.arange(len(y)) if leaky else train
+        mean, sd = X[fit_rows].mean(0), X[fit_rows].std(0)
+        z = (X - mean) / sd
+        A = np.column_stack([np.ones(len(train)), z[train]])
+        if alpha is None:
+            beta = np.linalg.lstsq(A, y[train], rcond=None)[0]
+        else:  # ridge with unpenalised intercept: centre, solve, recover the intercept
+            zc, yc = z[train] - z[train].mean(0), y[train] - y[train].mean()
+            coef = np.linalg.solve(zc.T @ zc + alpha * np.eye(X.shape[1]), zc.T @ yc)
+            beta = np.r_[y[train].mean() - z[train].mean(0) @ coef, coef]
+        pred[test] = np.column_stack([np.ones(len(test)), z[test]]) @ beta
+    return pred
+
+
+def test_loocv_predictions_equal_a_direct_refit_loop_and_ignore_the_held_out_row():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(24, 3))
+    y = X @ [1.0, -0.5, 0.2] + rng.normal(0, 0.3, 24)
+    X[7, 0] = 1e6  # a huge value in one row: only the folds that train on it may see it
+    loo = [np.array([i]) for i in range(24)]
+    assert np.allclose(out_of_fold(X, y), direct_loop(X, y, loo), rtol=1e-9, atol=1e-9)
+    ridge = out_of_fold(X, y, alpha=2.0)
+    assert np.allclose(ridge, direct_loop(X, y, loo, alpha=2.0), rtol=1e-9, atol=1e-9)
+    leaky = direct_loop(X, y, loo, alpha=2.0, leaky=True)  # scaler fitted on all rows, the held-out one included
+    assert abs(ridge[7] - leaky[7]) > 1.0  # the row's own fold must not scale with its value
+    groups = np.repeat(np.arange(6), 4)
+    by_group = [np.flatnonzero(groups == g) for g in range(6)]
+    assert np.allclose(out_of_fold(X, y, groups), direct_loop(X, y, by_group), rtol=1e-9, atol=1e-9)
+
+
+# ---------- synthetic study: the analysis recovers its generative model ----------
+
+MODEL = {
+    "hl": {"intercept": 4.5, "weights": {"ldlj_rel": -1.0}},
+    "md": {"intercept": 4.0, "weights": {"coverage": 0.8, "fgd": -0.8}},
+    "ae": {"intercept": 4.5, "weights": {"ldlj_rel": -0.8, "foot_contact": -0.8}},
+    "st": {"intercept": 4.0, "weights": {"bc": 0.8, "coverage": 0.8}},
+    "cm": {"intercept": 4.0, "weights": {"srgr": 0.8, "sgp": 0.8}},
+}
+
+
+@pytest.fixture(scope="module")
+def metrics_table():
+    """Independent standard-normal metric values for 5 sources × 15 sequences; `sc` null everywhere."""
+    rng = np.random.default_rng(1)
+    index = pd.MultiIndex.from_product([SOURCES, SEQUENCES], names=["source", "sequence_id"])
+    table = pd.DataFrame(rng.normal(size=(75, len(PREDICTORS))), index=index, columns=list(PREDICTORS))
+    table["sc"] = np.nan
+    table["chamfer"] = rng.normal(size=75)  # not a predictor: ignored
+    return table
+
+
+@pytest.fixture(scope="module")
+def synthetic(metrics_table, tmp_path_factory):
+    study = SyntheticStudy.from_mapping({"model": MODEL, "seed": 5})
+    ratings, notes = generate_study(metrics_table, "ground_truth", study)
+    path = tmp_path_factory.mktemp("study") / "ratings.csv"
+    write_ratings(path, ratings)
+    read = read_ratings(path, sources=SOURCES, sequences=SEQUENCES)
+    return ratings, notes, read, analyze(require_valid(read, False), metrics_table, AnalysisOptions(**FAST))
+
+
+def test_synthetic_ratings_file_is_valid_and_complete(synthetic):
+    ratings, notes, read, result = synthetic
+    assert not read.invalid and not notes
+    assert len(read.frame) == len(ratings)
+    qc = result.tables["qc_summary"].set_index("condition")
+    assert qc.loc["muted", ["recruited", "excluded", "kept"]].tolist() == [51, 2, 49]
+    assert qc.loc["audio", ["recruited", "excluded", "kept"]].tolist() == [53, 1, 52]
+    checks = ratings[ratings["dimension"] == "attention"]
+    failed = (~checks["passed"].astype(bool)).groupby(checks["participant_id"]).sum()
+    assert set(failed[failed >= 2].index) == set(result.tables["qc_participants"].query("excluded")["participant_id"])
+    clips = result.tables["clip_ratings"]
+    assert len(clips) == 75 * 5 and clips["n"].min() >= 10  # every clip rated on every dimension
+
+
+def test_analysis_recovers_the_generative_model(synthetic):
+    *_, result = synthetic
+    fig3 = result.tables["figure3_metric_correlations"]
+    for d, spec in MODEL.items():
+        rows = fig3[fig3["dimension"] == d].assign(abs_rho=lambda t: t["rho"].abs()).sort_values("abs_rho")
+        top = rows.tail(len(spec["weights"]))
+        assert set(top["metric"]) == set(spec["weights"]), d
+        for m, w in spec["weights"].items():
+            row = top.set_index("metric").loc[m]
+            assert np.sign(row["rho"]) == np.sign(w) and row["p_holm"] < 0.001, (d, m)
+    table3 = result.tables["table3_composites"].set_index("dimension")
+    assert (table3["n"] == 60).all() and (table3["predictors"] == 12).all()
+    for d, spec in MODEL.items():
+        assert table3.at[d, "best_metric"] in spec["weights"]
+        if len(spec["weights"]) > 1:  # two equal terms: the composite must beat either metric alone
+            assert table3.at[d, "delta_abs_rho"] > 0.1, d
+            assert table3.at[d, "group_delta_abs_rho"] > 0.1, d
+            assert table3.at[d, "permutation_p"] <= 0.05, d
+        else:  # one term: nothing to gain
+            assert table3.at[d, "delta_abs_rho"] < 0.05, d
+    assert result.left_out == {"sc": "null for every generated clip"}
+    table2 = result.tables["table2_dimension_correlations"]
+    assert (table2["n_generated"] == 60).all() and (table2["n_all"] == 75).all()
+    hl_ae = table2.set_index(["dimension_a", "dimension_b"]).loc[("hl", "ae")]
+    assert hl_ae["rho_generated"] > 0.4  # both built from ldlj_rel
+    json.dumps(result.summary(), allow_nan=False)
+
+
+def test_fitted_composite_reproduces_its_in_sample_fit(synthetic, metrics_table):
+    *_, result = synthetic
+    obs = result.tables["observations"]
+    generated = obs[~obs["reference"]]
+    hl = result.composites["hl"]
+    X = generated[hl["predictors"]].to_numpy(float)
+    fitted = fit_composite(X, generated["hl"].to_numpy(float), hl["predictors"])
+    assert fitted == hl
+    z = (X - X.mean(0)) / X.std(0)
+    beta = np.linalg.lstsq(np.column_stack([np.ones(len(z)), z]), generated["hl"].to_numpy(float), rcond=None)[0]
+    assert np.allclose(hl["coef"], beta[1:]) and hl["intercept"] == pytest.approx(beta[0])
+
+
+def test_a_model_term_without_its_metric_is_dropped_with_a_note(metrics_table):
+    study = SyntheticStudy.from_mapping({"model": MODEL})
+    ratings, notes = generate_study(metrics_table.drop(columns=["sgp"]), "ground_truth", study)
+    assert notes == ["synthetic model: term +0.8·z(sgp) of cm dropped (sgp is not computed for every clip)"]
+    assert set(ratings["dimension"]) == {*DIMENSIONS, "attention"}
+    with pytest.raises(ConfigError, match="missing"):
+        SyntheticStudy.from_mapping({"model": {"hl": {}}})
+
+
+# ---------- study windows ----------
+
+def record(seconds: float, sem: list[SemInterval]) -> SequenceRecord:
+    n = int(seconds * 30)
+    poses = np.arange(n * 165, dtype=np.float32).reshape(n, 165)
+    motion = Motion(poses, np.zeros((n, 3)), np.zeros(10), np.zeros((n, 100)))
+    audio = np.arange(int(seconds * SAMPLE_RATE), dtype=np.float32)
+    words = [Word("a", 1.0, 1.5), Word("b", 11.8, 12.4), Word("c", 20.0, 20.5)]
+    return SequenceRecord("1_x_0_1_1", 1, motion, audio, words, sem)
+
+
+def test_windows_take_the_most_semantic_events_and_cut_everything():
+    sem = [SemInterval(name, a, b, 0.5) for name, a, b in [
+        ("05_iconic_h", 1.0, 2.0), ("01_beat_align", 3.0, 4.0),
+        ("02_deictic_l", 12.5, 13.0), ("08_metaphoric_m", 14.0, 15.0), ("07_iconic_h", 20.5, 21.5),
+        ("02_deictic_m", 11.9, 12.2),
+    ]]
+    rec = record(30.0, sem)
+    (w,) = select_windows({"test": [rec]}, n=1, seconds=10.0, step=0.5)
+    assert (w.start, w.end, w.semantic_events) == (11.5, 21.5, 4)
+    cut = cut_window(rec, w, index=3)
+    assert cut.id == rec.id and cut.index == 3 and cut.meta["start"] == 11.5
+    assert np.array_equal(cut.motion.poses, rec.motion.poses[345:645])
+    assert np.array_equal(cut.audio, rec.audio[184000:344000])
+    assert [(x.word, x.start, x.end) for x in cut.words] == [("b", pytest.approx(0.3), pytest.approx(0.9)),
+                                                             ("c", pytest.approx(8.5), pytest.approx(9.0))]
+    assert [s.name for s in cut.sem] == ["02_deictic_l", "08_metaphoric_m", "07_iconic_h", "02_deictic_m"]
+    assert cut.sem[2].start == pytest.approx(9.0) and cut.sem[2].end == pytest.approx(10.0)
+    short = record(5.0, sem)
+    assert select_windows({"test": [short]}, n=1, seconds=10.0) == []
+    other = Window("2_y_0_1_1", "val", 0.0, 10.0, 4)
+    assert other.seconds == 10.0
+
+
+# ---------- composite metrics ----------
+
+def joint_pairs(n: int, seed: int = 0) -> list[MotionPair]:
+    rng = np.random.default_rng(seed)
+    pairs = []
+    for i in range(n):
+        t = int(rng.integers(80, 120))
+        motion = smooth_motion(rng, t)
+        ref = torch.tensor(rng.normal(0, 0.2, (t, 55, 3)), dtype=torch.float32)
+        gen = ref + torch.tensor(rng.normal(0, 0.05 * (i + 1), (t, 55, 3)), dtype=torch.float32)
+        pairs.append(MotionPair(i, f"s{i}", motion, motion, BodyOutput(gen, None), BodyOutput(ref, None)))
+    return pairs
+
+
+def smooth_motion(rng, t: int) -> Motion:
+    poses = gaussian_filter1d(rng.normal(0, 0.6, (t, 165)), 4, axis=0)
+    return Motion(poses, np.cumsum(rng.normal(0, 0.01, (t, 3)), 0), np.zeros(10), np.zeros((t, 100)))
+
+
+def alone(metric_factory, pair) -> dict:
+    metric = metric_factory()
+    metric.update(pair)
+    return metric.compute()
+
+
+def test_composite_ratings_metric_predicts_from_its_sub_metrics(tmp_path):
+    composite = {"predictors": ["mjd", "pck"], "mean": [0.1, 0.5], "scale": [0.05, 0.2], "coef": [-0.7, 0.4],
+                 "intercept": 4.2}
+    other = {**composite, "predictors": ["pck"], "mean": [0.5], "scale": [0.2], "coef": [1.0], "intercept": 3.0}
+    configs = {"mjd": {"_target_": "gesturebench.metrics.joint_error.MeanJointDistance", "name": "mjd"},
+               "pck": {"_target_": "gesturebench.metrics.joint_error.PCK", "name": "pck", "threshold": 0.1}}
+    path = tmp_path / "composites.json"
+    path.write_text(json.dumps(composites_document({"hl": composite, "cm": other}, configs, {})))
+    metric = CompositeRatings(path=str(path))
+    assert metric.value_names == ("composite_hl", "composite_cm") and metric.direction == "higher"
+    pairs = joint_pairs(4)
+    for p in pairs:
+        metric.update(p)
+    per_sequence = metric.per_sequence()
+    for p in pairs:
+        mjd = alone(MeanJointDistance, p)["mjd"]
+        pck = alone(PCK, p)["pck"]
+        hl = 4.2 - 0.7 * (mjd - 0.1) / 0.05 + 0.4 * (pck - 0.5) / 0.2
+        assert per_sequence[p.index]["composite_hl"] == pytest.approx(hl, rel=1e-9)
+        assert per_sequence[p.index]["composite_cm"] == pytest.approx(3.0 + (pck - 0.5) / 0.2, rel=1e-9)
+    result = metric.compute()
+    assert result["composite_hl"] == pytest.approx(np.mean([r["composite_hl"] for r in per_sequence.values()]))
+    assert CompositeRatings(path=str(path), dimensions=["cm"]).value_names == ("composite_cm",)
+    with pytest.raises(ConfigError, match="no composite for dimension"):
+        CompositeRatings(path=str(path), dimensions=["st"])
+    with pytest.raises(ConfigError, match="not found"):
+        CompositeRatings(path=str(tmp_path / "none.json"))
+
+
+@pytest.fixture(scope="module")
+def tiny_encoder(tmp_path_factory):
+    checkpoints = tmp_path_factory.mktemp("checkpoints")
+    torch.manual_seed(0)
+    module = MotionAutoencoder(hidden_dim=16, latent_dim=8)
+    module.set_normalisation(torch.zeros(333), torch.full((333,), 0.5))
+    config = dataclasses.asdict(MotionAEConfig(hidden_dim=16, latent_dim=8, window=16, hop=8))
+    save_motion_ae(module, motion_ae_path(checkpoints, "toy"), config, {})
+    return MetricContext(dataset_name="toy", split=lambda s: [], cache_dir=checkpoints, checkpoints_dir=checkpoints,
+                         body_model=None)
+
+
+def test_per_sequence_scores_a_pooled_metric_on_each_sequence_alone(tiny_encoder):
+    encoder = {"hidden_dim": 16, "latent_dim": 8}
+    wrapped = {"fgd": PerSequence(FGD(encoder_config=encoder)), "coverage": PerSequence(Coverage(encoder_config=encoder))}
+    for m in wrapped.values():
+        m.prepare(tiny_encoder)
+    assert wrapped["fgd"].value_names == ("fgd", "fgd_raw_pose") and wrapped["fgd"].direction == "lower"
+    pairs = joint_pairs(3, seed=1)
+    for p in pairs:
+        gen = smooth_motion(np.random.default_rng(p.index + 10), p.n_frames)
+        p.generated = gen
+        for m in wrapped.values():
+            m.update(p)
+    for name, factory in (("fgd", FGD), ("coverage", Coverage)):
+        per_sequence = wrapped[name].per_sequence()
+        values = []
+        for p in pairs:
+            fresh = factory(encoder_config=encoder)
+            fresh.prepare(tiny_encoder)
+            fresh.update(p)
+            expected = fresh.compute()
+            for key, value in expected.items():
+                assert per_sequence[p.index][key] == pytest.approx(value, rel=1e-9), (name, key)
+            values.append(expected[name])
+        assert wrapped[name].compute()[name] == pytest.approx(np.mean(values))
+    with pytest.raises(ConfigError):
+        PerSequence({"name": "fgd"})
