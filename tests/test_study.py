@@ -337,7 +337,8 @@ def joint_pairs(n: int, seed: int = 0) -> list[MotionPair]:
         motion = smooth_motion(rng, t)
         ref = torch.tensor(rng.normal(0, 0.2, (t, 55, 3)), dtype=torch.float32)
         gen = ref + torch.tensor(rng.normal(0, 0.05 * (i + 1), (t, 55, 3)), dtype=torch.float32)
-        pairs.append(MotionPair(i, f"s{i}", motion, motion, BodyOutput(gen, None), BodyOutput(ref, None)))
+        generated = smooth_motion(rng, t)
+        pairs.append(MotionPair(i, f"s{i}", generated, motion, BodyOutput(gen, None), BodyOutput(ref, None)))
     return pairs
 
 
@@ -401,8 +402,6 @@ def test_per_sequence_scores_a_pooled_metric_on_each_sequence_alone(tiny_encoder
     assert wrapped["fgd"].value_names == ("fgd", "fgd_raw_pose") and wrapped["fgd"].direction == "lower"
     pairs = joint_pairs(3, seed=1)
     for p in pairs:
-        gen = smooth_motion(np.random.default_rng(p.index + 10), p.n_frames)
-        p.generated = gen
         for m in wrapped.values():
             m.update(p)
     for name, factory in (("fgd", FGD), ("coverage", Coverage)):
@@ -419,3 +418,41 @@ def test_per_sequence_scores_a_pooled_metric_on_each_sequence_alone(tiny_encoder
         assert wrapped[name].compute()[name] == pytest.approx(np.mean(values))
     with pytest.raises(ConfigError):
         PerSequence({"name": "fgd"})
+
+
+def _ddp_scores(rank: int, world: int, composites_path: str, checkpoints: str) -> dict:
+    """Each rank scores its share of the pairs; rank 0 returns the synced model-level values and per-sequence rows."""
+    from pathlib import Path
+
+    context = MetricContext(dataset_name="toy", split=lambda s: [], cache_dir=Path(checkpoints),
+                            checkpoints_dir=Path(checkpoints), body_model=None)
+    metrics = {"composite": CompositeRatings(path=composites_path),
+               "coverage": PerSequence(Coverage(encoder_config={"hidden_dim": 16, "latent_dim": 8}))}
+    metrics["coverage"].prepare(context)
+    for p in joint_pairs(5, seed=2)[rank::world]:
+        for m in metrics.values():
+            m.update(p)
+    out = {}
+    for m in metrics.values():
+        out.update(m.compute())
+        with m.sync_context():
+            out.update({f"row{i}_{k}": v for i, row in m.per_sequence().items() for k, v in row.items()})
+    return out
+
+
+def test_two_process_ddp_equals_one_process(tmp_path, tiny_encoder):
+    from tests.distributed import run_distributed
+
+    composite = {"predictors": ["mjd", "pck"], "mean": [0.1, 0.5], "scale": [0.05, 0.2], "coef": [-0.7, 0.4],
+                 "intercept": 4.2}
+    configs = {"mjd": {"_target_": "gesturebench.metrics.joint_error.MeanJointDistance", "name": "mjd"},
+               "pck": {"_target_": "gesturebench.metrics.joint_error.PCK", "name": "pck"}}
+    path = tmp_path / "composites.json"
+    path.write_text(json.dumps(composites_document({"hl": composite}, configs, {})))
+    args = (str(path), str(tiny_encoder.checkpoints_dir))
+    single = _ddp_scores(0, 1, *args)
+    assert len([k for k in single if k.endswith("composite_hl")]) == 6  # 5 rows + the model-level value
+    distributed = run_distributed(_ddp_scores, *args, world_size=2)
+    assert distributed.keys() == single.keys()
+    for key, value in single.items():
+        assert distributed[key] == pytest.approx(value, rel=1e-9), key

@@ -7,6 +7,9 @@ reduced across processes) and rank 0 keeps the results.
 
 from __future__ import annotations
 
+import time
+from collections import defaultdict
+from contextlib import contextmanager
 from typing import Any
 
 import pytorch_lightning as pl
@@ -63,6 +66,15 @@ class Evaluator(pl.LightningModule):
         self.max_length_gap = max_length_gap
         self.needs_vertices = needs_vertices
         self.results: dict[str, Any] | None = None
+        #: seconds spent per stage in this process (read, model, smplx, metric:<name>), for benchmarks
+        self.timings: dict[str, float] = defaultdict(float)
+        self._step_end: float | None = None
+
+    @contextmanager
+    def timed(self, stage: str):
+        start = time.perf_counter()
+        yield
+        self.timings[stage] += time.perf_counter() - start
 
     def transfer_batch_to_device(self, batch, device, dataloader_idx):
         return batch
@@ -72,31 +84,40 @@ class Evaluator(pl.LightningModule):
             m.reset()
 
     def test_step(self, record: SequenceRecord, batch_idx: int) -> None:
-        generated = self.cache.get(self.model, record)
+        if self._step_end is not None:  # time since the previous step: reading and collating this record
+            self.timings["read"] += time.perf_counter() - self._step_end
+        with self.timed("model"):
+            generated = self.cache.get(self.model, record)
         generated, reference, dropped = align_lengths(
             generated, record.motion, record.id, self.length_policy, self.max_length_gap
         )
+        with self.timed("smplx"):
+            gen_body = self.body_model(generated, vertices=self.needs_vertices)
+            ref_body = self.body_model(reference, vertices=self.needs_vertices)
         pair = MotionPair(
             index=record.index,
             sequence_id=record.id,
             generated=generated,
             reference=reference,
-            gen_body=self.body_model(generated, vertices=self.needs_vertices),
-            ref_body=self.body_model(reference, vertices=self.needs_vertices),
+            gen_body=gen_body,
+            ref_body=ref_body,
             audio=record.audio,
             words=record.words,
             sem=record.sem,
             annotations=record.annotations,
             model_name=self.model.name,
         )
-        for metric in self.metrics.values():
-            metric.update(pair)
+        for name, metric in self.metrics.items():
+            with self.timed(f"metric:{name}"):
+                metric.update(pair)
         self.frame_log.update(record.index, generated.n_frames, dropped)
+        self._step_end = time.perf_counter()
 
     def on_test_epoch_end(self) -> None:
         values, skipped, per_sequence = {}, {}, {}
         for name, metric in self.metrics.items():
-            values.update(metric.compute())
+            with self.timed(f"metric:{name}"):
+                values.update(metric.compute())
             reason = metric.skip_reason()
             if reason:
                 skipped.update({n: reason for n in metric.value_names})
@@ -107,4 +128,4 @@ class Evaluator(pl.LightningModule):
         frames = self.frame_log.compute()
         for index, row in frames.items():
             per_sequence.setdefault(index, {}).update(row)
-        self.results = {"metrics": values, "skipped": skipped, "per_sequence": per_sequence}
+        self.results = {"metrics": values, "skipped": skipped, "per_sequence": per_sequence, "timings": self.timings}

@@ -45,6 +45,7 @@ from gesturebench.annotation.schema import (
     parse_answer,
 )
 from gesturebench.annotation.store import AnnotationStore
+from gesturebench.errors import ConfigError
 from gesturebench.io import one_line
 
 log = logging.getLogger(__name__)
@@ -56,6 +57,10 @@ class RetryPolicy:
     initial_delay: float = 1.0
     max_delay: float = 60.0
     invalid_attempts: int = 2
+
+    def __post_init__(self):
+        if self.attempts < 1 or self.invalid_attempts < 1 or self.initial_delay < 0 or self.max_delay < 0:
+            raise ConfigError(f"task.retry: attempts and invalid_attempts must be >= 1 and delays >= 0, got {self}")
 
     def delay(self, retry: int, rng: random.Random, retry_after: float | None = None) -> float:
         """Seconds to wait before retry number `retry` (0-based): exponential, jittered, ≥ Retry-After."""
@@ -158,20 +163,18 @@ class AnnotationRunner:
 
     def annotate(self, clip: EventClip) -> AnnotationRecord | None:
         """Ask about one clip (with retries) and store the record; None when the budget ran out first."""
-        raw = None
         try:
-            for _ in range(max(1, self.retry.invalid_attempts)):
+            for _ in range(self.retry.invalid_attempts):
                 answer = self._request(clip)
-                if isinstance(answer, GestureAnswer):
-                    record = self._record(clip, "ok", answer=answer)
-                    break
                 try:
-                    record = self._record(clip, "ok", answer=parse_answer(answer))
-                    break
+                    parsed = answer if isinstance(answer, GestureAnswer) else parse_answer(answer)
                 except InvalidAnswer as exc:
-                    raw, problem = exc.raw, str(exc)
+                    invalid = exc
+                    continue
+                record = self._record(clip, "ok", answer=parsed)
+                break
             else:
-                record = self._record(clip, "invalid", error=f"answer {problem}", raw=raw)
+                record = self._record(clip, "invalid", error=f"answer {invalid}", raw=invalid.raw)
         except BudgetExhausted:
             return None
         except RequestError as exc:
@@ -194,7 +197,6 @@ class AnnotationRunner:
                     pause = self.retry.delay(attempt, self._rng, exc.retry_after)
                 log.info("%s: %s; retrying in %.1f s", clip.event.id, one_line(exc), pause)
                 self.sleep(pause)
-        raise RequestError("no attempt made (retry.attempts < 1)")
 
     def _record(self, clip: EventClip, status: str, answer: GestureAnswer | None = None, error: str | None = None,
                 raw: str | None = None) -> AnnotationRecord:

@@ -46,6 +46,12 @@ def clip_sgp(generated: Sequence[str | None]) -> float | None:
     return None if not scored else 1.0 - sum(c == "beat" for c in scored) / len(scored)
 
 
+def _ok_classes(records: dict[str, AnnotationRecord], events: list[Event]) -> dict[str, str | None]:
+    """Event id → class of its record, None where it has no `ok` record."""
+    return {e.id: records[e.id].gesture_class if e.id in records and records[e.id].status == "ok" else None
+            for e in events}
+
+
 class SemanticGesturePreservation(GestureMetric):
     """SGP ↑ with `sgp_invalid`, `sgp_events` and the generated class shares as extras."""
 
@@ -119,12 +125,11 @@ class SemanticGesturePreservation(GestureMetric):
                 found[event.id] = record
         if missing:
             if not self.annotator.offline:
-                raise CheckpointError(self._no_reference(
-                    f"{len(missing)} event(s) of {pair.sequence_id} have no reference annotation in {self.reference.path}"))
+                raise CheckpointError(self._no_reference(f"{len(missing)} event(s) of {pair.sequence_id} have no "
+                                                         f"reference annotation in {self.reference.path}"))
             clips = self._clips(missing, "reference", pair.reference, pair.ref_body.joints, pair.audio)
             found.update(self._runner(self.reference).run(clips.values()).records)
-        return {e.id: found[e.id].gesture_class if e.id in found and found[e.id].status == "ok" else None
-                for e in events}
+        return _ok_classes(found, events)
 
     def generated_classes(self, pair: MotionPair, events: list[Event]) -> dict[str, str | None]:
         """Event id → class of the generated motion (None: no `ok` annotation)."""
@@ -133,9 +138,7 @@ class SemanticGesturePreservation(GestureMetric):
         if self.annotator.writes_store and not self.annotator.offline:
             store = AnnotationStore(store_path(self.store_root, source, self.annotator.name))
         clips = self._clips(events, source, pair.generated, pair.gen_body.joints, pair.audio)
-        records = self._runner(store).run(clips.values()).records
-        return {e.id: records[e.id].gesture_class if e.id in records and records[e.id].status == "ok" else None
-                for e in events}
+        return _ok_classes(self._runner(store).run(clips.values()).records, events)
 
     def update(self, pair: MotionPair) -> None:
         if self.missing_inputs(pair):

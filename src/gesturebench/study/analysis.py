@@ -161,7 +161,7 @@ def analyze(ratings: pd.DataFrame, metrics: pd.DataFrame, options: AnalysisOptio
     clips = clip_ratings(kept_ratings(ratings, qc))
     matrix = rating_matrix(clips)
     dims = list(matrix.columns)
-    obs = matrix.join(metrics, how="inner").reset_index()
+    obs = metrics.join(matrix, how="inner")[[*dims, *metrics.columns]].reset_index()  # sources in evaluation order
     obs.insert(2, "reference", obs["source"] == options.reference_source)
     notes = []
     unrated = len(metrics) - len(obs)

@@ -124,10 +124,10 @@ def annotate(cfg: DictConfig, annotator: Annotator, store: AnnotationStore, data
                               budget=RequestBudget(t.max_requests), seed=cfg.seed)
     if t.dry_run:
         todo = sum(runner.stored(clip) is None for clip in clips(_each(dataset)))
-        log.info("dry run: %d events, %d to annotate (at least %d requests, at most %d with retries); store %s",
-                 total, todo, todo, todo * retry.attempts * retry.invalid_attempts, store.path)
-        return {"events": total, "to_annotate": todo, "max_requests_needed": todo * retry.attempts * retry.invalid_attempts,
-                "dry_run": True}
+        most = todo * retry.attempts * retry.invalid_attempts
+        log.info("dry run: %d events, %d to annotate: %d requests, at most %d with every retry; store %s",
+                 total, todo, todo, most, store.path)
+        return {"events": total, "to_annotate": todo, "max_requests_needed": most, "dry_run": True}
     result = runner.run(clips(_each(dataset)), total=total, progress=bool(cfg.trainer.enable_progress_bar))
     counts = result.as_dict()
     if runner.budget.exhausted:

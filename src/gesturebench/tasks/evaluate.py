@@ -129,6 +129,7 @@ def build_results(cfg, config, chash, dataset, model, metrics, raw) -> dict:
         "per_sequence": per_sequence,
         "encoders": encoders,
         "options": {name: m.options() for name, m in metrics.items()},
+        "timings": {stage: round(seconds, 4) for stage, seconds in raw["timings"].items()},
         "config": config,
         "versions": versions(),
         "config_hash": chash,
