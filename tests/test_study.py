@@ -53,6 +53,15 @@ SEQUENCES = [f"s{i:02d}" for i in range(15)]
 FAST = {"bootstrap": 200, "permutations": 19}
 
 
+@pytest.fixture(autouse=True)
+def one_thread():
+    """One torch thread: the encoder's small convolutions are slower with more on a shared 2-core machine."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 # ---------- ratings file ----------
 
 def write_csv(path, rows: list[str]) -> None:
@@ -333,7 +342,7 @@ def joint_pairs(n: int, seed: int = 0) -> list[MotionPair]:
     rng = np.random.default_rng(seed)
     pairs = []
     for i in range(n):
-        t = int(rng.integers(80, 120))
+        t = int(rng.integers(64, 80))
         motion = smooth_motion(rng, t)
         ref = torch.tensor(rng.normal(0, 0.2, (t, 55, 3)), dtype=torch.float32)
         gen = ref + torch.tensor(rng.normal(0, 0.05 * (i + 1), (t, 55, 3)), dtype=torch.float32)
@@ -429,7 +438,8 @@ def _ddp_scores(rank: int, world: int, composites_path: str, checkpoints: str) -
     metrics = {"composite": CompositeRatings(path=composites_path),
                "coverage": PerSequence(Coverage(encoder_config={"hidden_dim": 16, "latent_dim": 8}))}
     metrics["coverage"].prepare(context)
-    for p in joint_pairs(5, seed=2)[rank::world]:
+    torch.set_num_threads(1)
+    for p in joint_pairs(4, seed=2)[rank::world]:
         for m in metrics.values():
             m.update(p)
     out = {}
@@ -451,7 +461,7 @@ def test_two_process_ddp_equals_one_process(tmp_path, tiny_encoder):
     path.write_text(json.dumps(composites_document({"hl": composite}, configs, {})))
     args = (str(path), str(tiny_encoder.checkpoints_dir))
     single = _ddp_scores(0, 1, *args)
-    assert len([k for k in single if k.endswith("composite_hl")]) == 6  # 5 rows + the model-level value
+    assert len([k for k in single if k.endswith("composite_hl")]) == 5  # 4 rows + the model-level value
     distributed = run_distributed(_ddp_scores, *args, world_size=2)
     assert distributed.keys() == single.keys()
     for key, value in single.items():
