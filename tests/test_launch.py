@@ -20,16 +20,27 @@ def ok(proc):
     return proc
 
 
+# identity values of ground truth against itself (METRICS.md); the rest must at least be numbers
+IDENTITY = {"mjd": 0.0, "pck": 1.0, "chamfer": 0.0, "hausdorff": 0.0, "dice": 1.0, "foot_contact": 0.0,
+            "ldlj_rel": 0.0, "coverage": 1.0}
+
+
 def test_main_job_ground_truth_with_wandb(tmp_path):
+    """The README's main command (all metrics of the paper) for ground truth on mini-BEAT2."""
     out = tmp_path / "run"
-    ok(launch(f"hydra.run.dir={out}", "metrics=fast"))
+    ok(launch(f"hydra.run.dir={out}", timeout=1200))
     res = results(out)
     assert CONTRACT_KEYS <= set(res)
     assert set(METRIC_DIRECTIONS) <= set(res["metrics"])
-    assert res["metrics"]["mjd"] == 0.0 and res["metrics"]["pck"] == 1.0
-    for key, value in res["metrics"].items():
-        assert value is not None or key in res["skipped"], key
-    assert res["per_sequence"] and all(row["mjd"] == 0.0 for row in res["per_sequence"])
+    metrics = res["metrics"]
+    assert all(metrics[k] is not None for k in METRIC_DIRECTIONS), res["skipped"]
+    for key, value in IDENTITY.items():
+        assert metrics[key] == pytest.approx(value, abs=1e-9), key
+    assert metrics["fgd"] == pytest.approx(0.0, abs=1e-6) and metrics["sgp"] >= 0.9
+    assert metrics["bc"] == pytest.approx(metrics["bc_ref"]) and metrics["sc"] == pytest.approx(metrics["sc_ref"])
+    assert set(res["encoders"]) >= {"motion_ae", "text_motion"}
+    assert all(len(info["sha256"]) == 64 for info in res["encoders"].values())
+    assert res["per_sequence"] and all(row["chamfer"] == 0.0 for row in res["per_sequence"])
     assert (out / "per_sequence.csv").exists()
     assert list((out / "clips").glob("*.mp4"))
     runs = list((out / "wandb").glob("offline-run-*"))
@@ -38,13 +49,17 @@ def test_main_job_ground_truth_with_wandb(tmp_path):
 
 def test_sweep_summary_and_resume(tmp_path):
     sweep = tmp_path / "sweep"
-    args = ("-m", "model=ground_truth,mean_pose,random_clip", "metrics=fast", "logger=csv", "dataset.max_sequences=2",
+    cheap = ("~metrics.chamfer", "~metrics.hausdorff", "~metrics.foot_contact", "~metrics.bc", "~metrics.sc",
+             "~metrics.sgp")
+    args = ("-m", "model=ground_truth,mean_pose,random_clip", *cheap, "logger=csv", "dataset.max_sequences=2",
             "task.render_clips=0", f"hydra.sweep.dir={sweep}")
-    ok(launch(*args))
+    ok(launch(*args, timeout=1200))
     table = pd.read_csv(sweep / "summary.csv")
     assert len(table) == 3 and set(table["status"]) == {"ok"}
     mjd = dict(zip(table["model"], table["mjd ↓"]))
     assert mjd["ground_truth"] == 0.0 and mjd["mean_pose"] > 0 and mjd["random_clip"] > 0
+    coverage = dict(zip(table["model"], table["coverage ↑"]))
+    assert coverage["ground_truth"] == 1.0 and coverage["mean_pose"] < 0.1 < coverage["random_clip"]
     assert "↑" in (sweep / "summary.md").read_text()
     before = {p: p.stat().st_mtime_ns for p in sweep.glob("*/per_sequence.csv")}
     again = ok(launch(*args))

@@ -9,6 +9,7 @@ import shutil
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf, open_dict
 
@@ -36,6 +37,15 @@ MODEL = {
 }
 SMALL = ["task=analyze", "logger=none", "trainer.enable_progress_bar=false", "study.windows.n=4",
          "study.windows.seconds=4", "study.analysis.bootstrap=100", "study.analysis.permutations=9"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """One torch thread: on a shared 2-core machine more threads make the small per-window work much slower."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
 
 
 def composed(*overrides: str):

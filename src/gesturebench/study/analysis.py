@@ -62,7 +62,7 @@ class StudyAnalysis:
             "observations": {"all": len(obs), "generated": len(generated),
                              "sources": list(dict.fromkeys(obs["source"])),
                              "sequences": int(obs["sequence_id"].nunique())},
-            "predictors": {"correlated": sorted(set(self.tables["figure3_metric_correlations"]["metric"])),
+            "predictors": {"correlated": list(dict.fromkeys(self.tables["figure3_metric_correlations"]["metric"])),
                            "composite": next(iter(self.composites.values()), {}).get("predictors", []),
                            "left_out": self.left_out},
             "quality": records(self.tables["qc_summary"]),

@@ -7,6 +7,7 @@ split's sequences and keeps the 15 richest, test sequences first on ties). An ev
 `sem` interval lies entirely inside it. `cut_window` turns a record into the window's own `SequenceRecord`
 (same id, so ratings and per-sequence tables join on `sequence_id`): motion frames and audio samples of the
 window, and words, semantic intervals and annotations that overlap it, shifted to start at 0 and clipped.
+A source whose outputs are whole sequences is wrapped in `WindowedSource`, which cuts them to the window.
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ import numpy as np
 import pandas as pd
 
 from gesturebench.data.annotations_io import sem_label
-from gesturebench.data.records import SAMPLE_RATE, SemInterval, SequenceRecord
+from gesturebench.data.records import SAMPLE_RATE, Motion, SemInterval, SequenceRecord
 from gesturebench.errors import DataError
 from gesturebench.io import write_atomic
+from gesturebench.models.base import GestureModel
 
 SEMANTIC_CLASSES = ("iconic", "metaphoric", "deictic")
 WINDOW_COLUMNS = ("sequence_id", "split", "start", "end", "semantic_events")
@@ -115,6 +117,30 @@ def cut_window(record: SequenceRecord, window: Window, index: int) -> SequenceRe
         index=index,
         meta={**record.meta, **dataclasses.asdict(window)},
     )
+
+
+class WindowedSource(GestureModel):
+    """A study source whose motion covers whole sequences (e.g. a model's precomputed test outputs), cut to the
+    window of the record it is asked for; output that is already window-long is passed through unchanged."""
+
+    cacheable = False
+
+    def __init__(self, source: GestureModel, name: str | None = None):
+        super().__init__(name or source.name)
+        self.source = source
+
+    def identity(self) -> dict:
+        return {"windowed": self.source.identity()}
+
+    def prepare(self, context) -> None:
+        self.source.prepare(context)
+
+    def generate(self, record: SequenceRecord) -> Motion:
+        motion = self.source.generate(record)
+        first = round(record.meta.get("start", 0.0) * motion.fps)
+        if motion.n_frames >= first + record.n_frames:
+            return motion.frames(first, first + record.n_frames)
+        return motion
 
 
 class StudyWindows(Sequence[SequenceRecord]):
