@@ -15,3 +15,18 @@ def beat2_sample() -> Path:
     if not (SAMPLE_DIR / "2_scott_0_1_1.npz").exists():
         pytest.skip(f"real BEAT2 sample not found at {SAMPLE_DIR} (it lives in the project's shared/ folder)")
     return SAMPLE_DIR
+
+
+# A three-model sweep with the basic launcher, shared by the sweep/resume and parallel-launcher tests.
+SWEEP_MODELS = "model=ground_truth,mean_pose,random_clip"
+SWEEP_ARGS = ("~metrics.chamfer", "~metrics.hausdorff", "~metrics.foot_contact", "~metrics.bc", "~metrics.sc",
+              "~metrics.sgp", "logger=none", "dataset.max_sequences=2", "task.render_clips=0")
+
+
+@pytest.fixture(scope="session")
+def basic_sweep(tmp_path_factory):
+    """(sweep folder, completed process) of `launch.py -m SWEEP_MODELS SWEEP_ARGS`."""
+    from tests.launch import launch
+
+    sweep = tmp_path_factory.mktemp("basic") / "sweep"
+    return sweep, launch("-m", SWEEP_MODELS, *SWEEP_ARGS, f"hydra.sweep.dir={sweep}", timeout=1200)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 
 import pandas as pd
 import pytest
 
 from gesturebench.results import METRIC_DIRECTIONS
+from tests.conftest import SWEEP_ARGS, SWEEP_MODELS
 from tests.launch import launch, results
 
 pytestmark = pytest.mark.slow
@@ -47,13 +47,9 @@ def test_main_job_ground_truth_with_wandb(tmp_path):
     assert len(runs) == 1 and list(runs[0].glob("*.wandb"))
 
 
-def test_sweep_summary_and_resume(tmp_path):
-    sweep = tmp_path / "sweep"
-    cheap = ("~metrics.chamfer", "~metrics.hausdorff", "~metrics.foot_contact", "~metrics.bc", "~metrics.sc",
-             "~metrics.sgp")
-    args = ("-m", "model=ground_truth,mean_pose,random_clip", *cheap, "logger=csv", "dataset.max_sequences=2",
-            "task.render_clips=0", f"hydra.sweep.dir={sweep}")
-    ok(launch(*args, timeout=1200))
+def test_sweep_summary_and_resume(basic_sweep):
+    sweep, first = basic_sweep
+    ok(first)
     table = pd.read_csv(sweep / "summary.csv")
     assert len(table) == 3 and set(table["status"]) == {"ok"}
     mjd = dict(zip(table["model"], table["mjd ↓"]))
@@ -62,8 +58,8 @@ def test_sweep_summary_and_resume(tmp_path):
     assert coverage["ground_truth"] == 1.0 and coverage["mean_pose"] < 0.1 < coverage["random_clip"]
     assert "↑" in (sweep / "summary.md").read_text()
     before = {p: p.stat().st_mtime_ns for p in sweep.glob("*/per_sequence.csv")}
-    again = ok(launch(*args))
-    assert again.stderr.count("skipped (resume=true)") + again.stdout.count("skipped (resume=true)") == 3
+    again = ok(launch("-m", SWEEP_MODELS, *SWEEP_ARGS, f"hydra.sweep.dir={sweep}"))
+    assert (again.stderr + again.stdout).count("skipped (resume=true)") == 3
     assert {p: p.stat().st_mtime_ns for p in sweep.glob("*/per_sequence.csv")} == before
     assert len(pd.read_csv(sweep / "summary.csv")) == 3
 

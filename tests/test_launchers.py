@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from tests.conftest import SWEEP_ARGS, SWEEP_MODELS
 from tests.launch import launch
 
 pytestmark = pytest.mark.slow
@@ -17,14 +18,13 @@ def summary(sweep_dir):
     return table.drop(columns=["job"]).sort_values("model").reset_index(drop=True)
 
 
-def test_joblib_equals_basic(tmp_path):
-    models = "model=ground_truth,mean_pose,random_clip"
-    basic = launch("-m", models, *SWEEP, f"hydra.sweep.dir={tmp_path / 'basic'}")
+def test_joblib_equals_basic(basic_sweep, tmp_path):
+    sweep, basic = basic_sweep
     assert basic.returncode == 0, basic.stderr[-2000:]
-    parallel = launch("-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", models, *SWEEP,
-                      f"hydra.sweep.dir={tmp_path / 'joblib'}")
+    parallel = launch("-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", SWEEP_MODELS, *SWEEP_ARGS,
+                      f"hydra.sweep.dir={tmp_path / 'joblib'}", timeout=1200)
     assert parallel.returncode == 0, parallel.stderr[-2000:]
-    a, b = summary(tmp_path / "basic"), summary(tmp_path / "joblib")
+    a, b = summary(sweep), summary(tmp_path / "joblib")
     assert len(a) == 3
     pd.testing.assert_frame_equal(a, b)
 

@@ -12,6 +12,7 @@ import pytest
 import torch
 from scipy import stats
 from scipy.ndimage import gaussian_filter1d
+from sklearn.model_selection import LeaveOneOut, cross_validate
 
 from gesturebench.body.output import BodyOutput
 from gesturebench.data.records import (
@@ -32,6 +33,7 @@ from gesturebench.metrics.joint_error import PCK, MeanJointDistance
 from gesturebench.metrics.pair import MotionPair
 from gesturebench.study.analysis import AnalysisOptions, analyze
 from gesturebench.study.composites import (
+    composite_model,
     composites_document,
     fit_composite,
     out_of_fold,
@@ -201,6 +203,11 @@ def test_loocv_predictions_equal_a_direct_refit_loop_and_ignore_the_held_out_row
     assert np.allclose(ridge, direct_loop(X, y, loo, alpha=2.0), rtol=1e-9, atol=1e-9)
     leaky = direct_loop(X, y, loo, alpha=2.0, leaky=True)  # scaler fitted on all rows, the held-out one included
     assert abs(ridge[7] - leaky[7]) > 1.0  # the row's own fold must not scale with its value
+    fitted = cross_validate(composite_model(), X, y, cv=LeaveOneOut(), scoring="neg_mean_squared_error",
+                            return_estimator=True)["estimator"]
+    means = np.array([e.named_steps["scale"].mean_[0] for e in fitted])
+    assert means[7] == pytest.approx(np.delete(X[:, 0], 7).mean())  # the fold holding out row 7 never saw it
+    assert (np.delete(means, 7) > 1e4).all()  # every other fold trains on it
     groups = np.repeat(np.arange(6), 4)
     by_group = [np.flatnonzero(groups == g) for g in range(6)]
     assert np.allclose(out_of_fold(X, y, groups), direct_loop(X, y, by_group), rtol=1e-9, atol=1e-9)

@@ -42,7 +42,7 @@ def plot_ratings(means: pd.DataFrame, sources: list[str], path: Path) -> Path:
     for i, source in enumerate(sources):
         rows = table.reindex([(source, d) for d in dims])
         ax.bar(x + (i - (len(sources) - 1) / 2) * width, rows["mean"], width, yerr=rows["sd_between_sequences"],
-               capsize=2.5, label=source, error_kw={"elinewidth": 0.8})
+               capsize=2.5, label=source, color=f"C{i}", error_kw={"elinewidth": 0.8})
     ax.set_xticks(x, [_dimension_label(d) for d in dims])
     ax.set_ylim(SCALE[0], SCALE[1])
     ax.set_ylabel("Mean rating (1 = very poor, 7 = excellent)")
@@ -85,16 +85,19 @@ def plot_correlations(table: pd.DataFrame, correction: str, n: int, path: Path) 
     return _save(fig, path)
 
 
-def plot_composites(predictions: pd.DataFrame, table3: pd.DataFrame, path: Path) -> Path:
-    """Out-of-fold (leave-one-out) composite prediction against the mean rating, one panel per dimension."""
+def plot_composites(predictions: pd.DataFrame, table3: pd.DataFrame, sources: list[str], path: Path) -> Path:
+    """Out-of-fold (leave-one-out) composite prediction against the mean rating, one panel per dimension
+    (each source in its Figure 2 colour)."""
     dims = list(table3["dimension"])
     fig = Figure(figsize=(3.2 * max(len(dims), 1), 3.6))
     rows = table3.set_index("dimension")
     for k, d in enumerate(dims):
         ax = fig.add_subplot(1, len(dims), k + 1)
         part = predictions[predictions["dimension"] == d]
-        for source, group in part.groupby("source", sort=False):
-            ax.scatter(group["rating"], group["loo_prediction"], s=14, label=source, alpha=0.8)
+        for i, source in enumerate(sources):
+            group = part[part["source"] == source]
+            if len(group):
+                ax.scatter(group["rating"], group["loo_prediction"], s=14, label=source, color=f"C{i}", alpha=0.8)
         lo, hi = SCALE
         ax.plot([lo, hi], [lo, hi], color="grey", lw=0.8, ls="--")
         ax.set_xlim(lo, hi)

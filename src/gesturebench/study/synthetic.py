@@ -51,6 +51,8 @@ class SyntheticStudy:
         unknown = sorted(set(cfg) - known)
         if unknown:
             raise ConfigError(f"study.generator: unknown option(s) {unknown}; known: {sorted(known)}")
+        if "model" not in cfg:
+            raise ConfigError("study.generator.model is required (dimension → intercept and metric weights)")
         study = cls(**cfg)
         missing = [d for d in DIMENSIONS if d not in study.model]
         if missing:
@@ -66,8 +68,9 @@ def standardised(metrics: pd.DataFrame, generated: pd.Series) -> pd.DataFrame:
     return (metrics - ref.mean()) / ref.std()
 
 
-def usable_terms(metrics: pd.DataFrame, study: SyntheticStudy) -> tuple[dict[str, dict], list[str]]:
-    """The model's weights restricted to metrics with a value on every clip and some spread, and notes on the rest.
+def usable_terms(metrics: pd.DataFrame, generated: pd.Series, study: SyntheticStudy) -> tuple[dict[str, dict], list[str]]:
+    """The model's weights restricted to metrics with a value on every clip and some spread over the generated
+    clips, and notes on the rest.
 
     A term whose metric the evaluation did not produce is dropped (the study is then generated from the others),
     so the synthetic study runs with any metrics preset; the notes say which terms were dropped and why.
@@ -78,18 +81,18 @@ def usable_terms(metrics: pd.DataFrame, study: SyntheticStudy) -> tuple[dict[str
         for m, w in study.model[d].get("weights", {}).items():
             if m not in metrics.columns or metrics[m].isna().any():
                 notes.append(f"synthetic model: term {w:+g}·z({m}) of {d} dropped ({m} is not computed for every clip)")
-            elif metrics[m].std() == 0:
-                notes.append(f"synthetic model: term {w:+g}·z({m}) of {d} dropped ({m} is constant)")
+            elif not metrics.loc[generated, m].std() > 0:
+                notes.append(f"synthetic model: term {w:+g}·z({m}) of {d} dropped ({m} is constant over the "
+                             "generated clips)")
             else:
                 weights[d][m] = float(w)
     return weights, notes
 
 
-def latent_ratings(metrics: pd.DataFrame, reference_source: str, weights: dict[str, dict], study: SyntheticStudy,
+def latent_ratings(metrics: pd.DataFrame, generated: pd.Series, weights: dict[str, dict], study: SyntheticStudy,
                    rng: np.random.Generator) -> pd.DataFrame:
     """The latent mean rating of every clip and dimension; `metrics` is indexed by (source, sequence_id)."""
     used = list(dict.fromkeys(m for d in DIMENSIONS for m in weights[d]))
-    generated = pd.Series(metrics.index.get_level_values("source") != reference_source, index=metrics.index)
     z = standardised(metrics[used].astype(float), generated)
     shared = rng.normal(0.0, study.shared_noise, len(metrics))
     latent = {}
@@ -136,5 +139,6 @@ def generate_study(metrics: pd.DataFrame, reference_source: str, study: Syntheti
     """A complete synthetic ratings table for the clips of `metrics` (index (source, sequence_id)), and notes on
     model terms dropped for want of their metric."""
     rng = np.random.default_rng(study.seed)
-    weights, notes = usable_terms(metrics, study)
-    return simulate_participants(latent_ratings(metrics, reference_source, weights, study, rng), study, rng), notes
+    generated = pd.Series(metrics.index.get_level_values("source") != reference_source, index=metrics.index)
+    weights, notes = usable_terms(metrics, generated, study)
+    return simulate_participants(latent_ratings(metrics, generated, weights, study, rng), study, rng), notes

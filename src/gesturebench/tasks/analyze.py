@@ -174,8 +174,8 @@ def write_outputs(analysis: StudyAnalysis, sources: list[str], out: Path) -> dic
         files["figure3"] = figures.plot_correlations(t["figure3_metric_correlations"], analysis.options.correction, n,
                                                      out / "figure3_correlations.png")
     if len(t["table3_composites"]):
-        files["composites_figure"] = figures.plot_composites(t["composite_predictions"], t["table3_composites"],
-                                                             out / "figure_composites.png")
+        files["composites_figure"] = figures.plot_composites(
+            t["composite_predictions"], t["table3_composites"], sources, out / "figure_composites.png")
     return files
 
 
