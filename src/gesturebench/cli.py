@@ -9,6 +9,7 @@ import sys
 import traceback
 from pathlib import Path
 
+import torch
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig
@@ -27,6 +28,8 @@ def run_task(cfg: DictConfig):
     In a single run the process exits 2 at once; in a multirun the job is recorded as failed (error.json in its
     folder) so that the other jobs still run, and `launch.py` exits 2 at the end.
     """
+    if cfg.get("threads"):
+        torch.set_num_threads(cfg.threads)
     try:
         name = cfg.task.name
         if name not in TASKS:

@@ -87,6 +87,7 @@ class Config:
     logger: LoggerConfig = field(default_factory=LoggerConfig)
     paths: PathsConfig = field(default_factory=PathsConfig)
     seed: int = 0
+    threads: Optional[int] = None
     resume: bool = True
     length_policy: str = "truncate"
     max_length_gap: float = 1.0
