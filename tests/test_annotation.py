@@ -41,6 +41,7 @@ from gesturebench.annotation.store import AnnotationStore, store_path
 from gesturebench.data.records import SemInterval, SequenceRecord, Word
 from gesturebench.errors import ConfigError, DataError
 from gesturebench.render.clips import Camera, clip_frames, write_clip
+from gesturebench.render.skeleton import render_frames
 from gesturebench.tasks.common import build
 
 ANSWER = {"word": "big", "gesture_description": "both hands", "contextual_meaning": "size", "class": "iconic",
@@ -242,6 +243,19 @@ def test_camera_frames_a_clip_the_same_wherever_the_speaker_stands_and_faces():
     a, b = clip_frames(j, camera), clip_frames(moved, camera)
     assert a.shape == (4, 96, 96, 3) and (a != 255).any()
     assert np.abs(a.astype(int) - b.astype(int)).mean() < 1.0  # identical up to anti-aliasing
+
+
+def test_render_frames_anchors_its_box_on_centre():
+    rng = np.random.default_rng(2)
+    j = rng.normal(0, 0.3, (3, 55, 3))
+    centre = np.array([0.4, -0.3])
+    shifted = j[:1].copy()
+    shifted[0, 0, :2] = centre  # a first frame with its pelvis at `centre` sets the same box
+    got = render_frames(j, size=64, centre=centre)
+    assert got.shape == (3, 64, 64, 3) and (got != 255).any()
+    np.testing.assert_array_equal(got, render_frames(np.concatenate([shifted, j]), size=64)[1:])
+    np.testing.assert_array_equal(render_frames(j, size=64), render_frames(j, size=64, centre=j[0, 0]))
+    assert not np.array_equal(got, render_frames(j, size=64))
 
 
 def test_clip_with_audio_track(tmp_path):

@@ -24,8 +24,8 @@ import pandas as pd
 from gesturebench.data.annotations_io import read_sem, read_textgrid_words
 from gesturebench.data.audio import load_audio
 from gesturebench.data.records import FPS, N_EXPRESSIONS, POSE_DIM, Motion, SequenceRecord
-from gesturebench.io import atomic_path, one_line
 from gesturebench.errors import ConfigError, DataError
+from gesturebench.io import atomic_path, one_line
 
 SPLIT_FILE = "train_test_split.csv"
 MOTION_DIR = "smplxflame_30"
@@ -115,19 +115,24 @@ def validate_motion_arrays(path: str | Path, arrays: dict, expected_fps: int = F
     return Motion(poses=poses, trans=trans, betas=betas, expressions=expressions, fps=expected_fps)
 
 
-def read_motion_npz(path: str | Path, expected_fps: int = FPS) -> Motion:
-    """Read a BEAT2 motion `.npz` (``np.load(allow_pickle=False)``) and validate it (`validate_motion_arrays`)."""
+def read_npz(path: str | Path, kind: str = "motion") -> dict[str, np.ndarray]:
+    """All arrays of an `.npz` file (no pickles); a missing (``{kind} file not found``), truncated or corrupt file
+    is a `DataError`."""
     path = Path(path)
     if not path.is_file():
-        raise DataError(path, "motion file not found")
+        raise DataError(path, f"{kind} file not found")
     if not zipfile.is_zipfile(path):
         raise DataError(path, "not a readable npz archive (not a zip file: truncated, corrupt or another format)")
     try:
         with np.load(path, allow_pickle=False) as archive:
-            arrays = {key: archive[key] for key in archive.files}
+            return {key: archive[key] for key in archive.files}
     except (zipfile.BadZipFile, zlib.error, ValueError, OSError, EOFError) as exc:
         raise DataError(path, f"not a readable npz archive ({one_line(exc)})") from exc
-    return validate_motion_arrays(path, arrays, expected_fps)
+
+
+def read_motion_npz(path: str | Path, expected_fps: int = FPS) -> Motion:
+    """Read a BEAT2 motion `.npz` (`read_npz`) and validate it (`validate_motion_arrays`)."""
+    return validate_motion_arrays(Path(path), read_npz(path), expected_fps)
 
 
 def write_motion_npz(path: str | Path, motion: Motion) -> None:

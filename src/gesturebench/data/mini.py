@@ -126,9 +126,9 @@ _KNEE_SOFTEN = 0.004  # the pelvis sits this much (m) below straight legs, so we
 # Arm parameters, in the left arm's convention (the right arm is its mirror image, rotvec (x, -y, -z)).
 COLLAR, LOWER, FLEX, YAW, TWIST, ELBOW, PRON, WFLEX, WDEV = range(9)
 N_ARM = 9
-_ARM_JOINTS = ((13, 16, 18, 20), (14, 17, 19, 21))  # collar, shoulder, elbow, wrist of the left and right arm
+ARM_JOINTS = ((13, 16, 18, 20), (14, 17, 19, 21))  # collar, shoulder, elbow, wrist of the left and right arm
 _REST_ARM = np.array([0.0, 1.38, 0.12, 0.0, 0.0, 0.35, -0.3, 0.1, 0.0])
-_BEAT_READY = np.array([0.03, 1.3, 0.35, 0.05, 0.0, 1.15, -0.6, 0.1, 0.0])
+BEAT_READY = np.array([0.03, 1.3, 0.35, 0.05, 0.0, 1.15, -0.6, 0.1, 0.0])  # forearms raised, ready to strike beats
 _PALM_UP = -1.5
 # Finger curls (index, middle, pinky, ring, thumb) of the hand shapes; curl is shared by a finger's three joints.
 RELAXED = np.array([0.30, 0.40, 0.55, 0.48, 0.15])
@@ -505,7 +505,7 @@ def _leg_ik(root: Rotation, pelvis: np.ndarray, ankles: np.ndarray, foot: Rotati
     return out
 
 
-def _arm_rotvecs(params: np.ndarray) -> np.ndarray:
+def arm_rotvecs(params: np.ndarray) -> np.ndarray:
     """(T, 4, 3) collar, shoulder, elbow, wrist rotvecs of a left arm from its (T, N_ARM) parameters."""
     p = params
     collar = _axis_rotation(2, p[:, COLLAR])
@@ -516,7 +516,7 @@ def _arm_rotvecs(params: np.ndarray) -> np.ndarray:
     return np.stack([r.as_rotvec() for r in (collar, shoulder, elbow, wrist)], axis=1)
 
 
-def _hand_rotvecs(curl: np.ndarray, spread: np.ndarray) -> np.ndarray:
+def hand_rotvecs(curl: np.ndarray, spread: np.ndarray) -> np.ndarray:
     """(T, 15, 3) left-hand joint rotvecs (index, middle, pinky, ring, thumb × 3) from finger curls (T, 5)."""
     T = len(curl)
     out = np.zeros((T, 5, 3, 3))
@@ -556,12 +556,12 @@ def _gesture_form(rng: np.random.Generator, style: SpeakerStyle, iv: SemInterval
         hands[:] = OPEN
     else:  # beat: forearms in gesture space; the strokes themselves come from the plan
         active = sorted({arm for s in strokes if iv.start <= s.time <= iv.end for arm in s.arms}) or [dom]
-        arms[:, active] = _BEAT_READY
+        arms[:, active] = BEAT_READY
         hands[active] = BEAT_HAND
     return arms, hands
 
 
-def _stroke_offsets(t: np.ndarray, strokes: tuple[Stroke, ...]) -> np.ndarray:
+def stroke_offsets(t: np.ndarray, strokes: tuple[Stroke, ...]) -> np.ndarray:
     """(T, 2, N_ARM) arm-parameter offsets of the beat strokes.
 
     Each stroke lifts the forearm (elbow flexion) over 0.3 s and strikes it down in 0.15 s, stopping on the onset;
@@ -640,12 +640,12 @@ def synthesize_motion(rng: np.random.Generator, style: SpeakerStyle, plan: Seque
         curls += envelope[:, None, None] * (shape - curls)
         engaged = np.maximum(engaged, envelope)
     calm = (1.0 - 0.85 * engaged)[:, None, None]
-    arms += _stroke_offsets(t, plan.strokes) + calm * 0.02 * noise(2 * N_ARM, 0.25).reshape(n, 2, N_ARM)
+    arms += stroke_offsets(t, plan.strokes) + calm * 0.02 * noise(2 * N_ARM, 0.25).reshape(n, 2, N_ARM)
     arms[:, :, COLLAR] += 0.01 * breath[:, None]
     curls += calm * 0.07 * noise(10, 0.4).reshape(n, 2, 5)
     spread = 0.12 * np.clip(1.0 - curls[:, :, :4].mean(axis=-1) / 0.4, 0.0, 1.0)
-    for side, (joints, hand) in enumerate(zip(_ARM_JOINTS, (slice(25, 40), slice(40, 55)))):
-        arm, fingers = _arm_rotvecs(arms[:, side]), _hand_rotvecs(curls[:, side], spread[:, side])
+    for side, (joints, hand) in enumerate(zip(ARM_JOINTS, (slice(25, 40), slice(40, 55)))):
+        arm, fingers = arm_rotvecs(arms[:, side]), hand_rotvecs(curls[:, side], spread[:, side])
         poses[:, list(joints)] = mirror(arm) if side else arm
         poses[:, hand] = mirror(fingers) if side else fingers
 

@@ -55,16 +55,9 @@ class DerivedMetric(SequenceMetric):
     def derived_values(self, pair: MotionPair) -> list[float] | None:
         raise NotImplementedError
 
-    def update(self, pair: MotionPair) -> None:
-        values = None if self.missing_inputs(pair) else self.derived_values(pair)
-        if values is None:
-            self.missing += 1
-            return
-        self._current = values
-        super().update(pair)
-
-    def sequence_values(self, pair: MotionPair):
-        return self._current, 1.0
+    def sequence_values(self, pair: MotionPair) -> tuple[list[float], float] | None:
+        values = self.derived_values(pair)
+        return None if values is None else (values, 1.0)
 
     def skip_reason(self) -> str | None:
         if self.weight > 0:

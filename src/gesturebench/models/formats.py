@@ -19,17 +19,14 @@ files) are taken from the reference and reported, so that results say which fiel
 
 from __future__ import annotations
 
-import zipfile
-import zlib
 from pathlib import Path
 
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from gesturebench.data.beat2 import validate_motion_arrays
+from gesturebench.data.beat2 import read_npz, validate_motion_arrays
 from gesturebench.data.records import N_JOINTS, Motion
 from gesturebench.errors import DataError
-from gesturebench.io import one_line
 
 #: File names tried for a sequence, in order: BEAT2 / precomputed, EMAGE-style test scripts, EMAGE's audio demo.
 DEFAULT_PATTERNS = ("{id}.npz", "res_{id}.npz", "{id}_output.npz")
@@ -71,20 +68,6 @@ def find_result(folder: Path, sequence_id: str, patterns: tuple[str, ...] = DEFA
         if path.is_file():
             return path
     return None
-
-
-def load_npz(path: str | Path) -> dict[str, np.ndarray]:
-    """All arrays of an `.npz` file (no pickles); a missing, truncated or corrupt file is a `DataError`."""
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(path, "result file not found")
-    if not zipfile.is_zipfile(path):
-        raise DataError(path, "not a readable npz archive (not a zip file: truncated, corrupt or another format)")
-    try:
-        with np.load(path, allow_pickle=False) as archive:
-            return {key: archive[key] for key in archive.files}
-    except (zipfile.BadZipFile, zlib.error, ValueError, OSError, EOFError) as exc:
-        raise DataError(path, f"not a readable npz archive ({one_line(exc)})") from exc
 
 
 def rotation_6d_to_matrix(d6: np.ndarray) -> np.ndarray:
@@ -174,7 +157,7 @@ def read_result(path: str | Path, reference: Motion) -> tuple[Motion, list[str]]
     Every problem (unreadable file, unknown layout, NaN, wrong fps) is a `DataError` naming the file.
     """
     path = Path(path)
-    arrays = load_npz(path)
+    arrays = read_npz(path, "result")
     rotations, filled = _pose_array(path, arrays)
     n = len(rotations)
     poses = np.zeros((n, N_JOINTS, 3))

@@ -10,14 +10,14 @@ from scipy.ndimage import gaussian_filter1d
 
 from gesturebench.body.joints import BODY_HANDS
 from gesturebench.data.mini import (
-    _ARM_JOINTS,
-    _BEAT_READY,
+    ARM_JOINTS,
     BEAT_HAND,
+    BEAT_READY,
     Stroke,
-    _arm_rotvecs,
-    _hand_rotvecs,
-    _stroke_offsets,
+    arm_rotvecs,
+    hand_rotvecs,
     mirror,
+    stroke_offsets,
     window,
 )
 from gesturebench.data.records import N_JOINTS, Motion, SemInterval, SequenceRecord
@@ -92,16 +92,16 @@ def beat_collapse(record: SequenceRecord, level: float, rng: np.random.Generator
     k = round(float(np.clip(level, 0.0, 1.0)) * len(semantic))
     chosen = [semantic[i] for i in sorted(rng.choice(len(semantic), size=k, replace=False))] if k else []
     poses = m.poses.reshape(m.n_frames, N_JOINTS, 3).copy()
-    joints = [j for arm in _ARM_JOINTS for j in arm] + list(range(25, 55))
+    joints = [j for arm in ARM_JOINTS for j in arm] + list(range(25, 55))
     for iv in chosen:
         a = max(0, int(np.floor((iv.start - 0.6) * m.fps)))
         b = min(m.n_frames - 1, int(np.ceil((iv.end + 0.6) * m.fps)))
         t = np.arange(a, b + 1) / m.fps
         share = ((t - t[0]) / max(t[-1] - t[0], 1e-9))[:, None, None]
         base = (1 - share) * poses[a, joints] + share * poses[b, joints]
-        arm = _BEAT_READY + _stroke_offsets(t, _beat_strokes(iv, record.words))  # (T, 2, N_ARM)
-        hand = _hand_rotvecs(np.broadcast_to(BEAT_HAND, (len(t), 5)), np.zeros(len(t)))
-        target = np.concatenate([_arm_rotvecs(arm[:, 0]), mirror(_arm_rotvecs(arm[:, 1])), hand, mirror(hand)], 1)
+        arm = BEAT_READY + stroke_offsets(t, _beat_strokes(iv, record.words))  # (T, 2, N_ARM)
+        hand = hand_rotvecs(np.broadcast_to(BEAT_HAND, (len(t), 5)), np.zeros(len(t)))
+        target = np.concatenate([arm_rotvecs(arm[:, 0]), mirror(arm_rotvecs(arm[:, 1])), hand, mirror(hand)], 1)
         envelope = window(t, iv.start - 0.35, iv.start, iv.end - 0.05, iv.end + 0.3)[:, None, None]
         poses[a:b + 1, joints] = base + envelope * (target - base)
     return replace(m, poses=poses.reshape(m.n_frames, -1))

@@ -54,14 +54,10 @@ def camera_view(joints: np.ndarray, camera: Camera) -> np.ndarray:
 
 
 def clip_frames(joints: np.ndarray, camera: Camera = Camera()) -> np.ndarray:
-    """(T,55,3) joints → (T,size,size,3) uint8 RGB skeleton frames seen by `camera`.
-
-    `render_frames` centres its fixed 2 × 2 box on the pelvis of its first frame; a shifted copy of the first
-    frame is put in front (and its image dropped) so that the box centres on the camera's `height` instead.
-    """
+    """(T,55,3) joints → (T,size,size,3) uint8 RGB skeleton frames seen by `camera`, the render box centred
+    the camera's `height` above the first frame's pelvis (the origin of the view)."""
     view = camera_view(np.asarray(joints, dtype=np.float64), camera)
-    anchor = view[:1] + np.array([0.0, camera.zoom * camera.height, 0.0])
-    return render_frames(np.concatenate([anchor, view]), size=camera.size)[1:]
+    return render_frames(view, size=camera.size, centre=np.array([0.0, camera.zoom * camera.height]))
 
 
 def write_clip(path: str | Path, frames: np.ndarray, fps: int, audio: np.ndarray | None = None,

@@ -1,7 +1,7 @@
 """Frontal skeleton rendering with matplotlib, encoded to MP4 by imageio-ffmpeg.
 
 Every clip uses the same camera: an orthographic frontal (x–y) view of a fixed 2 m × 2 m box centred on
-the first frame's pelvis, so clips of different sources of one sequence are comparable.
+the first frame's pelvis (or on a given `centre`), so clips of different sources of one sequence are comparable.
 """
 
 from __future__ import annotations
@@ -22,11 +22,14 @@ from gesturebench.io import atomic_path  # noqa: E402
 _BONES = [(j, int(PARENTS[j])) for j in range(1, 55) if j not in (23, 24)]
 
 
-def render_frames(joints: np.ndarray, size: int = 256) -> np.ndarray:
-    """(T,55,3) joints → (T,size,size,3) uint8 RGB frames."""
+def render_frames(joints: np.ndarray, size: int = 256, centre: np.ndarray | None = None) -> np.ndarray:
+    """(T,55,3) joints → (T,size,size,3) uint8 RGB frames of the box x ∈ centre ± 1 m, y ∈ centre − 1.1 … + 0.9 m.
+
+    `centre` (x, y[, z]): where the box is anchored; None: the first frame's pelvis.
+    """
     fig = plt.figure(figsize=(size / 100, size / 100), dpi=100)
     ax = fig.add_axes([0, 0, 1, 1])
-    centre = joints[0, 0]
+    centre = joints[0, 0] if centre is None else np.asarray(centre)
     ax.set_xlim(centre[0] - 1.0, centre[0] + 1.0)
     ax.set_ylim(centre[1] - 1.1, centre[1] + 0.9)
     ax.set_aspect("equal")

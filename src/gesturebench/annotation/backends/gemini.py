@@ -8,66 +8,40 @@ runner retries, so that every request counts against the budget.
 
 from __future__ import annotations
 
-from gesturebench.annotation.backends.base import (
-    Annotator,
-    AnnotatorUnavailable,
-    RequestError,
-    TransientError,
-    api_key,
-    redact,
-    retry_after_seconds,
-    transient_status,
-    transport_errors,
-)
+from gesturebench.annotation.backends.base import RequestError, transport_errors
+from gesturebench.annotation.backends.remote import RemoteAnnotator
 from gesturebench.annotation.clip import EventClip
 from gesturebench.annotation.events import CONTEXT_SECONDS
-from gesturebench.annotation.prompt import prompt_sha256
 from gesturebench.annotation.schema import answer_json_schema
 from gesturebench.errors import ConfigError
 
 
-class GeminiAnnotator(Annotator):
+class GeminiAnnotator(RemoteAnnotator):
     """Gemini (default gemini-2.5-pro) via google-genai; sees the rendered clip at `video_fps` frames per second."""
+
+    backend = "gemini"
+    sdk_module = "google.genai.types"
+    sdk_package = "google-genai"
 
     def __init__(self, name: str = "gemini", model: str = "gemini-2.5-pro", api_key_env: str = "GEMINI_API_KEY",
                  base_url: str | None = None, video_fps: float = 10.0, audio: bool = True, temperature: float = 0.0,
                  timeout_s: float = 120.0, context: float = CONTEXT_SECONDS, camera: dict | None = None):
-        super().__init__(name, context, camera)
+        super().__init__(name, model, api_key_env, base_url, temperature, timeout_s, context, camera)
         if not 0 < video_fps <= 24:
             raise ConfigError(f"annotator.video_fps={video_fps}: Gemini accepts (0, 24] frames per second")
-        self.model = model
-        self.api_key_env = api_key_env
-        self.base_url = base_url
         self.video_fps = float(video_fps)
         self.audio = bool(audio)
-        self.temperature = float(temperature)
-        self.timeout_s = float(timeout_s)
-        self._client = None
-        self._key: str | None = None
-
-    @property
-    def model_name(self) -> str:
-        return self.model
-
-    def fingerprint(self) -> str:
-        return prompt_sha256()
 
     def describe(self) -> dict:
-        return {**super().describe(), "base_url": self.base_url, "video_fps": self.video_fps, "audio": self.audio}
+        return {**super().describe(), "video_fps": self.video_fps, "audio": self.audio}
 
-    def client(self):
-        if self._client is None:
-            try:
-                from google import genai
-                from google.genai import types
-            except ImportError as exc:
-                raise AnnotatorUnavailable("annotator=gemini needs the google-genai package: "
-                                           "pip install 'gesturebench[llm]'") from exc
-            self._key = api_key(self.api_key_env, "gemini")
-            options = types.HttpOptions(base_url=self.base_url, timeout=int(self.timeout_s * 1000),
-                                        retry_options=types.HttpRetryOptions(attempts=1))
-            self._client = genai.Client(api_key=self._key, http_options=options)
-        return self._client
+    def connect(self, key: str | None):
+        from google import genai
+        from google.genai import types
+
+        options = types.HttpOptions(base_url=self.base_url, timeout=int(self.timeout_s * 1000),
+                                    retry_options=types.HttpRetryOptions(attempts=1))
+        return genai.Client(api_key=key, http_options=options)
 
     def ask(self, clip: EventClip) -> str:
         from google.genai import errors, types
@@ -82,15 +56,10 @@ class GeminiAnnotator(Annotator):
                 model=self.model, contents=[types.Content(role="user", parts=[video, types.Part(text=clip.prompt())])],
                 config=config)
         except errors.APIError as exc:
-            message = redact(f"Gemini HTTP {exc.code}: {exc.message or exc.status or ''}", self._key)
-            if exc.code in (401, 403):
-                raise AnnotatorUnavailable(f"annotator=gemini: credentials refused ({message}); "
-                                           f"check {self.api_key_env}") from None
-            if transient_status(exc.code):
-                raise TransientError(message, retry_after_seconds(getattr(exc.response, "headers", None))) from None
-            raise RequestError(message) from None
+            raise self.http_error(exc.code, f"Gemini HTTP {exc.code}: {exc.message or exc.status or ''}",
+                                  getattr(exc.response, "headers", None)) from None
         except transport_errors() as exc:
-            raise TransientError(redact(f"{type(exc).__name__}: {exc}", self._key)) from None
+            raise self.connection_error(exc) from None
         text = response.text
         if text is None:
             reason = response.candidates[0].finish_reason if response.candidates else "no candidates"

@@ -13,19 +13,10 @@ import base64
 import imageio.v3 as iio
 import numpy as np
 
-from gesturebench.annotation.backends.base import (
-    Annotator,
-    AnnotatorUnavailable,
-    RequestError,
-    TransientError,
-    api_key,
-    redact,
-    retry_after_seconds,
-    transient_status,
-)
+from gesturebench.annotation.backends.base import RequestError
+from gesturebench.annotation.backends.remote import RemoteAnnotator
 from gesturebench.annotation.clip import EventClip
 from gesturebench.annotation.events import CONTEXT_SECONDS
-from gesturebench.annotation.prompt import prompt_sha256
 from gesturebench.errors import ConfigError
 
 
@@ -35,48 +26,30 @@ def sample_frames(n_frames: int, fps: int, per_second: float, max_frames: int) -
     return np.unique(np.linspace(0, n_frames - 1, count).round().astype(int))
 
 
-class OpenAICompatAnnotator(Annotator):
+class OpenAICompatAnnotator(RemoteAnnotator):
     """A vision chat model behind an OpenAI-compatible API."""
+
+    backend = "openai"
+    sdk_module = "openai"
+    sdk_package = "openai"
 
     def __init__(self, name: str = "openai", model: str = "gpt-4o", api_key_env: str | None = "OPENAI_API_KEY",
                  base_url: str | None = None, frames_per_second: float = 4.0, max_frames: int = 16,
                  temperature: float = 0.0, timeout_s: float = 120.0, context: float = CONTEXT_SECONDS,
                  camera: dict | None = None):
-        super().__init__(name, context, camera)
+        super().__init__(name, model, api_key_env, base_url, temperature, timeout_s, context, camera)
         if frames_per_second <= 0 or max_frames < 1:
             raise ConfigError("annotator.frames_per_second must be > 0 and annotator.max_frames >= 1")
-        self.model = model
-        self.api_key_env = api_key_env
-        self.base_url = base_url
         self.frames_per_second = float(frames_per_second)
         self.max_frames = int(max_frames)
-        self.temperature = float(temperature)
-        self.timeout_s = float(timeout_s)
-        self._client = None
-        self._key: str | None = None
-
-    @property
-    def model_name(self) -> str:
-        return self.model
-
-    def fingerprint(self) -> str:
-        return prompt_sha256()
 
     def describe(self) -> dict:
-        return {**super().describe(), "base_url": self.base_url, "frames_per_second": self.frames_per_second,
-                "max_frames": self.max_frames}
+        return {**super().describe(), "frames_per_second": self.frames_per_second, "max_frames": self.max_frames}
 
-    def client(self):
-        if self._client is None:
-            try:
-                import openai
-            except ImportError as exc:
-                raise AnnotatorUnavailable("annotator=openai needs the openai package: "
-                                           "pip install 'gesturebench[llm]'") from exc
-            self._key = api_key(self.api_key_env, "openai")
-            self._client = openai.OpenAI(api_key=self._key or "none", base_url=self.base_url, max_retries=0,
-                                         timeout=self.timeout_s)
-        return self._client
+    def connect(self, key: str | None):
+        import openai
+
+        return openai.OpenAI(api_key=key or "none", base_url=self.base_url, max_retries=0, timeout=self.timeout_s)
 
     def messages(self, clip: EventClip) -> list[dict]:
         frames = clip.frames()
@@ -97,15 +70,10 @@ class OpenAICompatAnnotator(Annotator):
                                                       response_format={"type": "json_object"},
                                                       temperature=self.temperature)
         except openai.APIStatusError as exc:
-            message = redact(f"HTTP {exc.status_code}: {exc.message}", self._key)
-            if exc.status_code in (401, 403):
-                raise AnnotatorUnavailable(f"annotator=openai: credentials refused ({message}); "
-                                           f"check {self.api_key_env}") from None
-            if transient_status(exc.status_code):
-                raise TransientError(message, retry_after_seconds(exc.response.headers)) from None
-            raise RequestError(message) from None
+            raise self.http_error(exc.status_code, f"HTTP {exc.status_code}: {exc.message}",
+                                  exc.response.headers) from None
         except openai.APIConnectionError as exc:  # includes timeouts
-            raise TransientError(redact(f"{type(exc).__name__}: {exc}", self._key)) from None
+            raise self.connection_error(exc) from None
         if not response.choices or response.choices[0].message.content is None:
             raise RequestError("the endpoint returned no message content")
         return response.choices[0].message.content

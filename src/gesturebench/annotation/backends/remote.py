@@ -1,0 +1,82 @@
+"""`RemoteAnnotator`: what the LLM backends behind an HTTP API share — the model, the environment variable that
+holds the key, the endpoint, temperature and timeout; the SDK client made on first use (so a missing package or
+key fails only a run that asks); and the mapping of HTTP failures onto the runner's errors, key redacted.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from gesturebench.annotation.backends.base import (
+    Annotator,
+    AnnotatorUnavailable,
+    RequestError,
+    TransientError,
+    api_key,
+    redact,
+    retry_after_seconds,
+    transient_status,
+)
+from gesturebench.annotation.prompt import prompt_sha256
+
+
+class RemoteAnnotator(Annotator):
+    """Base class of the API backends; subclasses set the class attributes and implement `connect` and `ask`."""
+
+    #: the backend's name in messages (`annotator=<backend>`)
+    backend: str
+    #: the module its SDK is imported from, and the package that provides it
+    sdk_module: str
+    sdk_package: str
+
+    def __init__(self, name: str, model: str, api_key_env: str | None, base_url: str | None, temperature: float,
+                 timeout_s: float, context: float, camera: dict | None):
+        super().__init__(name, context, camera)
+        self.model = model
+        self.api_key_env = api_key_env
+        self.base_url = base_url
+        self.temperature = float(temperature)
+        self.timeout_s = float(timeout_s)
+        self._client = None
+        self._key: str | None = None
+
+    @property
+    def model_name(self) -> str:
+        return self.model
+
+    def fingerprint(self) -> str:
+        return prompt_sha256()
+
+    def describe(self) -> dict:
+        return {**super().describe(), "base_url": self.base_url}
+
+    def connect(self, key: str | None):
+        """A new SDK client that uses `key` (None: no authentication)."""
+        raise NotImplementedError
+
+    def client(self):
+        """The SDK client, made on first use: the SDK must be installed and the key set in the environment."""
+        if self._client is None:
+            try:
+                importlib.import_module(self.sdk_module)
+            except ImportError as exc:
+                raise AnnotatorUnavailable(f"annotator={self.backend} needs the {self.sdk_package} package: "
+                                           "pip install 'gesturebench[llm]'") from exc
+            self._key = api_key(self.api_key_env, self.backend)
+            self._client = self.connect(self._key)
+        return self._client
+
+    def http_error(self, code: int | None, message: str, headers) -> Exception:
+        """The error for an HTTP failure: refused credentials stop the run, transient statuses are retried
+        (after the response's Retry-After, if any), anything else fails this event."""
+        message = redact(message, self._key)
+        if code in (401, 403):
+            return AnnotatorUnavailable(f"annotator={self.backend}: credentials refused ({message}); "
+                                        f"check {self.api_key_env}")
+        if transient_status(code):
+            return TransientError(message, retry_after_seconds(headers))
+        return RequestError(message)
+
+    def connection_error(self, exc: Exception) -> TransientError:
+        """The (retried) error for a dropped connection or a timeout."""
+        return TransientError(redact(f"{type(exc).__name__}: {exc}", self._key))
