@@ -1,8 +1,11 @@
-"""BC and SRGR (METRICS.md §12–13) against plain-loop computations, constructed cases and the real BEAT2 sample."""
+"""BC and SRGR (METRICS.md §12–13) against plain-loop computations, constructed cases and the real BEAT2 sample;
+BC, SRGR and SC (§14) under two-process DDP."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import asdict
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,12 +13,16 @@ import torch
 
 from gesturebench.body.joints import BODY_HANDS, UPPER
 from gesturebench.body.output import BodyOutput
-from gesturebench.data.records import Motion, SemInterval
+from gesturebench.data.records import Motion, SemInterval, Word
+from gesturebench.encoders.text_motion import TextMotionModel, save_text_motion, text_motion_path
+from gesturebench.encoders.text_training import TextMotionConfig
 from gesturebench.errors import ConfigError
 from gesturebench.metrics.beat import BeatConsistency
+from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.functional.beat import audio_onsets, beat_consistency, joint_speeds, segment_onsets
 from gesturebench.metrics.functional.srgr import semantic_weights, srgr
 from gesturebench.metrics.pair import MotionPair
+from gesturebench.metrics.semantic_score import SemanticScore
 from gesturebench.metrics.srgr import SemanticRelevanceRecall
 from tests.distributed import run_distributed
 
@@ -369,13 +376,39 @@ def srgr_pairs(n):
 
 # ---------- DDP: one two-process run for both metrics (spawning processes is the slow part) ----------
 
-def _metrics_and_pairs(n):
-    return [(BeatConsistency(mean_speed=MEAN_SPEED), bc_pairs(n)), (SemanticRelevanceRecall(), srgr_pairs(n))]
+def sc_pairs(n):
+    """Sequences of 5–9 s with words; generated motion = reference motion plus noise (SC ignores the body)."""
+    rng = np.random.default_rng(5)
+    body = BodyOutput(torch.zeros(1, 55, 3), None)
+    pairs = []
+    for i in range(n):
+        t = 150 + 30 * i
+        ref = Motion(rng.normal(0, 0.2, (t, 165)), rng.normal(0, 0.1, (t, 3)), np.zeros(10), np.zeros((t, 100)))
+        gen = Motion(ref.poses + rng.normal(0, 0.3, ref.poses.shape), ref.trans, ref.betas, ref.expressions)
+        words = [Word(["there", "big", "idea", "really", "the"][k % 5], 0.6 * k, 0.6 * k + 0.4) for k in range(t // 18)]
+        pairs.append(MotionPair(i, f"s{i}", gen, ref, body, body, words=words))
+    return pairs
 
 
-def _ddp_speech(rank, world, n):
+def _metrics_and_pairs(n, sc_checkpoint):
+    sc = SemanticScore(checkpoint=sc_checkpoint)
+    sc.prepare(MetricContext("toy", lambda split: [], Path(sc_checkpoint).parent, Path(sc_checkpoint).parent, None))
+    return [(BeatConsistency(mean_speed=MEAN_SPEED), bc_pairs(n)), (SemanticRelevanceRecall(), srgr_pairs(n)),
+            (sc, sc_pairs(n))]
+
+
+@pytest.fixture(scope="module")
+def sc_checkpoint(tmp_path_factory):
+    """An untrained (seeded) text–motion model: DDP equality does not need a good one."""
+    torch.manual_seed(0)
+    path = text_motion_path(tmp_path_factory.mktemp("ckpt"), "toy")
+    save_text_motion(TextMotionModel(), path, asdict(TextMotionConfig()), {})
+    return str(path)
+
+
+def _ddp_speech(rank, world, n, sc_checkpoint):
     out = []
-    for metric, pairs in _metrics_and_pairs(n):
+    for metric, pairs in _metrics_and_pairs(n, sc_checkpoint):
         for p in pairs[rank::world]:
             metric.update(p)
         value = metric.compute()
@@ -384,13 +417,14 @@ def _ddp_speech(rank, world, n):
     return out
 
 
-def test_ddp_with_odd_sequence_count_equals_single_process():
-    ddp = run_distributed(_ddp_speech, 5)
-    for (metric, pairs), (value, per_seq) in zip(_metrics_and_pairs(5), ddp):
+def test_ddp_with_odd_sequence_count_equals_single_process(sc_checkpoint):
+    ddp = run_distributed(_ddp_speech, 5, sc_checkpoint)
+    for (metric, pairs), (value, per_seq) in zip(_metrics_and_pairs(5, sc_checkpoint), ddp):
+        tol = 1e-6 if isinstance(metric, SemanticScore) else 1e-12  # SC's encoder runs in float32
         for p in pairs:
             metric.update(p)
-        assert value == pytest.approx(metric.compute(), abs=1e-12)
+        assert value == pytest.approx(metric.compute(), abs=tol)
         expected = metric.per_sequence()
         assert sorted(per_seq) == list(range(5))
         for i, row in per_seq.items():
-            assert row == pytest.approx(expected[i], abs=1e-12)
+            assert row == pytest.approx(expected[i], abs=tol)

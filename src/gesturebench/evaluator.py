@@ -118,11 +118,11 @@ class Evaluator(pl.LightningModule):
         for name, metric in self.metrics.items():
             with self.timed(f"metric:{name}"):
                 values.update(metric.compute())
-            reason = metric.skip_reason()
+            with metric.sync_context():  # the reduced states: what every process scored
+                reason = metric.skip_reason()
+                rows = metric.per_sequence()
             if reason:
                 skipped.update({n: reason for n in metric.value_names})
-            with metric.sync_context():
-                rows = metric.per_sequence()
             for index, row in rows.items():
                 per_sequence.setdefault(index, {}).update(row)
         frames = self.frame_log.compute()

@@ -68,7 +68,6 @@ class BeatConsistency(SequenceMetric):
 
     higher_is_better = True
     requires = ("audio",)
-    extras = ("bc_ref",)
 
     def __init__(
         self,
@@ -84,6 +83,7 @@ class BeatConsistency(SequenceMetric):
         mean_speed: Sequence[float] | None = None,
         **kwargs: Any,
     ):
+        self.extras = (f"{name}_ref",)  # the reference motion's score, e.g. ``bc_ref``
         super().__init__(name, **kwargs)
         if direction not in DIRECTIONS:
             raise ConfigError(f"metric {name}: direction must be one of {DIRECTIONS}, got {direction!r}")
@@ -120,7 +120,7 @@ class BeatConsistency(SequenceMetric):
         self.mean_speed_source = str(path)
 
     def update(self, pair: MotionPair) -> None:
-        """As the base class; a sequence no longer than twice `trim` has nothing to score and counts as missing."""
+        """As the base class; a sequence whose trimmed segment is under 2·order+1 frames counts as missing."""
         start, stop = trim_frames(pair.n_frames, pair.fps, self.trim)
         if stop - start < 2 * self.order + 1 and not self.missing_inputs(pair):
             self.missing += 1

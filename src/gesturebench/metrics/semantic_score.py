@@ -22,7 +22,6 @@ class SemanticScore(SequenceMetric):
 
     higher_is_better = True
     requires = ("words",)
-    extras = ("sc_ref",)
 
     def __init__(
         self,
@@ -31,6 +30,7 @@ class SemanticScore(SequenceMetric):
         encoder: Mapping | None = None,
         **kwargs: Any,
     ):
+        self.extras = (f"{name}_ref",)  # the reference motion's score, e.g. ``sc_ref``
         super().__init__(name, **kwargs)
         self.checkpoint = checkpoint
         self.encoder_cfg = TextMotionConfig.from_mapping(encoder)
