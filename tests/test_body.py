@@ -261,3 +261,15 @@ def test_real_beat2_sample_stands_on_the_floor(beat2_sample, body, arrays):
     assert (0.6 < joints[:, J.PELVIS, 1]).all() and (joints[:, J.PELVIS, 1] < 1.1).all()
     bones = np.linalg.norm(joints[:, 1:22] - joints[:, J.PARENTS[1:22]], axis=-1)
     assert bones.std(0).max() < 1e-4  # rigid skeleton
+
+
+@pytest.mark.parametrize("flat_hand_mean", [False, True])
+def test_joints_only_forward_equals_the_mesh_forward(beat2_sample, flat_hand_mean):
+    """`vertices=False` skips the mesh but must give the joints of the full `smplx` forward."""
+    from gesturebench.data.beat2 import read_motion_npz
+
+    motion = read_motion_npz(beat2_sample / "2_scott_0_1_1.npz").frames(0, 400)
+    body = BodyModel(flat_hand_mean=flat_hand_mean, chunk_size=128)
+    full, fast = body(motion, vertices=True), body(motion, vertices=False)
+    assert fast.vertices is None
+    torch.testing.assert_close(fast.joints, full.joints, rtol=0, atol=2e-6)

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import smplx
 import torch
+from smplx.lbs import batch_rigid_transform, batch_rodrigues
 
 from gesturebench.body.output import BodyOutput
 from gesturebench.body.procedural import ensure_model_file
@@ -108,6 +109,11 @@ class BodyModel(torch.nn.Module):
             layer = load_smplx(self.model_path, num_betas=used[0], num_expression_coeffs=used[1],
                                flat_hand_mean=flat_hand_mean)
         self.smplx_model = layer.requires_grad_(False)
+        # Rest joints as a linear function of the shape and expression coefficients (the joint regressor applied
+        # to the template and to every blend direction), for the joints-only forward.
+        dirs = torch.cat([layer.shapedirs, layer.expr_dirs], dim=-1)
+        self.register_buffer("rest_joints", layer.J_regressor @ layer.v_template, persistent=False)
+        self.register_buffer("joint_dirs", torch.einsum("jv,vkl->jkl", layer.J_regressor, dirs), persistent=False)
         self.to(device)
 
     @property
@@ -138,13 +144,29 @@ class BodyModel(torch.nn.Module):
             for start in range(0, n, self.chunk_size):
                 rows = slice(start, start + self.chunk_size)
                 pose = poses[rows]
+                if not vertices:
+                    joints[rows] = self._posed_joints(betas, expression[rows], pose, trans[rows])
+                    continue
                 out = layer(betas=betas, expression=expression[rows], transl=trans[rows],
-                            return_verts=vertices, return_shaped=False,
+                            return_verts=True, return_shaped=False,
                             **{name: pose[:, cols] for name, cols in POSE_SLICES.items()})
                 joints[rows] = out.joints[:, :N_JOINTS]
-                if vertices:
-                    verts[rows] = out.vertices
+                verts[rows] = out.vertices
         return BodyOutput(joints, verts)
+
+    def _posed_joints(self, betas, expression, pose, transl) -> torch.Tensor:
+        """The first 55 joints `smplx.SMPLX.forward` returns, without building the mesh.
+
+        The same maths as `smplx.lbs.lbs` restricted to the joints, with the package's own `batch_rodrigues` and
+        `batch_rigid_transform`: rest joints of the shaped template, then the kinematic chain, plus translation.
+        """
+        layer = self.smplx_model
+        coeffs = torch.cat([betas.expand(len(pose), -1), expression], dim=-1)
+        rest = self.rest_joints + torch.einsum("bl,jkl->bjk", coeffs, self.joint_dirs)
+        full_pose = pose + layer.pose_mean
+        rot_mats = batch_rodrigues(full_pose.reshape(-1, 3)).reshape(len(pose), -1, 3, 3)
+        posed, _ = batch_rigid_transform(rot_mats, rest, layer.parents, dtype=rest.dtype)
+        return posed + transl.unsqueeze(1)
 
 
 def _check_motion(motion: Motion) -> None:
