@@ -119,14 +119,6 @@ class BeatConsistency(SequenceMetric):
         self.mean_speed = np.asarray(speed, dtype=np.float64)
         self.mean_speed_source = str(path)
 
-    def update(self, pair: MotionPair) -> None:
-        """As the base class; a sequence whose trimmed segment is under 2·order+1 frames counts as missing."""
-        start, stop = trim_frames(pair.n_frames, pair.fps, self.trim)
-        if stop - start < 2 * self.order + 1 and not self.missing_inputs(pair):
-            self.missing += 1
-            return
-        super().update(pair)
-
     def _score(self, body: BodyOutput, onsets: np.ndarray, start: int, stop: int, fps: float) -> float:
         speeds = joint_speeds(body_positions(body, self.root_aligned)[:, self.joints], fps)[start:stop]
         return beat_consistency(
@@ -138,6 +130,8 @@ class BeatConsistency(SequenceMetric):
         if self.mean_speed is None:
             raise ConfigError(f"metric {self.name}: prepare(context) must run before update (mean joint speeds)")
         start, stop = trim_frames(pair.n_frames, pair.fps, self.trim)
+        if stop - start < 2 * self.order + 1:
+            return None  # too short to find a speed minimum: counted as missing
         onsets = segment_onsets(pair.audio, pair.sample_rate, start, stop, pair.fps, self.hop_length)
         values = [self._score(body, onsets, start, stop, pair.fps) for body in (pair.gen_body, pair.ref_body)]
         return values, float(stop - start)

@@ -48,16 +48,10 @@ class SemanticScore(SequenceMetric):
             self.encoder_cfg, path=self.checkpoint, device=context.device,
         )
 
-    def update(self, pair: MotionPair) -> None:
-        """As the base class; a sequence whose windows hold no word counts as missing."""
-        if self.encoder is not None and not self.missing_inputs(pair):
-            if not any(self.encoder.texts(pair.generated, pair.words)):
-                self.missing += 1
-                return
-        super().update(pair)
-
     def sequence_values(self, pair: MotionPair):
         if self.encoder is None:
             raise ConfigError(f"metric {self.name}: prepare(context) must run before update (text_motion encoder)")
+        if not any(self.encoder.texts(pair.generated, pair.words)):
+            return None  # no window holds a word: counted as missing
         values = [float(self.encoder.window_scores(m, pair.words).mean()) for m in (pair.generated, pair.reference)]
         return values, 1.0
