@@ -3,7 +3,9 @@ identified by the SHA-256 of its bytes, with its training config as JSON beside 
 
 `<checkpoints>/encoders/<encoder>-<dataset>.pt` holds {"format", "state_dict" (weights and buffers, e.g. the
 motion autoencoder's normalisation `mean`/`std`), "hparams" (the module's constructor arguments), "config"
-(the full training config), "summary" (training figures)}. The helpers are generic over the encoder class.
+(the full training config), "summary" (training figures)}. The helpers are generic over the encoder class;
+`load_or_train` is what metrics call in `prepare`: load the dataset's checkpoint, training it first where
+auto-training is allowed.
 """
 
 from __future__ import annotations
@@ -11,11 +13,13 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import torch
 from torch import nn
 
+from gesturebench.data.records import SequenceRecord
 from gesturebench.encoders.motion_ae import MotionAutoencoder
 from gesturebench.errors import CheckpointError
 from gesturebench.io import one_line, write_atomic
@@ -29,9 +33,10 @@ def encoder_path(checkpoints_dir: str | Path, encoder: str, dataset: str) -> Pat
     return Path(checkpoints_dir) / "encoders" / f"{encoder}-{dataset}.pt"
 
 
-def train_command(path: Path) -> str:
-    """The command that creates the checkpoint at `path` (named `<encoder>-<dataset>.pt`)."""
-    encoder, _, dataset = path.stem.partition("-")
+def train_command(path: Path, encoder: str) -> str:
+    """The command that creates `encoder`'s checkpoint at `path` (named `<encoder>-<dataset>.pt`)."""
+    prefix = f"{encoder}-"
+    dataset = path.stem[len(prefix):] if path.stem.startswith(prefix) else ""
     return f"python launch.py task=train_encoder encoder={encoder} dataset={dataset or '<name>'}"
 
 
@@ -55,11 +60,12 @@ def save_encoder(module: nn.Module, path: str | Path, fmt: str, config: dict, su
     return sha
 
 
-def load_encoder(path: str | Path, module_cls: type[nn.Module], fmt: str) -> tuple[nn.Module, dict]:
+def load_encoder(path: str | Path, module_cls: type[nn.Module], fmt: str, encoder: str) -> tuple[nn.Module, dict]:
     """A frozen module in eval mode and its info {"path", "sha256", "config"}; `CheckpointError` if unusable."""
     path = Path(path)
     if not path.is_file():
-        raise CheckpointError(f"{path}: no encoder checkpoint; create it with `{train_command(path)}`")
+        command = train_command(path, encoder)
+        raise CheckpointError(f"{path}: no {encoder} encoder checkpoint; create it with `{command}`")
     data = path.read_bytes()
     try:
         payload = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
@@ -69,10 +75,26 @@ def load_encoder(path: str | Path, module_cls: type[nn.Module], fmt: str) -> tup
         module.load_state_dict(payload["state_dict"])
     except Exception as exc:  # any unreadable or mismatched file is the same user-facing problem
         raise CheckpointError(
-            f"{path}: not a usable encoder checkpoint ({one_line(exc)}); recreate it with `{train_command(path)}`"
+            f"{path}: not a usable {encoder} checkpoint ({one_line(exc)}); "
+            f"recreate it with `{train_command(path, encoder)}`"
         ) from exc
     module.eval().requires_grad_(False)
     return module, {"path": str(path), "sha256": hashlib.sha256(data).hexdigest(), "config": payload["config"]}
+
+
+def load_or_train(
+    path: Path,
+    load: Callable[[Path], object],
+    train: Callable[..., Path],
+    split: Callable[[str], Sequence[SequenceRecord]],
+    cfg,
+    auto_train: bool,
+):
+    """`load(path)`, after `train(split("train"), split("val"), cfg, path)` when the checkpoint is missing and
+    `auto_train`; without it a missing checkpoint is `load`'s `CheckpointError`."""
+    if not path.is_file() and auto_train:
+        train(split("train"), split("val"), cfg, path)
+    return load(path)
 
 
 def motion_ae_path(checkpoints_dir: str | Path, dataset: str) -> Path:
@@ -84,4 +106,4 @@ def save_motion_ae(module: MotionAutoencoder, path: str | Path, config: dict, su
 
 
 def load_motion_ae(path: str | Path) -> tuple[MotionAutoencoder, dict]:
-    return load_encoder(path, MotionAutoencoder, MOTION_AE_FORMAT)
+    return load_encoder(path, MotionAutoencoder, MOTION_AE_FORMAT, MOTION_AE)

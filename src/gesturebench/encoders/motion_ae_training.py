@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,14 +20,15 @@ from pytorch_lightning.callbacks import EarlyStopping
 from torch.utils.data import DataLoader, TensorDataset
 
 from gesturebench.data.records import SequenceRecord
-from gesturebench.encoders.checkpoint import load_motion_ae, motion_ae_path, save_motion_ae
+from gesturebench.encoders.checkpoint import load_motion_ae, load_or_train, motion_ae_path, save_motion_ae
 from gesturebench.encoders.motion_ae import DOWNSAMPLE, MotionAutoencoder
 from gesturebench.encoders.representation import REP_DIM, motion_representation, sliding_windows
+from gesturebench.encoders.training_common import EncoderConfig, fit
 from gesturebench.errors import ConfigError
 
 
 @dataclass(frozen=True)
-class MotionAEConfig:
+class MotionAEConfig(EncoderConfig):
     """Training config of the motion autoencoder (`conf/encoder/motion_ae.yaml`); stored in the checkpoint.
 
     `window`/`hop` are also the windows the metrics encode; `train_hop` is the (denser) hop of training windows.
@@ -57,16 +57,6 @@ class MotionAEConfig:
             raise ConfigError(f"encoder.window={self.window} must be a positive multiple of {DOWNSAMPLE}")
         if self.hop <= 0 or self.train_hop <= 0:
             raise ConfigError(f"encoder.hop={self.hop} and encoder.train_hop={self.train_hop} must be positive")
-
-    @classmethod
-    def from_mapping(cls, values: Mapping | None) -> MotionAEConfig:
-        """From a dict or an OmegaConf node; an unknown key is a `ConfigError` naming it."""
-        values = {k: values[k] for k in values} if values is not None else {}
-        fields = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(values) - fields)
-        if unknown:
-            raise ConfigError(f"encoder (motion_ae): unknown option(s) {unknown}; known: {sorted(fields)}")
-        return cls(**values)
 
     def module_kwargs(self) -> dict:
         return {"rep_dim": REP_DIM, "hidden_dim": self.hidden_dim, "latent_dim": self.latent_dim,
@@ -102,7 +92,7 @@ def train_motion_ae(
     logger=None,
 ) -> Path:
     """Train on `train_records`, early-stop on `val_records`, write the checkpoint at `out_path`; return it."""
-    cfg = cfg if isinstance(cfg, MotionAEConfig) else MotionAEConfig.from_mapping(cfg)
+    cfg = MotionAEConfig.coerce(cfg)
     out_path = Path(out_path)
     started = time.perf_counter()
     pl.seed_everything(cfg.seed, workers=True)
@@ -114,23 +104,8 @@ def train_motion_ae(
     shuffle = torch.Generator().manual_seed(cfg.seed)
     train_loader = DataLoader(TensorDataset(train_w), batch_size=cfg.batch_size, shuffle=True, generator=shuffle)
     val_loader = DataLoader(TensorDataset(val_w), batch_size=cfg.batch_size)
-    trainer = pl.Trainer(
-        accelerator="cpu",
-        devices=1,
-        max_epochs=cfg.max_epochs,
-        max_steps=cfg.max_steps,
-        callbacks=[EarlyStopping(monitor="val_loss", patience=cfg.patience)],
-        logger=logger if logger is not None else False,
-        enable_checkpointing=False,
-        enable_progress_bar=True,
-        enable_model_summary=False,
-        deterministic=True,
-        log_every_n_steps=min(50, len(train_loader)),
-        default_root_dir=out_path.parent,
-    )
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*does not have many workers.*")
-        trainer.fit(module, train_loader, val_loader)
+    trainer = fit(module, train_loader, val_loader, cfg, [EarlyStopping(monitor="val_loss", patience=cfg.patience)],
+                  out_path, logger)
 
     module.eval()
     summary = {
@@ -156,7 +131,5 @@ def load_or_train_motion_ae(
     cfg: MotionAEConfig | Mapping | None = None,
 ) -> tuple[MotionAutoencoder, dict]:
     """The dataset's encoder and its info; trained first when missing and `auto_train`, else `CheckpointError`."""
-    path = motion_ae_path(checkpoints_dir, dataset_name)
-    if not path.is_file() and auto_train:
-        train_motion_ae(split("train"), split("val"), cfg, path)
-    return load_motion_ae(path)
+    return load_or_train(motion_ae_path(checkpoints_dir, dataset_name), load_motion_ae, train_motion_ae, split, cfg,
+                         auto_train)

