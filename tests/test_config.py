@@ -62,3 +62,12 @@ def test_slurm_launcher_config_for_lightning():
     launcher = cfg.hydra.launcher
     assert launcher._target_.endswith("SlurmLauncher")
     assert launcher.tasks_per_node == launcher.gpus_per_node == 4  # one Lightning process per GPU
+
+
+def test_job_dirname_is_short_deterministic_and_distinct():
+    from gesturebench.config import job_dirname
+
+    assert job_dirname("model=emage") == "model=emage" and job_dirname("") == "default"
+    long_a, long_b = "x" * 300 + "a", "x" * 300 + "b"
+    assert len(job_dirname(long_a)) == 120 and job_dirname(long_a) == job_dirname(long_a)
+    assert job_dirname(long_a) != job_dirname(long_b)

@@ -7,6 +7,7 @@ open dicts of `_target_` + arguments, checked when they are used.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -93,8 +94,18 @@ class Config:
     max_length_gap: float = 1.0
 
 
+def job_dirname(overrides: str, limit: int = 120) -> str:
+    """A multirun job's folder name: its overrides, shortened with a hash beyond `limit` characters (file systems
+    refuse names over 255 bytes), "default" when there are none. Deterministic, so re-running a sweep resumes it."""
+    if len(overrides) <= limit:
+        return overrides or "default"
+    return f"{overrides[:limit - 17]}-{hashlib.sha256(overrides.encode()).hexdigest()[:16]}"
+
+
 def register_configs() -> None:
-    """Register the schemas and the `${gb_root:}` resolver (idempotent)."""
+    """Register the schemas and the `${gb_root:}` / `${gb_jobdir:...}` resolvers (idempotent)."""
     if not OmegaConf.has_resolver("gb_root"):
         OmegaConf.register_new_resolver("gb_root", lambda: str(repo_root()))
+    if not OmegaConf.has_resolver("gb_jobdir"):
+        OmegaConf.register_new_resolver("gb_jobdir", job_dirname)
     ConfigStore.instance().store(name="config_schema", node=Config)
