@@ -30,3 +30,14 @@ def basic_sweep(tmp_path_factory):
 
     sweep = tmp_path_factory.mktemp("basic") / "sweep"
     return sweep, launch("-m", SWEEP_MODELS, *SWEEP_ARGS, f"hydra.sweep.dir={sweep}", timeout=1200)
+
+
+@pytest.fixture(scope="module")
+def one_thread():
+    """One torch intra-op thread: small tensor ops run several times faster on a shared 2-core machine."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

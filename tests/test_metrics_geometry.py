@@ -29,17 +29,12 @@ from gesturebench.metrics.smoothness import LDLJRel
 from gesturebench.metrics.surface import Chamfer, Hausdorff
 from tests.distributed import run_distributed
 
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 FPS = 30
 FEET = list(LEFT_FOOT_VERTICES) + list(RIGHT_FOOT_VERTICES)
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Small tensor ops on a shared 2-core machine run several times faster on one intra-op thread."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 # ---------------------------------------------------------------- synthetic data

@@ -22,17 +22,11 @@ from gesturebench.encoders.representation import (
 )
 from gesturebench.errors import CheckpointError, ConfigError
 
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 N_LATENT = 6
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """One torch thread: the test machine's few cores are shared by many processes, where two threads per
-    process make these small tensor ops many times slower."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def smooth_motion(rng: np.random.Generator, n_frames: int, mix: np.ndarray) -> Motion:

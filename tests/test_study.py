@@ -50,18 +50,13 @@ from gesturebench.study.schema import COLUMNS, DIMENSIONS, PREDICTORS
 from gesturebench.study.synthetic import SyntheticStudy, generate_study
 from gesturebench.study.windows import Window, cut_window, select_windows
 
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 SOURCES = ["ground_truth", "a", "b", "c", "d"]
 SEQUENCES = [f"s{i:02d}" for i in range(15)]
 FAST = {"bootstrap": 200, "permutations": 19}
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """One torch thread: the encoder's small convolutions are slower with more on a shared 2-core machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 # ---------- ratings file ----------

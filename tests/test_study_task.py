@@ -9,7 +9,6 @@ import shutil
 import numpy as np
 import pandas as pd
 import pytest
-import torch
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf, open_dict
 
@@ -20,6 +19,8 @@ from gesturebench.study.ratings import RatingsError
 from gesturebench.tasks.analyze import analyze_study, source_config, study_windows
 from gesturebench.tasks.evaluate import score
 from tests.launch import launch
+
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 METRICS = {
     "mjd": {"_target_": "gesturebench.metrics.joint_error.MeanJointDistance", "name": "mjd"},
@@ -39,13 +40,6 @@ SMALL = ["task=analyze", "logger=none", "trainer.enable_progress_bar=false", "st
          "study.windows.seconds=4", "study.analysis.bootstrap=100", "study.analysis.permutations=9"]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """One torch thread: on a shared 2-core machine more threads make the small per-window work much slower."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def composed(*overrides: str):
