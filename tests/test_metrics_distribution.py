@@ -23,7 +23,9 @@ from gesturebench.metrics.functional.frechet import frechet_distance, moments
 from gesturebench.metrics.functional.prdc import coverage, density, knn_radii
 from gesturebench.metrics.pair import MotionPair
 from tests.distributed import run_distributed
-from tests.test_motion_ae import mixing, one_thread, smooth_motion  # noqa: F401 (one_thread: autouse fixture)
+from tests.test_motion_ae import mixing, smooth_motion
+
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 # ---------- Fréchet distance ----------
 
