@@ -257,3 +257,19 @@ def test_too_few_windows_give_none_with_a_reason(ckpt):
     m = motions(1)[0].frames(0, 40)  # one window: fewer than k + 1 reference windows
     cov.update(pair(0, m, m))
     assert cov.compute() == {"coverage": None} and "more than k=5" in cov.skip_reason()
+
+
+def test_fgd_density_coverage_encode_each_motion_once_per_pair(ckpt):
+    ckpt_dir, _ = ckpt
+    metrics = make_metrics()
+    calls = []
+    for m in metrics.values():
+        m.prepare(context(ckpt_dir))
+        real = m.encoder.features
+        m.encoder.features = lambda w, real=real: calls.append(w.shape[0]) or real(w)
+    (ref,), (gen,) = motions(1, 0), motions(1, 1)
+    p = pair(0, gen, ref)
+    for m in metrics.values():
+        m.update(p)
+    assert len(calls) == 2  # the reference's and the generated motion's windows, once for all three metrics
+    assert torch.equal(metrics["density"].ref_features[0], metrics["coverage"].ref_features[0])

@@ -23,6 +23,7 @@ from gesturebench.metrics.functional.dice import bone_raster, dice, rasterise_se
 from gesturebench.metrics.functional.diversity import l1_diversity
 from gesturebench.metrics.functional.foot_contact import contact_frames, contact_rate
 from gesturebench.metrics.functional.smoothness import ldlj, windowed_ldlj
+from gesturebench.metrics.functional import surface as surface_metrics_functional
 from gesturebench.metrics.functional.surface import chamfer_hausdorff, nearest_distances
 from gesturebench.metrics.pair import MotionPair
 from gesturebench.metrics.smoothness import LDLJRel
@@ -132,6 +133,22 @@ def test_surface_is_zero_for_identical_and_known_for_a_shift():
     a, b = torch.zeros(1, 1, 3), torch.tensor([[[0.0, 0.3, 0.0]]])
     c, h = chamfer_hausdorff(a, b)
     assert float(c) == pytest.approx(0.18, rel=1e-6) and float(h) == pytest.approx(0.3, rel=1e-6)
+
+
+def test_surface_searches_only_frames_that_differ(monkeypatch):
+    ref = synthetic_body(6, 4).root_aligned_vertices()
+    gen = ref.clone()
+    gen[[1, 4]] = synthetic_body(6, 5).root_aligned_vertices()[[1, 4]]  # frames 1 and 4 differ, the rest are equal
+    searched = []
+    real = surface_metrics_functional.nearest_distances
+    monkeypatch.setattr(surface_metrics_functional, "nearest_distances",
+                        lambda a, b, *rest: searched.append(a.shape[0]) or real(a, b, *rest))
+    chamfer, hausdorff = chamfer_hausdorff(ref, gen)
+    assert searched == [2]
+    expected = brute_force_surface(ref.numpy(), gen.numpy())
+    np.testing.assert_allclose(chamfer.numpy(), expected[0], rtol=1e-12)
+    np.testing.assert_allclose(hausdorff.numpy(), expected[1], rtol=1e-12)
+    assert chamfer[[0, 2, 3, 5]].eq(0).all() and chamfer[[1, 4]].gt(0).all()
 
 
 def test_surface_metrics_subsample_with_seed_and_share_one_pass(monkeypatch):

@@ -1,7 +1,7 @@
 """`Evaluator`: the LightningModule that scores one motion source on one split with a set of metrics.
 
 Per sequence (`test_step`): generated motion (cached), the length policy, one SMPL-X forward per motion shared
-by all metrics, one `MotionPair` to every metric. At epoch end every process computes (metric states are
+by all metrics (one in all when the generated motion is the reference's), one `MotionPair` to every metric. At epoch end every process computes (metric states are
 reduced across processes) and rank 0 keeps the results.
 """
 
@@ -93,7 +93,8 @@ class Evaluator(pl.LightningModule):
         )
         with self.timed("smplx"):
             gen_body = self.body_model(generated, vertices=self.needs_vertices)
-            ref_body = self.body_model(reference, vertices=self.needs_vertices)
+            same = generated is reference or generated.content_hash() == reference.content_hash()
+            ref_body = gen_body if same else self.body_model(reference, vertices=self.needs_vertices)
         pair = MotionPair(
             index=record.index,
             sequence_id=record.id,

@@ -73,8 +73,21 @@ class MotionFeatureMetric(GestureMetric):
 
     def features(self, motion) -> torch.Tensor:
         """(W, latent_dim) float64 encoder features of a motion's windows."""
-        windows = self.windows(motion)
-        return self.encoder.features(windows).double()
+        return self.encoder.features(self.windows(motion)).double()
+
+    def pair_features(self, pair: MotionPair, side: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Windows and features of the pair's reference (`side` 0) or generated motion (1), computed once per
+        pair for all metrics with the same encoder checkpoint, windowing and device."""
+        motion = pair.generated if side == GENERATED else pair.reference
+        cfg = self._window_config()
+        key = ("motion_ae", self.encoder_info and self.encoder_info["sha256"], cfg["window"], cfg["hop"],
+               str(self.device), side)
+
+        def compute() -> tuple[torch.Tensor, torch.Tensor]:
+            windows = self.windows(motion)
+            return windows, self.encoder.features(windows).double()
+
+        return pair.shared(key, compute)
 
 
 class FGD(MotionFeatureMetric):
@@ -100,9 +113,9 @@ class FGD(MotionFeatureMetric):
         return {**super().options(), "raw_pose_features": f"window mean of the {REP_DIM}-d representation"}
 
     def update(self, pair: MotionPair) -> None:
-        for i, motion in ((REFERENCE, pair.reference), (GENERATED, pair.generated)):
-            w = self.windows(motion)
-            for space, f in (("feat", self.encoder.features(w)), ("raw", w.mean(1))):
+        for i in (REFERENCE, GENERATED):
+            w, features = self.pair_features(pair, i)
+            for space, f in (("feat", features), ("raw", w.mean(1))):
                 f = f.double()
                 getattr(self, f"{space}_sum")[i] += f.sum(0)
                 getattr(self, f"{space}_outer")[i] += f.T @ f
@@ -153,8 +166,8 @@ class NeighbourMetric(MotionFeatureMetric):
         return {**super().options(), "k": self.k}
 
     def update(self, pair: MotionPair) -> None:
-        self.ref_features.append(self.features(pair.reference))
-        self.gen_features.append(self.features(pair.generated))
+        self.ref_features.append(self.pair_features(pair, REFERENCE)[1])
+        self.gen_features.append(self.pair_features(pair, GENERATED)[1])
 
     def _features(self) -> tuple[torch.Tensor | None, torch.Tensor | None]:
         return _cat(self.ref_features), _cat(self.gen_features)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 
 from gesturebench.body.output import BodyOutput
 from gesturebench.data.records import Motion, SemInterval, Word
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -30,6 +34,14 @@ class MotionPair:
     sem: list[SemInterval] | None = None
     annotations: list | None = None
     model_name: str = ""
+    _shared: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def shared(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """`compute()` once per pair and `key`: work several metrics need (the nearest-neighbour pass of Chamfer
+        and Hausdorff, the encoder features of FGD, Density and Coverage). Freed with the pair."""
+        if key not in self._shared:
+            self._shared[key] = compute()
+        return self._shared[key]
 
     @property
     def n_frames(self) -> int:

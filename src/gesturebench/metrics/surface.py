@@ -1,14 +1,12 @@
 """Chamfer and Hausdorff distances between the generated and reference body surfaces (METRICS.md §5–6).
 
 Both need the same nearest-neighbour pass over every frame's root-aligned vertices, the dominant cost of the
-geometric metrics. The two metric objects share it: the per-frame result of the last pair is kept (keyed by
-the options and the identity of the pair's body tensors, held only weakly), so the second metric
-updated with the same pair reuses the first one's work.
+geometric metrics. The two metric objects share it through `MotionPair.shared` (keyed by the options), so the
+second metric updated with the same pair reuses the first one's work.
 """
 
 from __future__ import annotations
 
-import weakref
 from typing import Any
 
 import torch
@@ -20,21 +18,15 @@ from gesturebench.metrics.pair import MotionPair
 #: Frames root-aligned at a time (bounds the extra memory to a chunk of vertices).
 FRAME_CHUNK = 256
 
-_last_pass: dict[str, Any] = {}
-
-
-def _body_tensors(pair: MotionPair) -> tuple[torch.Tensor, ...]:
-    return pair.gen_body.joints, pair.gen_body.vertices, pair.ref_body.joints, pair.ref_body.vertices
-
-
 def surface_per_frame(
     pair: MotionPair, method: str = "auto", num_points: int | None = None, seed: int = 0
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-frame Chamfer and Hausdorff (float64 (T,) each) of a pair's root-aligned vertices, cached for the last pair."""
-    tensors = _body_tensors(pair)
-    key = (method, num_points, seed)
-    if _last_pass.get("key") == key and all(r() is t for r, t in zip(_last_pass["refs"], tensors)):
-        return _last_pass["result"]
+    """Per-frame Chamfer and Hausdorff (float64 (T,) each) of a pair's root-aligned vertices, computed once per pair."""
+    return pair.shared(("surface", method, num_points, seed),
+                       lambda: _surface_per_frame(pair, method, num_points, seed))
+
+
+def _surface_per_frame(pair: MotionPair, method: str, num_points: int | None, seed: int):
     chamfer, hausdorff = [], []
     for start in range(0, pair.n_frames, FRAME_CHUNK):
         ref = pair.ref_body.frames(start, start + FRAME_CHUNK).root_aligned_vertices()
@@ -45,9 +37,7 @@ def surface_per_frame(
         c, h = chamfer_hausdorff(ref, gen, method)
         chamfer.append(c)
         hausdorff.append(h)
-    result = torch.cat(chamfer), torch.cat(hausdorff)
-    _last_pass.update(key=key, refs=tuple(weakref.ref(t) for t in tensors), result=result)
-    return result
+    return torch.cat(chamfer), torch.cat(hausdorff)
 
 
 class _SurfaceMetric(SequenceMetric):
