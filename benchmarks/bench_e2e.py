@@ -38,7 +38,7 @@ def run_one(args) -> dict:
     register_configs()
     overrides = [
         f"model={args.model}", f"metrics={args.metrics}", f"dataset.size={args.size}", "logger=none",
-        "task.render_clips=0", "trainer.enable_progress_bar=false", f"trainer={args.trainer}",
+        "task.render_clips=0", "trainer.enable_progress_bar=false", f"trainer={args.trainer}", *args.overrides,
     ]
     with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
         cfg = compose(config_name="config", overrides=overrides)
@@ -87,6 +87,7 @@ def main() -> None:
     parser.add_argument("--models", nargs="+", default=["ground_truth", "perturbed"])
     parser.add_argument("--metrics", default="paper")
     parser.add_argument("--trainer", default="cpu", help="cpu or gpu")
+    parser.add_argument("--overrides", nargs="*", default=[], help="extra Hydra overrides, e.g. '~metrics.sc'")
     parser.add_argument("--out", default="/tmp/gesturebench-bench-e2e")
     parser.add_argument("--profile", default=None, help="write a cProfile file of the last run here")
     parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
@@ -101,7 +102,8 @@ def main() -> None:
         for model in args.models:
             last = fraction == args.fractions[-1] and model == args.models[-1]
             cmd = [sys.executable, __file__, "--one", f"--model={model}", f"--fraction={fraction}",
-                   f"--size={args.size}", f"--metrics={args.metrics}", f"--trainer={args.trainer}", f"--out={args.out}"]
+                   f"--size={args.size}", f"--metrics={args.metrics}", f"--trainer={args.trainer}", f"--out={args.out}",
+                   "--overrides", *args.overrides]
             if args.profile and last:
                 cmd.append(f"--profile={args.profile}")
             proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)

