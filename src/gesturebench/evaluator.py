@@ -19,6 +19,7 @@ from torchmetrics.utilities import dim_zero_cat
 
 from gesturebench.data.lengths import align_lengths
 from gesturebench.data.records import SequenceRecord
+from gesturebench.memory import release_freed_memory
 from gesturebench.metrics.base import GestureMetric
 from gesturebench.metrics.pair import MotionPair
 from gesturebench.models.base import GestureModel
@@ -112,6 +113,12 @@ class Evaluator(pl.LightningModule):
             with self.timed(f"metric:{name}"):
                 metric.update(pair)
         self.frame_log.update(record.index, generated.n_frames, dropped)
+
+    def on_test_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0) -> None:
+        # The sequence's body outputs are gone now: hand their memory back, so that resident memory stays at
+        # what the longest sequence needs however many are scored.
+        with self.timed("release"):
+            release_freed_memory()
         self._step_end = time.perf_counter()
 
     def on_test_epoch_end(self) -> None:
