@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytorch_lightning as pl
+import torch
 from omegaconf import DictConfig, OmegaConf
 
 from gesturebench.data.datamodule import GestureDataModule, open_dataset
@@ -47,6 +48,9 @@ def score(cfg: DictConfig, dataset, out: Path, config: dict, chash: str) -> dict
     Returns the results.json document on global rank 0 and `{}` on the other ranks.
     """
     pl.seed_everything(cfg.seed, workers=True)
+    # Scores must not depend on the device (METRICS.md): no TF32 in cuDNN convolutions (the encoders) or matmuls.
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
     body_model = make_body_model(cfg)
     context = make_context(cfg, body_model)
     model = build(cfg.model)
