@@ -21,7 +21,7 @@ from gesturebench.body.procedural import (
     write_procedural_model,
 )
 from gesturebench.data.records import Motion
-from gesturebench.errors import CheckpointError
+from gesturebench.errors import CheckpointError, ConfigError
 
 from .conftest import REPO
 
@@ -214,6 +214,19 @@ def test_forward_equals_the_full_smplx_layer(model_file, body):
     out = body(motion)
     torch.testing.assert_close(out.joints, ref.joints[:, :55], atol=1e-5, rtol=0)
     torch.testing.assert_close(out.vertices, ref.vertices, atol=1e-5, rtol=0)
+
+
+def test_float64_forward_matches_scipy_kinematics_to_float64_precision(model_file, body):
+    motion = random_motion(6, seed=5)
+    double = BodyModel(model_file, dtype="float64")
+    out, single = double(motion), body(motion)
+    assert out.joints.dtype == out.vertices.dtype == torch.float64
+    _, pos = forward_kinematics(motion, REST_JOINTS)
+    np.testing.assert_allclose(out.joints.numpy(), pos, atol=1e-7)  # the file stores float32; a float32 forward: ~1e-6
+    torch.testing.assert_close(out.vertices.float(), single.vertices, atol=2e-5, rtol=0)
+    torch.testing.assert_close(double(motion, vertices=False).joints, out.joints, atol=1e-12, rtol=0)
+    with pytest.raises(ConfigError, match="dtype"):
+        BodyModel(model_file, dtype="float16")
 
 
 def test_betas_and_expressions(body, arrays):

@@ -22,7 +22,7 @@ def ok(proc):
 
 # identity values of ground truth against itself (METRICS.md); the rest must at least be numbers
 IDENTITY = {"mjd": 0.0, "pck": 1.0, "chamfer": 0.0, "hausdorff": 0.0, "dice": 1.0, "foot_contact": 0.0,
-            "ldlj_rel": 0.0, "coverage": 1.0}
+            "ldlj_rel": 0.0, "coverage": 1.0, "density": 1.0}
 
 
 def test_main_job_ground_truth_with_wandb(tmp_path):

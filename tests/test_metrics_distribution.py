@@ -113,6 +113,15 @@ def test_density_coverage_match_prdc_package(seed, k, n, m):
         assert coverage(r, f, k, chunk) == pytest.approx(ref["coverage"], abs=1e-12)
 
 
+@pytest.mark.parametrize("seed", range(5))
+def test_density_coverage_of_features_equal_to_the_reference_are_exactly_one(seed):
+    # Ground truth: every generated feature is a reference feature. Each ball then holds its centre and the k-1
+    # nearer neighbours (the k-th lies on the radius, not inside), so Density = Coverage = 1 exactly.
+    real = torch.randn(600, 32, generator=torch.Generator().manual_seed(seed), dtype=torch.float64) * 3 + 1
+    assert density(real, real.clone(), k=5, chunk_size=128) == 1.0
+    assert coverage(real, real.clone(), k=5, chunk_size=128) == 1.0
+
+
 def test_knn_radii_hand_worked_and_too_few_points():
     x = torch.tensor([[0.0], [1.0], [3.0], [7.0]])
     assert knn_radii(x, 1, chunk_size=3).tolist() == [1.0, 1.0, 2.0, 4.0]

@@ -53,6 +53,7 @@ class BodyModelConfig:
     num_expression_coeffs: int = 100
     flat_hand_mean: bool = False
     chunk_size: int = 512
+    dtype: str = "float32"
 
 
 @dataclass

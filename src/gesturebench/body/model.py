@@ -19,6 +19,9 @@ from gesturebench.data.records import POSE_DIM, Motion
 from gesturebench.errors import CheckpointError, ConfigError, GestureBenchError
 
 N_JOINTS = 55
+#: `body_model.dtype`: float32 (default, fastest on CPU) or float64 (joints and vertices equal across devices to
+#: ~1e-15, so no threshold-based metric can flip between a CPU and a GPU run).
+DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
 # Columns of BEAT2's (T,165) axis-angle `poses` for each pose argument of `smplx.SMPLX.forward`
 # (SMPL-X's joint order: 0 root, 1–21 body, 22 jaw, 23–24 eyes, 25–39 left hand, 40–54 right hand).
@@ -96,18 +99,22 @@ class BodyModel(torch.nn.Module):
         flat_hand_mean: bool = False,
         chunk_size: int = 512,
         device: str | torch.device = "cpu",
+        dtype: str = "float32",
     ):
         super().__init__()
         if chunk_size < 1:
             raise ConfigError(f"body_model.chunk_size must be at least 1, got {chunk_size}")
+        if dtype not in DTYPES:
+            raise ConfigError(f"body_model.dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
         self.chunk_size = int(chunk_size)
+        self.float_dtype = DTYPES[dtype]
         self.model_path = ensure_model_file(model_path)
         layer = load_smplx(self.model_path, num_betas=num_betas, num_expression_coeffs=num_expression_coeffs,
-                           flat_hand_mean=flat_hand_mean)
+                           flat_hand_mean=flat_hand_mean, dtype=self.float_dtype)
         used = (_leading_nonzero(layer.shapedirs), _leading_nonzero(layer.expr_dirs))
         if used != (layer.num_betas, layer.num_expression_coeffs):  # zero directions cannot change the result
             layer = load_smplx(self.model_path, num_betas=used[0], num_expression_coeffs=used[1],
-                               flat_hand_mean=flat_hand_mean)
+                               flat_hand_mean=flat_hand_mean, dtype=self.float_dtype)
         self.smplx_model = layer.requires_grad_(False)
         # Rest joints as a linear function of the shape and expression coefficients (the joint regressor applied
         # to the template and to every blend direction), for the joints-only forward.
@@ -130,16 +137,16 @@ class BodyModel(torch.nn.Module):
         return self.smplx_model.faces_tensor
 
     def forward(self, motion: Motion, vertices: bool = True) -> BodyOutput:
-        """Global joints (T,55,3) and, if `vertices`, vertices (T,V,3): float32 metres on the module's device."""
+        """Global joints (T,55,3) and, if `vertices`, vertices (T,V,3): metres in the module's dtype and device."""
         n = motion.n_frames
         _check_motion(motion)
-        layer, dev = self.smplx_model, self.device
-        poses = torch.tensor(motion.poses, device=dev)
-        trans = torch.tensor(motion.trans, device=dev)
-        expression = torch.tensor(fit_width(motion.expressions, layer.num_expression_coeffs), device=dev)
-        betas = torch.tensor(fit_width(motion.betas.reshape(1, -1), layer.num_betas), device=dev)
-        joints = torch.empty((n, N_JOINTS, 3), device=dev)
-        verts = torch.empty((n, self.n_vertices, 3), device=dev) if vertices else None
+        layer, like = self.smplx_model, {"dtype": self.float_dtype, "device": self.device}
+        poses = torch.tensor(motion.poses, **like)
+        trans = torch.tensor(motion.trans, **like)
+        expression = torch.tensor(fit_width(motion.expressions, layer.num_expression_coeffs), **like)
+        betas = torch.tensor(fit_width(motion.betas.reshape(1, -1), layer.num_betas), **like)
+        joints = torch.empty((n, N_JOINTS, 3), **like)
+        verts = torch.empty((n, self.n_vertices, 3), **like) if vertices else None
         with torch.inference_mode():
             for start in range(0, n, self.chunk_size):
                 rows = slice(start, start + self.chunk_size)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 import torch
@@ -36,7 +37,13 @@ def run_dir() -> Path:
 
 
 def device_for(cfg: DictConfig) -> str:
-    return "cuda" if cfg.trainer.accelerator in ("gpu", "cuda") and torch.cuda.is_available() else "cpu"
+    """This process's device: its own GPU (`LOCAL_RANK` under DDP) with `trainer=gpu`, else the CPU.
+
+    Models, encoders and statistics are prepared before Lightning moves the Evaluator, so they must already be
+    on the rank's GPU: a bare "cuda" would put every rank's on GPU 0."""
+    if cfg.trainer.accelerator in ("gpu", "cuda") and torch.cuda.is_available():
+        return f"cuda:{int(os.environ.get('LOCAL_RANK', '0'))}"
+    return "cpu"
 
 
 def make_body_model(cfg: DictConfig) -> BodyModel:
@@ -48,6 +55,7 @@ def make_body_model(cfg: DictConfig) -> BodyModel:
         flat_hand_mean=b.flat_hand_mean,
         chunk_size=b.chunk_size,
         device=device_for(cfg),
+        dtype=b.dtype,
     )
 
 
