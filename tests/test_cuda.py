@@ -2,7 +2,8 @@
 `trainer=cpu` and `trainer=gpu`, for the paper's 15 metrics and the study predictors (SC, SGP and the
 per-clip distributional metrics), on a perturbed model so that no value is trivially at its optimum.
 The body model runs in float64 (`body_model.dtype=float64`): in float32, CPU and GPU joints differ by ~1e-7 m,
-enough to flip a rare near-threshold decision of PCK, Dice, foot contact, BC, SRGR or SGP. SC is left out, with a warning, where its packaged text model is not installed (benchmarks/gpu_check.sh)."""
+enough to flip a rare near-threshold decision of PCK, Dice, foot contact, BC, SRGR or SGP. SC is left out, with
+a warning, where its packaged text model is not installed (benchmarks/gpu_check.sh)."""
 
 from __future__ import annotations
 

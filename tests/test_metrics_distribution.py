@@ -193,7 +193,7 @@ def test_metric_values_equal_the_functional_maths_on_extracted_features(ckpt):
     values = evaluate(ckpt_dir, gens, refs)
     probe = FGD(encoder_config=ENCODER_CONFIG)
     probe.prepare(context(ckpt_dir))
-    feats = {k: np.concatenate([probe.features(m).numpy() for m in ms]) for k, ms in (("ref", refs), ("gen", gens))}
+    feats = {k: np.concatenate([probe.encode(m)[1].numpy() for m in ms]) for k, ms in (("ref", refs), ("gen", gens))}
     raw = {k: np.concatenate([probe.windows(m).mean(1).double().numpy() for m in ms])
            for k, ms in (("ref", refs), ("gen", gens))}
     assert feats["ref"].shape[1] == 8 and raw["ref"].shape[1] == 333

@@ -1,13 +1,16 @@
-"""Evaluation streams (ISSUE scale): a sequence's body outputs (joints and vertices) are freed before the next
-sequence is scored, so peak memory follows the longest sequence, not the size of the split."""
+"""The evaluation loop's work per sequence (ISSUE scale): a sequence's body outputs (joints and vertices) are
+freed before the next one is scored, so peak memory follows the longest sequence, not the size of the split; and
+SMPL-X runs once per distinct motion."""
 
 from __future__ import annotations
 
 import gc
 
+import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
+from gesturebench.body.model import BodyModel
 from gesturebench.body.output import BodyOutput
 from gesturebench.config import register_configs, repo_root
 from gesturebench.data.datamodule import open_dataset
@@ -20,13 +23,22 @@ def live_body_outputs() -> int:
     return sum(type(o) is BodyOutput for o in gc.get_objects())
 
 
-def test_no_body_output_outlives_its_sequence(tmp_path, monkeypatch):
+def composed(tmp_path, *overrides: str):
     register_configs()
-    overrides = ["model=perturbed", "metrics=fast", "logger=none", "task.render_clips=0", "dataset.max_sequences=2",
-                 "trainer.enable_progress_bar=false", f"paths.cache={tmp_path / 'cache'}",
-                 "+metrics.chamfer={_target_: gesturebench.metrics.surface.Chamfer, name: chamfer, num_points: 50}"]
     with initialize_config_dir(config_dir=str(repo_root() / "conf"), version_base="1.3"):
-        cfg = compose(config_name="config", overrides=overrides)
+        return compose(config_name="config", overrides=[
+            "metrics=fast", "logger=none", "task.render_clips=0", "dataset.max_sequences=2",
+            "trainer.enable_progress_bar=false", f"paths.cache={tmp_path / 'cache'}", *overrides])
+
+
+def scored(cfg, tmp_path) -> dict:
+    return evaluate.score(cfg, open_dataset(cfg.dataset), tmp_path / "run", OmegaConf.to_container(cfg, resolve=True),
+                          "test")
+
+
+def test_no_body_output_outlives_its_sequence(tmp_path, monkeypatch):
+    cfg = composed(tmp_path, "model=perturbed",
+                   "+metrics.chamfer={_target_: gesturebench.metrics.surface.Chamfer, name: chamfer, num_points: 50}")
     before_each_step = []
     test_step = Evaluator.test_step
 
@@ -35,8 +47,17 @@ def test_no_body_output_outlives_its_sequence(tmp_path, monkeypatch):
         return test_step(self, record, batch_idx)
 
     monkeypatch.setattr(Evaluator, "test_step", counting_step)
-    config = OmegaConf.to_container(cfg, resolve=True)
-    res = evaluate.score(cfg, open_dataset(cfg.dataset), tmp_path / "run", config, "test")
+    res = scored(cfg, tmp_path)
     assert len(res["per_sequence"]) == 2 and all(row["chamfer"] > 0 for row in res["per_sequence"])
     assert before_each_step == [0, 0]  # nothing of the previous sequence is still held
     assert live_body_outputs() == 0
+
+
+@pytest.mark.parametrize("model,forwards", [("ground_truth", 2), ("perturbed", 4)])
+def test_one_smplx_forward_per_distinct_motion(tmp_path, monkeypatch, model, forwards):
+    calls = []
+    forward = BodyModel.forward
+    monkeypatch.setattr(BodyModel, "forward", lambda self, motion, **kw: calls.append(1) or forward(self, motion, **kw))
+    res = scored(composed(tmp_path, f"model={model}"), tmp_path)
+    assert len(res["per_sequence"]) == 2 and len(calls) == forwards  # 2 sequences: reference (and generated)
+    assert (res["metrics"]["mjd"] == 0.0) == (model == "ground_truth")

@@ -1,8 +1,8 @@
 """`Evaluator`: the LightningModule that scores one motion source on one split with a set of metrics.
 
 Per sequence (`test_step`): generated motion (cached), the length policy, one SMPL-X forward per motion shared
-by all metrics (one in all when the generated motion is the reference's), one `MotionPair` to every metric. At epoch end every process computes (metric states are
-reduced across processes) and rank 0 keeps the results.
+by all metrics (one in all when the generated motion is the reference's), one `MotionPair` to every metric.
+At epoch end every process computes (metric states are reduced across processes) and rank 0 keeps the results.
 """
 
 from __future__ import annotations

@@ -71,23 +71,17 @@ class MotionFeatureMetric(GestureMetric):
         cfg = self._window_config()
         return sliding_windows(motion_representation(motion, self.device), cfg["window"], cfg["hop"])
 
-    def features(self, motion) -> torch.Tensor:
-        """(W, latent_dim) float64 encoder features of a motion's windows."""
-        return self.encoder.features(self.windows(motion)).double()
+    def encode(self, motion) -> tuple[torch.Tensor, torch.Tensor]:
+        """A motion's (W, window, REP_DIM) windows and their (W, latent_dim) float64 encoder features."""
+        windows = self.windows(motion)
+        return windows, self.encoder.features(windows).double()
 
     def pair_features(self, pair: MotionPair, side: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """Windows and features of the pair's reference (`side` 0) or generated motion (1), computed once per
-        pair for all metrics with the same encoder checkpoint, windowing and device."""
-        motion = pair.generated if side == GENERATED else pair.reference
+        """`encode` of the pair's reference (`side` 0) or generated motion (1), once per pair for all metrics
+        with the same encoder checkpoint, windowing and device."""
         cfg = self._window_config()
-        key = ("motion_ae", self.encoder_info and self.encoder_info["sha256"], cfg["window"], cfg["hop"],
-               str(self.device), side)
-
-        def compute() -> tuple[torch.Tensor, torch.Tensor]:
-            windows = self.windows(motion)
-            return windows, self.encoder.features(windows).double()
-
-        return pair.shared(key, compute)
+        key = ("motion_ae", (self.encoder_info or {}).get("sha256"), cfg["window"], cfg["hop"], str(self.device), side)
+        return pair.shared(key, lambda: self.encode(pair.generated if side == GENERATED else pair.reference))
 
 
 class FGD(MotionFeatureMetric):

@@ -1,4 +1,4 @@
-"""Chamfer and Hausdorff distances between two point clouds per frame, with exact nearest neighbours (METRICS.md §5–6).
+"""Chamfer and Hausdorff distances between two point clouds per frame, exact nearest neighbours (METRICS.md §5–6).
 
 Two interchangeable exact paths: a KD-tree (`scipy.spatial.cKDTree`, float64; frames in parallel threads) for
 CPU input, and chunked `torch.cdist` for GPU input, which finds each neighbour in float32 with the
@@ -104,7 +104,9 @@ def chamfer_hausdorff(
     """
     chamfer = torch.zeros(ref.shape[0], dtype=torch.float64, device=ref.device)
     hausdorff = torch.zeros_like(chamfer)
-    differ = (ref != gen).flatten(1).any(dim=1) if ref.shape == gen.shape else torch.ones_like(chamfer, dtype=torch.bool)
+    differ = torch.ones_like(chamfer, dtype=torch.bool)
+    if ref.shape == gen.shape:
+        differ = (ref != gen).flatten(1).any(dim=1)
     if differ.any():
         d_rg, d_gr = nearest_distances(ref[differ], gen[differ], method, block)
         chamfer[differ] = d_rg.square().mean(dim=1) + d_gr.square().mean(dim=1)
