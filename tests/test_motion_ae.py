@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 
 import numpy as np
 import pytest
@@ -95,6 +96,12 @@ def trained(tmp_path_factory, one_thread):
     splits = {"train": records(0, 6, 400), "val": records(1, 2, 300)}
     module, info = load_or_train_motion_ae(ckpt_dir, "toy", splits.__getitem__, True, TOY)
     return module, info, splits, ckpt_dir
+
+
+def test_training_leaves_torch_determinism_off(trained):
+    """Lightning's `deterministic=True` must not outlive the fit: evaluation follows in the same process."""
+    assert not torch.are_deterministic_algorithms_enabled()
+    assert "CUBLAS_WORKSPACE_CONFIG" not in os.environ
 
 
 def val_windows(splits, i=None):

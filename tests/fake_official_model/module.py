@@ -1,7 +1,7 @@
 """The fake model as importable Python objects: what `source=module` and a user's own model class look like.
 
 - `FakeGestureModule`: a LightningModule whose weight (`gain`) must come from a checkpoint; returns SMPL-X
-  forward arguments as tensors (the `smplx` package's names).
+  forward arguments as tensors on the batch's `device` (the `smplx` package's names).
 - `generate(batch)`: a plain function of the dict batch (no weights), returning BEAT2 arrays.
 - `generate_from_record(record)`: a function of the `SequenceRecord`, returning a `Motion`.
 - `FakeGestureModel`: a user's own `GestureModel` subclass, used through ``_target_`` in a YAML of their own.
@@ -28,7 +28,8 @@ class FakeGestureModule(pl.LightningModule):
     def predict_step(self, batch: dict, batch_idx: int = 0) -> dict[str, torch.Tensor]:
         motion = fake_gesture(batch, float(self.gain))
         out = {**smplx_parts(motion["poses"]), "transl": motion["trans"], "expression": motion["expressions"]}
-        return {k: torch.as_tensor(v) for k, v in out.items()}
+        assert batch["device"] == self.gain.device, "the batch names the device the module's parameters are on"
+        return {k: torch.as_tensor(v, device=batch["device"]) for k, v in out.items()}
 
 
 def generate(batch: dict) -> dict:

@@ -449,7 +449,7 @@ class ModelAdapter(GestureModel):
                                     f"(logs: {folder})") from err
 
     def _run_module(self, record: SequenceRecord, out: Path) -> None:
-        batch = record if self.input == "record" else record_batch(record)
+        batch = record if self.input == "record" else {**record_batch(record), "device": self.device}
         try:
             with torch.no_grad():
                 if isinstance(self.net, pl.LightningModule):
