@@ -199,7 +199,8 @@ def test_forward_matches_independent_kinematics(body, arrays):
 
 
 def test_forward_equals_the_full_smplx_layer(model_file, body):
-    """Dropping the all-zero blend shapes and chunking change nothing against a plain `smplx` call."""
+    """Dropping the all-zero shape, expression and pose blend shapes and chunking change nothing against a plain
+    `smplx` call."""
     rng = np.random.default_rng(4)
     motion = random_motion(5, seed=4, betas=rng.normal(size=300))
     layer = smplx.create(str(model_file), model_type="smplx", use_pca=False, ext="npz", num_betas=300,
@@ -211,9 +212,13 @@ def test_forward_equals_the_full_smplx_layer(model_file, body):
                     jaw_pose=p[:, 66:69], leye_pose=p[:, 69:72], reye_pose=p[:, 72:75],
                     left_hand_pose=p[:, 75:120], right_hand_pose=p[:, 120:])
     assert body.smplx_model.num_betas == 2 and body.smplx_model.num_expression_coeffs == 0
+    assert not layer.posedirs.any() and body.smplx_model.posedirs.shape == (486, 3)
     out = body(motion)
     torch.testing.assert_close(out.joints, ref.joints[:, :55], atol=1e-5, rtol=0)
     torch.testing.assert_close(out.vertices, ref.vertices, atol=1e-5, rtol=0)
+    multiplied = BodyModel(model_file)
+    multiplied.smplx_model.posedirs = layer.posedirs  # the zero pose blend shapes, multiplied as smplx does
+    assert torch.equal(multiplied(motion).vertices, out.vertices)
 
 
 def test_float64_forward_matches_scipy_kinematics_to_float64_precision(model_file, body):

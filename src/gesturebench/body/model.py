@@ -82,13 +82,21 @@ def _leading_nonzero(dirs: torch.Tensor) -> int:
     return int(torch.nonzero(nonzero).max()) + 1 if bool(nonzero.any()) else 0
 
 
+def _zero_pose_offsets(posedirs: torch.Tensor) -> torch.Tensor:
+    """A (P,3) zero stand-in for all-zero pose blend shapes (P,V·3): `smplx.lbs` then gets (B,1,3) zero pose
+    offsets, which it adds to every vertex by broadcasting, instead of a (B,P)×(P,V·3) product of zeros (a quarter
+    of the mesh forward's time). The vertices are the same bit for bit (a test compares with the plain layer)."""
+    return posedirs.new_zeros(posedirs.shape[0], 3)
+
+
 class BodyModel(torch.nn.Module):
     """SMPL-X forward for whole sequences, in chunks, on the module's device (see DESIGN.md "Body model").
 
     `model_path=None` uses the procedural model file (generated on first use); a given path must exist.
     Betas are padded/truncated to the model's shape space, expressions to its expression space. Trailing
     shape/expression directions that are all zero in the file (most of them in the procedural model) are
-    not loaded: they cannot change the result and cost much of the forward time.
+    not loaded, and all-zero pose blend shapes are not multiplied: they cannot change the result and cost much of
+    the forward time.
     """
 
     def __init__(
@@ -115,6 +123,8 @@ class BodyModel(torch.nn.Module):
         if used != (layer.num_betas, layer.num_expression_coeffs):  # zero directions cannot change the result
             layer = load_smplx(self.model_path, num_betas=used[0], num_expression_coeffs=used[1],
                                flat_hand_mean=flat_hand_mean, dtype=self.float_dtype)
+        if not bool(layer.posedirs.any()):  # no pose-corrective shapes (the procedural model): skip their product
+            layer.posedirs = _zero_pose_offsets(layer.posedirs)
         self.smplx_model = layer.requires_grad_(False)
         # Rest joints as a linear function of the shape and expression coefficients (the joint regressor applied
         # to the template and to every blend direction), for the joints-only forward.
