@@ -82,13 +82,6 @@ def _leading_nonzero(dirs: torch.Tensor) -> int:
     return int(torch.nonzero(nonzero).max()) + 1 if bool(nonzero.any()) else 0
 
 
-def _zero_pose_offsets(posedirs: torch.Tensor) -> torch.Tensor:
-    """A (P,3) zero stand-in for all-zero pose blend shapes (P,V·3): `smplx.lbs` then gets (B,1,3) zero pose
-    offsets, which it adds to every vertex by broadcasting, instead of a (B,P)×(P,V·3) product of zeros (a quarter
-    of the mesh forward's time). The vertices are the same bit for bit (a test compares with the plain layer)."""
-    return posedirs.new_zeros(posedirs.shape[0], 3)
-
-
 class BodyModel(torch.nn.Module):
     """SMPL-X forward for whole sequences, in chunks, on the module's device (see DESIGN.md "Body model").
 
@@ -123,8 +116,11 @@ class BodyModel(torch.nn.Module):
         if used != (layer.num_betas, layer.num_expression_coeffs):  # zero directions cannot change the result
             layer = load_smplx(self.model_path, num_betas=used[0], num_expression_coeffs=used[1],
                                flat_hand_mean=flat_hand_mean, dtype=self.float_dtype)
-        if not bool(layer.posedirs.any()):  # no pose-corrective shapes (the procedural model): skip their product
-            layer.posedirs = _zero_pose_offsets(layer.posedirs)
+        if not bool(layer.posedirs.any()):
+            # No pose-corrective shapes (the procedural model): a (P,3) zero stand-in for the (P,V·3) zeros makes
+            # `smplx.lbs` add (B,1,3) zero offsets by broadcasting instead of multiplying zeros (a quarter of the
+            # mesh forward); the vertices are the same bit for bit.
+            layer.posedirs = layer.posedirs.new_zeros(layer.posedirs.shape[0], 3)
         self.smplx_model = layer.requires_grad_(False)
         # Rest joints as a linear function of the shape and expression coefficients (the joint regressor applied
         # to the template and to every blend direction), for the joints-only forward.

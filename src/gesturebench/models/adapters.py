@@ -11,7 +11,8 @@
   command and the tail of its stderr; nothing of the failed run enters the cache.
 - ``module``: an importable object (``package.module:Name``) — a LightningModule (`predict_step`) or any callable
   — given a batch (a dict of numpy inputs and the `device` its parameters are on, or the `SequenceRecord`) and
-  returning SMPL-X parameters (a `Motion` or a dict of arrays), with weights from `checkpoint` (``torch.load(weights_only=True)``); results cached like commands.
+  returning SMPL-X parameters (a `Motion` or a dict of arrays), with weights from `checkpoint`
+  (``torch.load(weights_only=True)``); results cached like commands.
 
 Fields a model does not generate but copies from the reference are declared (`copied_fields`) or detected
 (identical to the reference); `describe()` reports them and `skip_notes()` names the metrics they affect.
