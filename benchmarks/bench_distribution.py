@@ -2,10 +2,11 @@
 
     python benchmarks/bench_distribution.py [--sizes 1000,10000,100000] [--device cpu|cuda] [--prdc-max 20000] [--threads N]
 
-Feature extraction: representation + windows + motion_ae features of synthetic 45 s motions (default,
-untrained encoder: the speed does not depend on the weights). Compute: synthetic 128-d features, N reference
-and N generated windows; FGD = accumulating the sufficient statistics + the Fréchet distance; Density and
-Coverage = the chunked k-NN computations (O(N²) work, skipped above `--prdc-max`).
+Feature extraction: representation + windows + motion_ae features of synthetic 45 s motions
+(default, untrained encoder: the speed does not depend on the weights). Compute: synthetic 128-d
+features, N reference and N generated windows; FGD = accumulating the sufficient statistics + the
+Fréchet distance; Density and Coverage = the chunked k-NN computations (O(N²) work, skipped above
+`--prdc-max`).
 """
 
 from __future__ import annotations
@@ -40,13 +41,22 @@ def timed(fn, device: str) -> tuple[float, object]:
 def extraction_rate(device: str, n_motions: int = 8, n_frames: int = 1350) -> float:
     """Windows per second through representation → windows → encoder features."""
     rng = np.random.default_rng(0)
-    motions = [Motion(rng.normal(0, 0.3, (n_frames, 165)), rng.normal(0, 0.1, (n_frames, 3)),
-                      np.zeros(10), np.zeros((n_frames, 100))) for _ in range(n_motions)]
+    motions = [
+        Motion(
+            rng.normal(0, 0.3, (n_frames, 165)),
+            rng.normal(0, 0.1, (n_frames, 3)),
+            np.zeros(10),
+            np.zeros((n_frames, 100)),
+        )
+        for _ in range(n_motions)
+    ]
     encoder = MotionAutoencoder().eval().to(device)
 
     def run() -> int:
-        return sum(encoder.features(sliding_windows(motion_representation(m, device), 64, 32)).shape[0]
-                   for m in motions)
+        return sum(
+            encoder.features(sliding_windows(motion_representation(m, device), 64, 32)).shape[0]
+            for m in motions
+        )
 
     run()  # warm-up
     seconds, n_windows = timed(run, device)
@@ -62,13 +72,19 @@ def fgd_seconds(real: torch.Tensor, fake: torch.Tensor, device: str) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    parser.add_argument("--prdc-max", type=int, default=20000, help="skip Density/Coverage above this many windows")
+    parser.add_argument(
+        "--prdc-max", type=int, default=20000, help="skip Density/Coverage above this many windows"
+    )
     parser.add_argument("--chunk-size", type=int, default=1024)
     parser.add_argument("--dim", type=int, default=128)
-    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
+    parser.add_argument(
+        "--threads", type=int, default=None, help="torch CPU threads (default: torch's)"
+    )
     args = parser.parse_args()
     dev = args.device
     if args.threads:

@@ -1,11 +1,13 @@
-"""Throughput of the per-sequence geometric and kinematic metrics: frames per second of one `update`.
+"""Throughput of the per-sequence geometric and kinematic metrics: frames per second of one
+`update`.
 
     python benchmarks/bench_metrics.py --lengths 10 60 300 --device cpu
 
-Bodies come from the project's body model (the procedural default unless `--model-path`) on 10 s of BEAT2
-motion (`--sample`, the shared sample by default) or, without it, on a smooth synthetic motion; the 10 s are
-repeated to each length, so every length has the same geometry and the cost per frame shows whether a
-metric scales linearly. Chamfer and Hausdorff share one nearest-neighbour pass and are timed together.
+Bodies come from the project's body model (the procedural default unless `--model-path`) on 10 s of
+BEAT2 motion (`--sample`, the shared sample by default) or, without it, on a smooth synthetic
+motion; the 10 s are repeated to each length, so every length has the same geometry and the cost per
+frame shows whether a metric scales linearly. Chamfer and Hausdorff share one nearest-neighbour pass
+and are timed together.
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ from gesturebench.metrics.pair import MotionPair
 from gesturebench.metrics.smoothness import LDLJRel
 from gesturebench.metrics.surface import Chamfer, Hausdorff
 
-SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "beat2-sample" / "2_scott_0_1_1.npz"
+SAMPLE = (
+    Path(__file__).resolve().parents[2] / "shared" / "data" / "beat2-sample" / "2_scott_0_1_1.npz"
+)
 CLIP = 10 * FPS
 
 
@@ -49,7 +53,8 @@ def metric_groups() -> dict[str, list]:
 
 
 def clips(sample: Path | None) -> tuple[Motion, Motion]:
-    """Reference and generated 10 s motions: two parts of the BEAT2 sample, or two smooth synthetic motions."""
+    """Reference and generated 10 s motions: two parts of the BEAT2 sample, or two smooth synthetic
+    motions."""
     if sample is not None and sample.exists():
         from gesturebench.data.beat2 import read_motion_npz
 
@@ -61,14 +66,17 @@ def clips(sample: Path | None) -> tuple[Motion, Motion]:
         t = np.arange(CLIP)[:, None] / FPS
         poses = 0.3 * np.sin(2 * np.pi * rng.uniform(0.2, 1.5, 165) * t + rng.uniform(0, 6.3, 165))
         poses[:, :3] = 0
-        out.append(Motion(poses, np.tile([0.0, 1.0, 0.0], (CLIP, 1)), np.zeros(300), np.zeros((CLIP, 100))))
+        out.append(
+            Motion(poses, np.tile([0.0, 1.0, 0.0], (CLIP, 1)), np.zeros(300), np.zeros((CLIP, 100)))
+        )
     return out[0], out[1]
 
 
 def tiled(body: BodyOutput, frames: int, device: str) -> BodyOutput:
     reps = -(-frames // body.joints.shape[0])
     return BodyOutput(
-        body.joints.repeat(reps, 1, 1)[:frames].to(device), body.vertices.repeat(reps, 1, 1)[:frames].to(device)
+        body.joints.repeat(reps, 1, 1)[:frames].to(device),
+        body.vertices.repeat(reps, 1, 1)[:frames].to(device),
     )
 
 
@@ -86,11 +94,19 @@ def time_group(metrics: list, pair: MotionPair, device: str) -> tuple[float, flo
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lengths", type=float, nargs="+", default=[10, 60, 300], help="sequence lengths, seconds")
+    parser.add_argument(
+        "--lengths", type=float, nargs="+", default=[10, 60, 300], help="sequence lengths, seconds"
+    )
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's)")
-    parser.add_argument("--sample", type=Path, default=SAMPLE, help="a BEAT2 motion .npz (synthetic if absent)")
-    parser.add_argument("--model-path", default=None, help="SMPL-X model file (default: the procedural model)")
+    parser.add_argument(
+        "--threads", type=int, default=None, help="torch intra-op threads (default: torch's)"
+    )
+    parser.add_argument(
+        "--sample", type=Path, default=SAMPLE, help="a BEAT2 motion .npz (synthetic if absent)"
+    )
+    parser.add_argument(
+        "--model-path", default=None, help="SMPL-X model file (default: the procedural model)"
+    )
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -103,15 +119,21 @@ def main() -> None:
         f"{args.sample.name if args.sample and args.sample.exists() else 'synthetic'}"
     )
     header = f"{'metric':<20}" + "".join(f"{f'{s:g} s':>22}" for s in args.lengths)
-    print(header + "\n" + f"{'':<20}" + "".join(f"{'frames/s (per CPU-s)':>22}" for _ in args.lengths))
+    print(
+        header + "\n" + f"{'':<20}" + "".join(f"{'frames/s (per CPU-s)':>22}" for _ in args.lengths)
+    )
     rows: dict[str, list[str]] = {}
     second = ref_clip.frames(0, FPS)
-    warm = MotionPair(0, "warm-up", second, second, gen_body.frames(0, FPS), ref_body.frames(0, FPS))
+    warm = MotionPair(
+        0, "warm-up", second, second, gen_body.frames(0, FPS), ref_body.frames(0, FPS)
+    )
     for metrics in metric_groups().values():
         time_group(metrics, warm, "cpu")  # first calls load kernels and allocate
     for seconds in args.lengths:
         frames = round(seconds * FPS)
-        motion = Motion(np.zeros((frames, 165)), np.zeros((frames, 3)), np.zeros(300), np.zeros((frames, 100)))
+        motion = Motion(
+            np.zeros((frames, 165)), np.zeros((frames, 3)), np.zeros(300), np.zeros((frames, 100))
+        )
         pair = MotionPair(
             0,
             f"bench{seconds:g}",
@@ -122,7 +144,9 @@ def main() -> None:
         )
         for name, metrics in metric_groups().items():
             wall, cpu = time_group(metrics, pair, args.device)
-            rows.setdefault(name, []).append(f"{frames / wall:>10,.0f} ({frames / max(cpu, 1e-9):>8,.0f})")
+            rows.setdefault(name, []).append(
+                f"{frames / wall:>10,.0f} ({frames / max(cpu, 1e-9):>8,.0f})"
+            )
         del pair
     for name, cells in rows.items():
         print(f"{name:<20}" + "".join(f"{c:>22}" for c in cells))

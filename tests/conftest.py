@@ -13,14 +13,26 @@ SAMPLE_DIR = REPO.parent / "shared" / "data" / "beat2-sample"
 @pytest.fixture(scope="session")
 def beat2_sample() -> Path:
     if not (SAMPLE_DIR / "2_scott_0_1_1.npz").exists():
-        pytest.skip(f"real BEAT2 sample not found at {SAMPLE_DIR} (it lives in the project's shared/ folder)")
+        pytest.skip(
+            f"real BEAT2 sample not found at {SAMPLE_DIR} (it lives in the project's shared/ folder)"
+        )
     return SAMPLE_DIR
 
 
-# A three-model sweep with the basic launcher, shared by the sweep/resume and parallel-launcher tests.
+# A three-model sweep with the basic launcher, shared by the sweep/resume and parallel-launcher
+# tests.
 SWEEP_MODELS = "model=ground_truth,mean_pose,random_clip"
-SWEEP_ARGS = ("~metrics.chamfer", "~metrics.hausdorff", "~metrics.foot_contact", "~metrics.bc", "~metrics.sc",
-              "~metrics.sgp", "logger=none", "dataset.max_sequences=2", "task.render_clips=0")
+SWEEP_ARGS = (
+    "~metrics.chamfer",
+    "~metrics.hausdorff",
+    "~metrics.foot_contact",
+    "~metrics.bc",
+    "~metrics.sc",
+    "~metrics.sgp",
+    "logger=none",
+    "dataset.max_sequences=2",
+    "task.render_clips=0",
+)
 
 
 @pytest.fixture(scope="session")
@@ -34,7 +46,8 @@ def basic_sweep(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def one_thread():
-    """One torch intra-op thread: small tensor ops run several times faster on a shared 2-core machine."""
+    """One torch intra-op thread: small tensor ops run several times faster on a shared 2-core
+    machine."""
     import torch
 
     threads = torch.get_num_threads()

@@ -1,4 +1,5 @@
-"""Run a function in N real processes joined by a gloo process group (CPU), and collect what rank 0 returns."""
+"""Run a function in N real processes joined by a gloo process group (CPU), and collect what rank 0
+returns."""
 
 from __future__ import annotations
 
@@ -35,5 +36,7 @@ def run_distributed(fn, *args, world_size: int = 2):
     """
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "result.pt")
-        mp.spawn(_worker, args=(world_size, _free_port(), out, fn, args), nprocs=world_size, join=True)
+        mp.spawn(
+            _worker, args=(world_size, _free_port(), out, fn, args), nprocs=world_size, join=True
+        )
         return torch.load(out, weights_only=False)

@@ -1,9 +1,10 @@
-"""Model adapters: result-file formats, the three sources against `precomputed`, copied fields, failing commands,
-the benchmark configs' messages, the README's "Bring your model" examples, and sweeps through `launch.py`.
+"""Model adapters: result-file formats, the three sources against `precomputed`, copied fields,
+failing commands, the benchmark configs' messages, the README's "Bring your model" examples, and
+sweeps through `launch.py`.
 
-A fake "official" model (tests/fake_official_model) generates the same deterministic motion as a script (any
-result format), as a LightningModule with a checkpoint and as plain functions; in-process evaluations use short
-windows of mini-BEAT2's test sequences.
+A fake "official" model (tests/fake_official_model) generates the same deterministic motion as a
+script (any result format), as a LightningModule with a checkpoint and as plain functions;
+in-process evaluations use short windows of mini-BEAT2's test sequences.
 """
 
 from __future__ import annotations
@@ -39,7 +40,9 @@ from tests.launch import launch
 CONF = repo_root() / "conf"
 README = repo_root() / "README.md"
 SCRIPT = Path(fake_model.__file__)
-WINDOW = 60  # frames per evaluated window (2 s): enough for the fast metrics, cheap for the body model
+WINDOW = (
+    60  # frames per evaluated window (2 s): enough for the fast metrics, cheap for the body model
+)
 METRICS = ("mjd", "pck", "diversity", "diversity_ref")
 
 
@@ -90,15 +93,26 @@ def expected(record) -> Motion:
 
 
 def model_cfg(tmp_path, *overrides: str):
-    return composed("metrics=fast", "logger=none", "task.render_clips=0", "trainer.enable_progress_bar=false",
-                    f"paths.cache={tmp_path / 'cache'}", f"paths.checkpoints={tmp_path / 'ckpt'}", *overrides)
+    return composed(
+        "metrics=fast",
+        "logger=none",
+        "task.render_clips=0",
+        "trainer.enable_progress_bar=false",
+        f"paths.cache={tmp_path / 'cache'}",
+        f"paths.checkpoints={tmp_path / 'ckpt'}",
+        *overrides,
+    )
 
 
 def score(cfg, records, out, body_model, monkeypatch) -> dict:
-    """The evaluate task's `score` on `records`, with metrics mjd, pck and diversity (body model built once)."""
+    """The evaluate task's `score` on `records`, with metrics mjd, pck and diversity (body model
+    built once)."""
     monkeypatch.setattr(evaluate, "make_body_model", lambda cfg: body_model)
     with open_dict(cfg):
-        cfg.metrics.diversity = {"_target_": "gesturebench.metrics.diversity.Diversity", "name": "diversity"}
+        cfg.metrics.diversity = {
+            "_target_": "gesturebench.metrics.diversity.Diversity",
+            "name": "diversity",
+        }
     return evaluate.score(cfg, records, out, OmegaConf.to_container(cfg, resolve=True), "test")
 
 
@@ -122,7 +136,9 @@ def command(*args: str) -> str:
 
 def assert_motion_close(got: Motion, want: Motion, atol: float = 0.0) -> None:
     for key in ("poses", "trans", "expressions", "betas"):
-        np.testing.assert_allclose(getattr(got, key), getattr(want, key), atol=atol, rtol=0, err_msg=key)
+        np.testing.assert_allclose(
+            getattr(got, key), getattr(want, key), atol=atol, rtol=0, err_msg=key
+        )
 
 
 # ---------------------------------------------------------------- formats
@@ -131,7 +147,9 @@ def assert_motion_close(got: Motion, want: Motion, atol: float = 0.0) -> None:
 def test_rotation_conversions_match_scipy():
     rot = Rotation.random(200, random_state=0)
     mats = rot.as_matrix()
-    d6 = mats[:, :2, :].reshape(200, 6) * np.array([2.0] * 3 + [0.5] * 3)  # unnormalised rows, as networks emit
+    d6 = mats[:, :2, :].reshape(200, 6) * np.array(
+        [2.0] * 3 + [0.5] * 3
+    )  # unnormalised rows, as networks emit
     np.testing.assert_allclose(formats.rotation_6d_to_matrix(d6), mats, atol=1e-12)
     rotvec = rot.as_rotvec().reshape(40, 5, 3)
     np.testing.assert_allclose(formats.to_axis_angle(d6.reshape(40, 5, 6)), rotvec, atol=1e-10)
@@ -144,7 +162,9 @@ def test_every_result_format_reads_as_the_same_motion(fmt, records, tmp_path):
     batch = record_batch(record)
     reference = {k: batch[k] for k in ("poses", "trans", "expressions", "betas")}
     path = write_result(tmp_path, record.id, fake_gesture(batch), reference, fmt)
-    assert formats.find_result(tmp_path, record.id) == path  # never gt_{id}.npz, which emage_test writes beside
+    assert (
+        formats.find_result(tmp_path, record.id) == path
+    )  # never gt_{id}.npz, which emage_test writes beside
     motion, filled = formats.read_result(path, record.motion)
     want = expected(record)
     if fmt == "joints52":  # no jaw, eyes or face in the file: the reference's
@@ -161,7 +181,10 @@ def test_reader_refuses_unusable_files_naming_them(records, tmp_path):
     n = ref.n_frames
     cases = {
         "truncated.npz": (b"PK\x03\x04 half a zip", "not a readable npz archive"),
-        "gt_only.npz": ({"tar_pose": ref.poses}, "holds the reference motion but no generated pose"),
+        "gt_only.npz": (
+            {"tar_pose": ref.poses},
+            "holds the reference motion but no generated pose",
+        ),
         "width.npz": ({"poses": np.zeros((n, 100))}, "expected (T, J·C) or (T, J, C)"),
         "fps.npz": ({"poses": ref.poses, "mocap_frame_rate": np.array(15)}, "resample it first"),
         "degenerate6d.npz": ({"rec_pose": np.zeros((n, 330))}, "'poses' has NaN at frame 0"),
@@ -190,7 +213,8 @@ def test_identical_fields_detects_copies_only(records):
     assert formats.identical_fields(gen.frames(0, 40), ref) == []
 
 
-# ---------------------------------------------------------------- the three sources against precomputed
+# ---------------------------------------------------------------- the three sources against
+# precomputed
 
 
 @pytest.fixture(scope="module")
@@ -201,43 +225,68 @@ def precomputed_results(records, body_model, tmp_path_factory):
     cfg = model_cfg(tmp, "model=precomputed", f"model.dir={tmp / 'motion'}")
     with pytest.MonkeyPatch.context() as mp:
         res = score(cfg, records, tmp / "run", body_model, mp)
-    assert res["metrics"]["mjd"] > 0.01 and res["metrics"]["pck"] < 1  # the fake moves away from the reference
+    assert (
+        res["metrics"]["mjd"] > 0.01 and res["metrics"]["pck"] < 1
+    )  # the fake moves away from the reference
     return res
 
 
-def test_outputs_folder_matches_precomputed(records, body_model, precomputed_results, tmp_path, monkeypatch):
-    for record in records:  # GestureLSM-style network output: 6D rotations, a batch axis, other key names
+def test_outputs_folder_matches_precomputed(
+    records, body_model, precomputed_results, tmp_path, monkeypatch
+):
+    for (
+        record
+    ) in records:  # GestureLSM-style network output: 6D rotations, a batch axis, other key names
         batch = record_batch(record)
         write_result(tmp_path / "out", record.id, fake_gesture(batch), batch, "rot6d")
     cfg = model_cfg(tmp_path, "model=gesturelsm", f"model.dir={tmp_path / 'out'}")
-    assert_same_metrics(score(cfg, records, tmp_path / "run", body_model, monkeypatch), precomputed_results)
+    assert_same_metrics(
+        score(cfg, records, tmp_path / "run", body_model, monkeypatch), precomputed_results
+    )
 
 
-def test_command_matches_precomputed_and_runs_once_per_sequence(records, body_model, precomputed_results,
-                                                                tmp_path, monkeypatch):
+def test_command_matches_precomputed_and_runs_once_per_sequence(
+    records, body_model, precomputed_results, tmp_path, monkeypatch
+):
     counter = tmp_path / "runs.txt"
-    line = command("--split-dir {split_dir} --id {id} --out {out} --format emage_test", f"--counter {counter}")
+    line = command(
+        "--split-dir {split_dir} --id {id} --out {out} --format emage_test", f"--counter {counter}"
+    )
     cfg = model_cfg(tmp_path, "model=emage", "model.source=command")
     cfg.model.command = line
     first = score(cfg, records, tmp_path / "run1", body_model, monkeypatch)
     assert_same_metrics(first, precomputed_results)
-    again = score(cfg, records, tmp_path / "run2", body_model, monkeypatch)  # re-scoring reads the cache
+    again = score(
+        cfg, records, tmp_path / "run2", body_model, monkeypatch
+    )  # re-scoring reads the cache
     assert_same_metrics(again, precomputed_results)
     assert sorted(counter.read_text().split()) == sorted(records.ids)
 
 
-def test_module_with_checkpoint_matches_precomputed(records, body_model, precomputed_results, tmp_path, monkeypatch):
+def test_module_with_checkpoint_matches_precomputed(
+    records, body_model, precomputed_results, tmp_path, monkeypatch
+):
     weights = tmp_path / "ckpt" / "semtalk" / "model.pt"
     weights.parent.mkdir(parents=True)
     torch.save({"gain": torch.tensor(0.3)}, weights)
-    cfg = model_cfg(tmp_path, "model=semtalk", "model.source=module",
-                    "model.target=tests.fake_official_model.module:FakeGestureModule")
-    assert_same_metrics(score(cfg, records, tmp_path / "run", body_model, monkeypatch), precomputed_results)
+    cfg = model_cfg(
+        tmp_path,
+        "model=semtalk",
+        "model.source=module",
+        "model.target=tests.fake_official_model.module:FakeGestureModule",
+    )
+    assert_same_metrics(
+        score(cfg, records, tmp_path / "run", body_model, monkeypatch), precomputed_results
+    )
 
 
-@pytest.mark.parametrize("target, input", [("generate", "dict"), ("generate_from_record", "record")])
+@pytest.mark.parametrize(
+    "target, input", [("generate", "dict"), ("generate_from_record", "record")]
+)
 def test_module_callables_take_a_dict_or_the_record(target, input, records, tmp_path):
-    model = adapter(tmp_path, source="module", target=f"tests.fake_official_model.module:{target}", input=input)
+    model = adapter(
+        tmp_path, source="module", target=f"tests.fake_official_model.module:{target}", input=input
+    )
     for record in records:
         assert_motion_close(model.generate(record), expected(record))
 
@@ -245,12 +294,18 @@ def test_module_callables_take_a_dict_or_the_record(target, input, records, tmp_
 def test_module_checkpoint_problems_say_what_to_do(tmp_path):
     target = "tests.fake_official_model.module:FakeGestureModule"
     missing = tmp_path / "ckpt" / "model.pt"
-    with pytest.raises(CheckpointError, match=re.escape(f"no weights at {missing}. Put Fake's weights there")) as err:
+    with pytest.raises(
+        CheckpointError, match=re.escape(f"no weights at {missing}. Put Fake's weights there")
+    ) as err:
         adapter(tmp_path, source="module", target=target, checkpoint=str(missing))
-    assert "torch.save(model.state_dict()" in str(err.value) and "model.checkpoint=null" in str(err.value)
+    assert "torch.save(model.state_dict()" in str(err.value) and "model.checkpoint=null" in str(
+        err.value
+    )
     pickled = tmp_path / "pickled.pt"
     torch.save({"gain": torch.tensor(0.3), "note": SimpleNamespace(a=1)}, pickled)
-    with pytest.raises(CheckpointError, match="not loadable with torch.load\\(weights_only=True\\)"):
+    with pytest.raises(
+        CheckpointError, match="not loadable with torch.load\\(weights_only=True\\)"
+    ):
         adapter(tmp_path, source="module", target=target, checkpoint=str(pickled))
     with pytest.raises(CheckpointError, match="cannot import it"):
         adapter(tmp_path, source="module", target="tests.no_such_module:Model")
@@ -260,7 +315,9 @@ def test_module_checkpoint_problems_say_what_to_do(tmp_path):
 
 
 def test_copied_fields_declared_and_detected(records, tmp_path):
-    for record in records:  # a GestureLSM-like model: body and hands only, translation copied from the reference
+    for record in (
+        records
+    ):  # a GestureLSM-like model: body and hands only, translation copied from the reference
         batch = record_batch(record)
         motion = {**fake_gesture(batch), "trans": batch["trans"]}
         write_result(tmp_path / "out", record.id, motion, batch, "joints52")
@@ -273,7 +330,9 @@ def test_copied_fields_declared_and_detected(records, tmp_path):
     assert info["missing_in_result_files"] == {"expressions": 2, "jaw": 2, "eyes": 2}
     assert info["identical_to_reference"] == {"expressions": 2, "jaw": 2, "eyes": 2, "trans": 2}
     assert info["sequences"] == 2 and info["source"] == "outputs"
-    notes = model.skip_notes(["mjd", "pck", "chamfer", "fgd", "foot_contact", "contact_rate_ref", "sc"])
+    notes = model.skip_notes(
+        ["mjd", "pck", "chamfer", "fgd", "foot_contact", "contact_rate_ref", "sc"]
+    )
     assert set(notes) == {"chamfer", "fgd", "foot_contact", "sc"}
     assert "copies expressions, eyes, jaw from the reference" in notes["chamfer"]
     assert "copies eyes, jaw, trans" in notes["fgd"] and "copies trans" in notes["foot_contact"]
@@ -292,14 +351,19 @@ def test_a_model_that_generates_everything_has_no_notes(records, tmp_path):
 # ---------------------------------------------------------------- failing commands
 
 
-@pytest.mark.parametrize("fault, message", [
-    ("fail", "exited with status 1: "),
-    ("hang", "timed out after 2 s (model.timeout): "),
-    ("truncate", "wrote no usable result for sequence"),
-])
+@pytest.mark.parametrize(
+    "fault, message",
+    [
+        ("fail", "exited with status 1: "),
+        ("hang", "timed out after 2 s (model.timeout): "),
+        ("truncate", "wrote no usable result for sequence"),
+    ],
+)
 def test_failing_command_is_one_clear_error_and_is_not_cached(fault, message, records, tmp_path):
     counter = tmp_path / "runs.txt"
-    line = command("--split-dir {split_dir} --id {id} --out {out}", f"--fault {fault} --counter {counter}")
+    line = command(
+        "--split-dir {split_dir} --id {id} --out {out}", f"--fault {fault} --counter {counter}"
+    )
     model = adapter(tmp_path, source="command", command=line, timeout=2 if fault == "hang" else 120)
     record = records[0]
     start = time.monotonic()
@@ -314,7 +378,9 @@ def test_failing_command_is_one_clear_error_and_is_not_cached(fault, message, re
         assert "not a readable npz archive" in text
     attempts = list(model.work_root.glob("*.attempt"))
     assert len(attempts) == 1 and f"(logs: {attempts[0]})" in text
-    assert (attempts[0] / "stderr.txt").is_file() and (attempts[0] / "input" / "wave16k" / f"{record.id}.wav").is_file()
+    assert (attempts[0] / "stderr.txt").is_file() and (
+        attempts[0] / "input" / "wave16k" / f"{record.id}.wav"
+    ).is_file()
     assert [p for p in model.work_root.iterdir()] == attempts  # nothing entered the cache
     with pytest.raises(ModelCommandError):
         model.generate(record)  # nothing was cached: the command runs again
@@ -322,44 +388,75 @@ def test_failing_command_is_one_clear_error_and_is_not_cached(fault, message, re
 
 
 def test_command_placeholders_are_checked(tmp_path, records):
-    with pytest.raises(ConfigError, match=re.escape("uses {audoi}; with command_scope=sequence it may use {audio}")):
+    with pytest.raises(
+        ConfigError, match=re.escape("uses {audoi}; with command_scope=sequence it may use {audio}")
+    ):
         adapter(tmp_path, source="command", command="infer --audio {audoi} --out {out}")
     with pytest.raises(ConfigError, match=re.escape("uses {audio}; with command_scope=split")):
-        adapter(tmp_path, source="command", command="infer {audio} {out}", command_scope="split", data_root="/d")
+        adapter(
+            tmp_path,
+            source="command",
+            command="infer {audio} {out}",
+            command_scope="split",
+            data_root="/d",
+        )
     model = adapter(tmp_path, source="command", command="infer --words {textgrid} --out {out}")
-    with pytest.raises(DataError, match="has no textgrid, but model=fake's command uses {textgrid}"):
+    with pytest.raises(
+        DataError, match="has no textgrid, but model=fake's command uses {textgrid}"
+    ):
         model.generate(replace(records[0], words=None))
 
 
 def test_split_command_runs_once_for_all_sequences(test_split, tmp_path):
     counter = tmp_path / "runs.txt"
-    line = command("--split-dir {split_dir} --split {split} --out {out} --format emage_audio", f"--counter {counter}")
-    model = adapter(tmp_path, source="command", command=line, command_scope="split",
-                    data_root=str(test_split.root))
+    line = command(
+        "--split-dir {split_dir} --split {split} --out {out} --format emage_audio",
+        f"--counter {counter}",
+    )
+    model = adapter(
+        tmp_path,
+        source="command",
+        command=line,
+        command_scope="split",
+        data_root=str(test_split.root),
+    )
     for i in range(2):
         record = test_split[i]
         assert_motion_close(model.generate(record), expected(record))
     assert counter.read_text().split() == ["test"]
 
 
-# ---------------------------------------------------------------- benchmark configs and the README examples
+# ---------------------------------------------------------------- benchmark configs and the README
+# examples
 
 
-@pytest.mark.parametrize("name, title", [("emage", "EMAGE"), ("gesturelsm", "GestureLSM"), ("semtalk", "SemTalk"),
-                                         ("semconflow", "SemConFlow")])
+@pytest.mark.parametrize(
+    "name, title",
+    [
+        ("emage", "EMAGE"),
+        ("gesturelsm", "GestureLSM"),
+        ("semtalk", "SemTalk"),
+        ("semconflow", "SemConFlow"),
+    ],
+)
 def test_benchmark_config_without_outputs_says_what_to_put_where(name, title, tmp_path):
     cfg = model_cfg(tmp_path, f"model={name}")
     with pytest.raises(CheckpointError) as err:
         build(cfg.model)
     text = str(err.value)
-    assert text.startswith(f"model={name}: no outputs found in {tmp_path / 'ckpt' / name / 'outputs'}. "
-                           f"Put {title}'s result files there")
-    assert "res_{sequence_id}.npz" in text and "model.dir=" in text and "model.source=command" in text
+    assert text.startswith(
+        f"model={name}: no outputs found in {tmp_path / 'ckpt' / name / 'outputs'}. "
+        f"Put {title}'s result files there"
+    )
+    assert (
+        "res_{sequence_id}.npz" in text and "model.dir=" in text and "model.source=command" in text
+    )
     assert "\n" not in text
 
 
 def doc_yaml_blocks() -> dict[str, str]:
-    """The YAML examples of the README's "Bring your model" section, by the file name on their first line."""
+    """The YAML examples of the README's "Bring your model" section, by the file name on their first
+    line."""
     section = README.read_text().split("## Bring your model", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```yaml\n# conf/model/(\S+)\.yaml\n(.*?)```", section, flags=re.DOTALL)
     return dict(blocks)
@@ -386,7 +483,9 @@ def test_bring_your_model_examples_run_from_a_searchpath_folder(records, test_sp
     }
     context = SimpleNamespace(cache_dir=tmp_path / "cache")
     for name, extra in overrides.items():
-        cfg = model_cfg(tmp_path, f"hydra.searchpath=[file://{tmp_path / 'conf'}]", f"model={name}", *extra)
+        cfg = model_cfg(
+            tmp_path, f"hydra.searchpath=[file://{tmp_path / 'conf'}]", f"model={name}", *extra
+        )
         if name == "my_model_cmd":
             assert cfg.model.command.startswith("conda run -n mymodel python")
             cfg.model.command = command("--split-dir {split_dir} --id {id} --out {out}")
@@ -400,10 +499,19 @@ def test_bring_your_model_examples_run_from_a_searchpath_folder(records, test_sp
 
 
 def sweep_args(tmp_path, test_split, *overrides: str) -> tuple[str, ...]:
-    """A small sweep on a fresh clone: `paths.root` without checkpoints, the already generated mini dataset."""
-    return ("-m", *overrides, f"paths.root={tmp_path}", f"dataset.root={test_split.root}",
-            f"hydra.sweep.dir={tmp_path / 'sweep'}", "dataset.max_sequences=1", "metrics=fast", "logger=none",
-            "task.render_clips=0")
+    """A small sweep on a fresh clone: `paths.root` without checkpoints, the already generated mini
+    dataset."""
+    return (
+        "-m",
+        *overrides,
+        f"paths.root={tmp_path}",
+        f"dataset.root={test_split.root}",
+        f"hydra.sweep.dir={tmp_path / 'sweep'}",
+        "dataset.max_sequences=1",
+        "metrics=fast",
+        "logger=none",
+        "task.render_clips=0",
+    )
 
 
 @pytest.mark.slow
@@ -414,23 +522,39 @@ def test_sweep_reports_each_failing_job_and_runs_the_rest(test_split, tmp_path):
         line = command("--split-dir {split_dir} --id {id} --out {out}", f"--fault {fault}")
         (conf / f"fake_{fault}.yaml").write_text(
             "_target_: gesturebench.models.adapters.ModelAdapter\n"
-            f"name: fake_{fault}\nsource: command\ntimeout: {3 if fault == 'hang' else 120}\ncommand: '{line}'\n")
-    proc = launch(*sweep_args(tmp_path, test_split, f"hydra.searchpath=[file://{tmp_path / 'conf'}]",
-                              "model=fake_fail,fake_hang,fake_truncate,emage,semtalk"))
+            f"name: fake_{fault}\nsource: command\ntimeout: {3 if fault == 'hang' else 120}\ncommand: '{line}'\n"
+        )
+    proc = launch(
+        *sweep_args(
+            tmp_path,
+            test_split,
+            f"hydra.searchpath=[file://{tmp_path / 'conf'}]",
+            "model=fake_fail,fake_hang,fake_truncate,emage,semtalk",
+        )
+    )
     assert proc.returncode == 2
     table = pd.read_csv(tmp_path / "sweep" / "summary.csv").set_index("model")
     assert sorted(table.index) == ["emage", "fake_fail", "fake_hang", "fake_truncate", "semtalk"]
     assert set(table["status"]) == {"failed"}
     record = test_split[0]
-    reasons = {"fake_fail": "exited with status 1", "fake_hang": "timed out after 3 s",
-               "fake_truncate": "not a readable npz archive"}
+    reasons = {
+        "fake_fail": "exited with status 1",
+        "fake_hang": "timed out after 3 s",
+        "fake_truncate": "not a readable npz archive",
+    }
     for model, reason in reasons.items():
         error = table.loc[model, "error"]
-        assert f"the command for sequence {record.id}" in error and reason in error and "fake_model.py" in error
+        assert (
+            f"the command for sequence {record.id}" in error
+            and reason in error
+            and "fake_model.py" in error
+        )
         assert f"error: model={model}: the command for sequence {record.id}" in proc.stderr
     for name, title in (("emage", "EMAGE"), ("semtalk", "SemTalk")):
-        message = (f"model={name}: no outputs found in {tmp_path / 'checkpoints' / name / 'outputs'}. "
-                   f"Put {title}'s result files there")
+        message = (
+            f"model={name}: no outputs found in {tmp_path / 'checkpoints' / name / 'outputs'}. "
+            f"Put {title}'s result files there"
+        )
         assert f"error: {message}" in proc.stderr and table.loc[name, "error"].startswith(message)
 
 
@@ -439,10 +563,14 @@ def test_sweep_with_outputs_in_place_writes_the_two_row_summary(test_split, tmp_
     record = test_split[0]
     batch = record_batch(record)
     for name, fmt in (("emage", "beat2"), ("semtalk", "emage_test")):
-        write_result(tmp_path / "checkpoints" / name / "outputs", record.id, fake_gesture(batch), batch, fmt)
+        write_result(
+            tmp_path / "checkpoints" / name / "outputs", record.id, fake_gesture(batch), batch, fmt
+        )
     proc = launch(*sweep_args(tmp_path, test_split, "model=emage,semtalk"))
     assert proc.returncode == 0, proc.stderr[-3000:]
     table = pd.read_csv(tmp_path / "sweep" / "summary.csv")
     assert sorted(table["model"]) == ["emage", "semtalk"] and set(table["status"]) == {"ok"}
     mjd = table["mjd ↓"].tolist()
-    assert mjd[0] > 0.01 and mjd[0] == pytest.approx(mjd[1], rel=1e-6)  # the same motion in two file formats
+    assert mjd[0] > 0.01 and mjd[0] == pytest.approx(
+        mjd[1], rel=1e-6
+    )  # the same motion in two file formats

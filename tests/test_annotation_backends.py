@@ -1,6 +1,7 @@
-"""The LLM backends against a local fake HTTP server (no key, no internet): a valid answer, malformed JSON,
-a 429 then success, a 500 storm that exhausts the retries, refused credentials; and `task=annotate` killed
-mid-run and resumed, with a planted API key that must appear nowhere in the run's files."""
+"""The LLM backends against a local fake HTTP server (no key, no internet): a valid answer,
+malformed JSON, a 429 then success, a 500 storm that exhausts the retries, refused credentials; and
+`task=annotate` killed mid-run and resumed, with a planted API key that must appear nowhere in the
+run's files."""
 
 from __future__ import annotations
 
@@ -25,13 +26,19 @@ from gesturebench.annotation.store import AnnotationStore
 from gesturebench.render.clips import Camera
 
 KEY = "sk-planted-0123456789abcdef"
-ANSWER = {"word": "big", "gesture_description": "both hands trace a circle in front of the chest",
-          "contextual_meaning": "size", "class": "iconic", "confidence": 0.8}
+ANSWER = {
+    "word": "big",
+    "gesture_description": "both hands trace a circle in front of the chest",
+    "contextual_meaning": "size",
+    "class": "iconic",
+    "confidence": 0.8,
+}
 
 
 class FakeLLM:
-    """A local HTTP server speaking just enough of the Gemini and OpenAI APIs; `script` holds the (status, text)
-    of the next responses (the last one repeats); every request is kept with its headers and body."""
+    """A local HTTP server speaking just enough of the Gemini and OpenAI APIs; `script` holds the
+    (status, text) of the next responses (the last one repeats); every request is kept with its
+    headers and body."""
 
     def __init__(self, delay: float = 0.0):
         self.script: list[tuple[int, str]] = [(200, json.dumps(ANSWER))]
@@ -42,18 +49,46 @@ class FakeLLM:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("content-length", 0)))
-                fake.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": json.loads(body)})
+                fake.requests.append(
+                    {
+                        "path": self.path,
+                        "headers": {k.lower(): v for k, v in self.headers.items()},
+                        "body": json.loads(body),
+                    }
+                )
                 status, text = fake.script.pop(0) if len(fake.script) > 1 else fake.script[0]
                 time.sleep(fake.delay)
                 if status != 200:
-                    payload = {"error": {"code": status, "message": f"fake error {status}", "status": "UNAVAILABLE"}}
+                    payload = {
+                        "error": {
+                            "code": status,
+                            "message": f"fake error {status}",
+                            "status": "UNAVAILABLE",
+                        }
+                    }
                 elif self.path.endswith(":generateContent"):
-                    payload = {"candidates": [{"content": {"role": "model", "parts": [{"text": text}]},
-                                               "finishReason": "STOP"}]}
+                    payload = {
+                        "candidates": [
+                            {
+                                "content": {"role": "model", "parts": [{"text": text}]},
+                                "finishReason": "STOP",
+                            }
+                        ]
+                    }
                 else:
-                    payload = {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
-                               "choices": [{"index": 0, "finish_reason": "stop",
-                                            "message": {"role": "assistant", "content": text}}]}
+                    payload = {
+                        "id": "x",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": "m",
+                        "choices": [
+                            {
+                                "index": 0,
+                                "finish_reason": "stop",
+                                "message": {"role": "assistant", "content": text},
+                            }
+                        ],
+                    }
                 data = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
@@ -86,18 +121,23 @@ def server():
 def backend(request, server, monkeypatch, tmp_path):
     """A configured backend pointed at the fake server, with its key planted in the environment."""
     if request.param == "gemini":
-        pytest.importorskip("google.genai", reason="the gemini backend needs the llm extra (google-genai)")
+        pytest.importorskip(
+            "google.genai", reason="the gemini backend needs the llm extra (google-genai)"
+        )
         from gesturebench.annotation.backends.gemini import GeminiAnnotator
 
         monkeypatch.setenv("GEMINI_API_KEY", KEY)
-        annotator = GeminiAnnotator(base_url=server.url, timeout_s=10, camera={"size": 64}, audio=False)
+        annotator = GeminiAnnotator(
+            base_url=server.url, timeout_s=10, camera={"size": 64}, audio=False
+        )
     else:
         pytest.importorskip("openai", reason="the openai backend needs the llm extra (openai)")
         from gesturebench.annotation.backends.openai_compat import OpenAICompatAnnotator
 
         monkeypatch.setenv("OPENAI_API_KEY", KEY)
-        annotator = OpenAICompatAnnotator(base_url=f"{server.url}/v1", timeout_s=10, camera={"size": 64},
-                                          max_frames=3)
+        annotator = OpenAICompatAnnotator(
+            base_url=f"{server.url}/v1", timeout_s=10, camera={"size": 64}, max_frames=3
+        )
     return annotator
 
 
@@ -106,15 +146,23 @@ def small_clip(tmp_path: Path, camera: Camera) -> EventClip:
     joints = rng.normal(0, 0.2, (30, 55, 3))
     joints[:, 16], joints[:, 17] = [0.2, 0.3, 0], [-0.2, 0.3, 0]
     event = Event("1_wayne_0_1_1", 0, 1.0, 1.2, "big", "05_iconic_l", 0.4, "iconic")
-    return EventClip(event, "reference", 15, 45, 30, "ab" * 32, lambda: joints, camera=camera, clip_dir=tmp_path)
+    return EventClip(
+        event, "reference", 15, 45, 30, "ab" * 32, lambda: joints, camera=camera, clip_dir=tmp_path
+    )
 
 
 def run_one(annotator, tmp_path, attempts=3, invalid_attempts=2):
     pauses: list[float] = []
     store = AnnotationStore(tmp_path / "store.jsonl")
-    runner = AnnotationRunner(annotator, store, concurrency=1, sleep=pauses.append,
-                              retry=RetryPolicy(attempts=attempts, initial_delay=0.5, max_delay=4.0,
-                                                invalid_attempts=invalid_attempts))
+    runner = AnnotationRunner(
+        annotator,
+        store,
+        concurrency=1,
+        sleep=pauses.append,
+        retry=RetryPolicy(
+            attempts=attempts, initial_delay=0.5, max_delay=4.0, invalid_attempts=invalid_attempts
+        ),
+    )
     summary = runner.run([small_clip(tmp_path, annotator.camera)], total=1)
     return summary, store, pauses
 
@@ -131,11 +179,16 @@ def test_valid_answer(backend, server, tmp_path):
     if backend.name == "gemini":
         assert request["path"].endswith("models/gemini-2.5-pro:generateContent")
         assert request["headers"]["x-goog-api-key"] == KEY
-        assert "video/mp4" in text and request["body"]["generationConfig"]["responseMimeType"] == "application/json"
+        assert (
+            "video/mp4" in text
+            and request["body"]["generationConfig"]["responseMimeType"] == "application/json"
+        )
     else:
         assert request["path"] == "/v1/chat/completions"
         assert request["headers"]["authorization"] == f"Bearer {KEY}"
-        assert text.count("data:image/jpeg;base64,") == 3  # 1 s at 4 frames/s, capped at max_frames=3
+        assert (
+            text.count("data:image/jpeg;base64,") == 3
+        )  # 1 s at 4 frames/s, capped at max_frames=3
 
 
 def test_malformed_json_is_asked_again_then_stored_invalid(backend, server, tmp_path):
@@ -159,14 +212,20 @@ def test_rate_limit_then_success(backend, server, tmp_path):
     _, store, pauses = run_one(backend, tmp_path)
     assert [r.status for r in store.records()] == ["ok"]
     assert len(server.requests) == 2
-    assert len(pauses) == 1 and 0.25 <= pauses[0] <= 0.5  # first back-off: uniform in [d/2, d], d = 0.5 s
+    assert (
+        len(pauses) == 1 and 0.25 <= pauses[0] <= 0.5
+    )  # first back-off: uniform in [d/2, d], d = 0.5 s
 
 
 def test_server_error_storm_exhausts_the_retries(backend, server, tmp_path):
     server.script = [(500, "")]
     summary, store, pauses = run_one(backend, tmp_path, attempts=4)
     (record,) = store.records()
-    assert record.status == "error" and "gave up after 4 attempts" in record.error and "500" in record.error
+    assert (
+        record.status == "error"
+        and "gave up after 4 attempts" in record.error
+        and "500" in record.error
+    )
     assert len(server.requests) == 4 and summary.counts["error"] == 1
     assert len(pauses) == 3 and all(d / 2 <= p <= d for p, d in zip(pauses, (0.5, 1.0, 2.0)))
     assert KEY not in record.error
@@ -188,7 +247,8 @@ def test_missing_key_names_the_variable(backend, monkeypatch, tmp_path):
         run_one(backend, tmp_path)
 
 
-# ------------------------------------------------------------------------------------------ task=annotate
+# ------------------------------------------------------------------------------------------
+# task=annotate
 
 
 def _launch(*overrides: str, env: dict) -> subprocess.Popen:
@@ -196,9 +256,21 @@ def _launch(*overrides: str, env: dict) -> subprocess.Popen:
 
     run_env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
     run_env.update({"WANDB_MODE": "offline", "WANDB_SILENT": "true", **env})
-    cmd = [sys.executable, str(repo_root() / "launch.py"), "trainer.enable_progress_bar=false", *overrides]
-    return subprocess.Popen(cmd, cwd=repo_root(), env=run_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, start_new_session=True)
+    cmd = [
+        sys.executable,
+        str(repo_root() / "launch.py"),
+        "trainer.enable_progress_bar=false",
+        *overrides,
+    ]
+    return subprocess.Popen(
+        cmd,
+        cwd=repo_root(),
+        env=run_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
 
 
 def _lines(path: Path) -> list[dict]:
@@ -207,18 +279,29 @@ def _lines(path: Path) -> list[dict]:
 
 @pytest.mark.slow
 def test_killed_annotate_run_resumes_without_duplicates_and_leaks_no_key(tmp_path):
-    pytest.importorskip("google.genai", reason="the gemini backend needs the llm extra (google-genai)")
+    pytest.importorskip(
+        "google.genai", reason="the gemini backend needs the llm extra (google-genai)"
+    )
     fake = FakeLLM(delay=0.3)
     try:
         store_root = tmp_path / "store"
-        common = ("task=annotate", "annotator=gemini", f"annotator.base_url={fake.url}", "annotator.camera.size=64",
-                  "dataset.max_sequences=1", "task.concurrency=1", f"task.store_root={store_root}")
+        common = (
+            "task=annotate",
+            "annotator=gemini",
+            f"annotator.base_url={fake.url}",
+            "annotator.camera.size=64",
+            "dataset.max_sequences=1",
+            "task.concurrency=1",
+            f"task.store_root={store_root}",
+        )
         store = store_root / "reference" / "gemini.jsonl"
         first = _launch(*common, f"hydra.run.dir={tmp_path / 'run1'}", env={"GEMINI_API_KEY": KEY})
         deadline = time.time() + 240
         while len(_lines(store)) < 2 and first.poll() is None and time.time() < deadline:
             time.sleep(0.2)
-        assert first.poll() is None, f"the run ended before it could be killed: {first.communicate()[0][-2000:]}"
+        assert first.poll() is None, (
+            f"the run ended before it could be killed: {first.communicate()[0][-2000:]}"
+        )
         os.killpg(first.pid, signal.SIGKILL)
         first.wait()
         killed = _lines(store)
@@ -233,7 +316,9 @@ def test_killed_annotate_run_resumes_without_duplicates_and_leaks_no_key(tmp_pat
         assert records[: len(killed)] == killed and {r["status"] for r in records} == {"ok"}
         summary = json.loads((tmp_path / "run2" / "annotate.json").read_text())
         assert summary["skipped"] == len(killed) and summary["ok"] == 6 - len(killed)
-        assert len(fake.requests) == 6 and all(r["headers"]["x-goog-api-key"] == KEY for r in fake.requests)
+        assert len(fake.requests) == 6 and all(
+            r["headers"]["x-goog-api-key"] == KEY for r in fake.requests
+        )
         assert list((tmp_path / "run2" / "wandb").glob("offline-run-*"))
         leaks = [p for p in tmp_path.rglob("*") if p.is_file() and KEY.encode() in p.read_bytes()]
         assert leaks == [] and KEY not in output

@@ -1,6 +1,8 @@
-"""BEAT2 reader: motion npz validation, audio conversion, TextGrid/sem round trips and the split-driven dataset.
+"""BEAT2 reader: motion npz validation, audio conversion, TextGrid/sem round trips and the
+split-driven dataset.
 
-Every test works on copies under tmp_path, built from the real BEAT2 sample (skipped where it is absent).
+Every test works on copies under tmp_path, built from the real BEAT2 sample (skipped where it is
+absent).
 """
 
 from __future__ import annotations
@@ -98,14 +100,18 @@ def test_nan_in_poses_names_file_and_frame(tmp_path, sample_arrays):
     poses[40, 0] = np.inf
     path = save_variant(tmp_path, sample_arrays, poses=poses)
     message = data_error(read_motion_npz, path)
-    assert str(path) in message and "NaN" in message and "'poses'" in message and "frame 17" in message
+    assert (
+        str(path) in message and "NaN" in message and "'poses'" in message and "frame 17" in message
+    )
 
 
 def test_inf_in_trans_is_reported_as_inf(tmp_path, sample_arrays):
     trans = sample_arrays["trans"].copy()
     trans[3, 1] = -np.inf
     message = data_error(read_motion_npz, save_variant(tmp_path, sample_arrays, trans=trans))
-    assert "Inf" in message and "NaN" not in message and "'trans'" in message and "frame 3" in message
+    assert (
+        "Inf" in message and "NaN" not in message and "'trans'" in message and "frame 3" in message
+    )
 
 
 def test_truncated_npz_names_file(tmp_path, beat2_sample):
@@ -154,8 +160,12 @@ def test_missing_expressions_are_a_neutral_face(tmp_path, sample_arrays):
 
 
 def test_short_expressions_are_zero_padded(tmp_path, sample_arrays):
-    motion = read_motion_npz(save_variant(tmp_path, sample_arrays, expressions=sample_arrays["expressions"][:, :50]))
-    np.testing.assert_allclose(motion.expressions[:, :50], sample_arrays["expressions"][:, :50], rtol=1e-6)
+    motion = read_motion_npz(
+        save_variant(tmp_path, sample_arrays, expressions=sample_arrays["expressions"][:, :50])
+    )
+    np.testing.assert_allclose(
+        motion.expressions[:, :50], sample_arrays["expressions"][:, :50], rtol=1e-6
+    )
     assert not motion.expressions[:, 50:].any()
 
 
@@ -213,7 +223,9 @@ def test_44k_stereo_mp3_in_wav_becomes_16k_mono(tmp_path, beat2_sample):
     # same loudness as the original's channel mean, and the same envelope (0.1 s RMS frames)
     raw = sf.read(path, dtype="float64")[0].mean(axis=1)
     rms = lambda x, hop: np.sqrt(np.mean(x[: len(x) // hop * hop].reshape(-1, hop) ** 2, axis=1))  # noqa: E731
-    assert np.sqrt(np.mean(audio.astype(np.float64) ** 2)) == pytest.approx(np.sqrt(np.mean(raw**2)), rel=0.1)
+    assert np.sqrt(np.mean(audio.astype(np.float64) ** 2)) == pytest.approx(
+        np.sqrt(np.mean(raw**2)), rel=0.1
+    )
     env_new, env_raw = rms(audio, 1600), rms(raw, 4410)
     n = min(len(env_new), len(env_raw))
     assert np.corrcoef(env_new[:n], env_raw[:n])[0, 1] > 0.99
@@ -261,7 +273,9 @@ def test_textgrid_round_trip(tmp_path):
 def test_textgrid_tier_name_is_case_insensitive_and_blanks_dropped(tmp_path):
     tg = textgrid.Textgrid()
     tg.addTier(IntervalTier("phones", [(0.5, 0.6, "W")], 0, 2))
-    tg.addTier(IntervalTier("Words", [(0.5, 0.8, "well"), (0.8, 1.0, "  "), (1.0, 1.4, "done")], 0, 2))
+    tg.addTier(
+        IntervalTier("Words", [(0.5, 0.8, "well"), (0.8, 1.0, "  "), (1.0, 1.4, "done")], 0, 2)
+    )
     path = tmp_path / "b.TextGrid"
     tg.save(str(path), format="short_textgrid", includeBlankSpaces=True)
     assert read_textgrid_words(path) == [Word("well", 0.5, 0.8), Word("done", 1.0, 1.4)]
@@ -305,8 +319,16 @@ def test_reads_beat2_sem_layout(tmp_path):
 
 @pytest.mark.parametrize(
     "name, label",
-    [("00_nogesture", "none"), ("01_beat_align", "beat"), ("04_deictic_h", "deictic"), ("06_iconic_m", "iconic"),
-     ("09_metaphoric_m", "metaphoric"), ("iconic", "iconic"), ("12_need_cut", None), ("habit", None)],
+    [
+        ("00_nogesture", "none"),
+        ("01_beat_align", "beat"),
+        ("04_deictic_h", "deictic"),
+        ("06_iconic_m", "iconic"),
+        ("09_metaphoric_m", "metaphoric"),
+        ("iconic", "iconic"),
+        ("12_need_cut", None),
+        ("habit", None),
+    ],
 )
 def test_sem_label_mapping(name, label):
     assert sem_label(name) == label
@@ -338,7 +360,10 @@ def test_write_sem_refuses_a_label_the_file_cannot_hold(tmp_path):
         ("01_beat_align\tabc\t3.1\t3.1\t0.1\n", "line 1: start 'abc'"),
         ("01_beat_align\t0\t3.1\t3.1\t0.1\n07_iconic_h\t3.1\n", "line 2: end ''"),
         ("01_beat_align\t0\t3.1\t3.1\t0.1\textra\tfield\n", "line 1 has more than 6 fields"),
-        ("01_beat_align\t0\t3.1\t3.1\t0.1\n07_iconic_h\t3\t4\t1\t0.7\tbig\tx\ty\n", "6 tab-separated columns"),
+        (
+            "01_beat_align\t0\t3.1\t3.1\t0.1\n07_iconic_h\t3\t4\t1\t0.7\tbig\tx\ty\n",
+            "6 tab-separated columns",
+        ),
         ("01_beat_align\t5\t3.1\t-1.9\t0.1\n", "line 1: end 3.1 is before start 5.0"),
     ],
 )
@@ -354,7 +379,8 @@ def test_malformed_sem(tmp_path, text, needle):
 
 @pytest.fixture()
 def beat2_root(tmp_path, beat2_sample) -> Path:
-    """A tiny BEAT2 folder: the real sequence (with wav, TextGrid, sem) and two short ones cut from it."""
+    """A tiny BEAT2 folder: the real sequence (with wav, TextGrid, sem) and two short ones cut from
+    it."""
     root = tmp_path / "beat_english_v2.0.0"
     real = sequence_paths(root, SAMPLE_ID)
     real.motion.parent.mkdir(parents=True)
@@ -381,7 +407,12 @@ def test_dataset_test_split(beat2_root, sample_arrays):
     assert first.audio is not None and abs(len(first.audio) / 16000 - 64.1) < 0.05
     assert first.words == WORDS and [s.label for s in first.sem] == ["iconic"]
     second = ds[-1]
-    assert (second.id, second.speaker, second.index, second.n_frames) == ("4_lawrence_0_1_1", 4, 1, 60)
+    assert (second.id, second.speaker, second.index, second.n_frames) == (
+        "4_lawrence_0_1_1",
+        4,
+        1,
+        60,
+    )
     assert second.audio is None and second.words is None and second.sem is None
     with pytest.raises(IndexError):
         ds[2]
@@ -428,7 +459,8 @@ def test_bad_split_csv_and_ids(tmp_path):
 
 
 def test_motion_frames_write_read(tmp_path, beat2_sample):
-    # a model output written by the harness reads back bit-identically (float32 poses, float64 trans/expressions)
+    # a model output written by the harness reads back bit-identically (float32 poses, float64
+    # trans/expressions)
     motion = read_motion_npz(beat2_sample / f"{SAMPLE_ID}.npz").frames(100, 400)
     path = tmp_path / "out.npz"
     write_motion_npz(path, motion)

@@ -1,4 +1,5 @@
-"""The procedural SMPL-X model file and `BodyModel`: layout, landmarks, forward kinematics, a real BEAT2 sample."""
+"""The procedural SMPL-X model file and `BodyModel`: layout, landmarks, forward kinematics, a real
+BEAT2 sample."""
 
 from __future__ import annotations
 
@@ -27,9 +28,21 @@ from .conftest import REPO
 
 IDS = vertex_ids["smplx"]
 SMPLX_KEYS = {
-    "v_template", "f", "J_regressor", "kintree_table", "weights", "posedirs", "shapedirs", "hands_componentsl",
-    "hands_componentsr", "hands_meanl", "hands_meanr", "lmk_faces_idx", "lmk_bary_coords",
-    "dynamic_lmk_faces_idx", "dynamic_lmk_bary_coords",
+    "v_template",
+    "f",
+    "J_regressor",
+    "kintree_table",
+    "weights",
+    "posedirs",
+    "shapedirs",
+    "hands_componentsl",
+    "hands_componentsr",
+    "hands_meanl",
+    "hands_meanr",
+    "lmk_faces_idx",
+    "lmk_bary_coords",
+    "dynamic_lmk_faces_idx",
+    "dynamic_lmk_bary_coords",
 }
 
 
@@ -59,18 +72,37 @@ def random_motion(n: int, seed: int = 0, betas=None) -> Motion:
     )
 
 
-# --- the file -------------------------------------------------------------------------------------------------
+# --- the file
+# -------------------------------------------------------------------------------------------------
+
 
 def test_file_has_smplx_layout_and_loads_through_smplx_create(model_file, arrays):
     assert set(arrays) == SMPLX_KEYS
-    expected = {"v_template": (10475, 3), "J_regressor": (55, 10475), "kintree_table": (2, 55),
-                "weights": (10475, 55), "posedirs": (10475, 3, 486), "shapedirs": (10475, 3, 400),
-                "hands_componentsl": (45, 45), "hands_meanl": (45,), "lmk_faces_idx": (51,),
-                "lmk_bary_coords": (51, 3), "dynamic_lmk_faces_idx": (79, 17), "dynamic_lmk_bary_coords": (79, 17, 3)}
+    expected = {
+        "v_template": (10475, 3),
+        "J_regressor": (55, 10475),
+        "kintree_table": (2, 55),
+        "weights": (10475, 55),
+        "posedirs": (10475, 3, 486),
+        "shapedirs": (10475, 3, 400),
+        "hands_componentsl": (45, 45),
+        "hands_meanl": (45,),
+        "lmk_faces_idx": (51,),
+        "lmk_bary_coords": (51, 3),
+        "dynamic_lmk_faces_idx": (79, 17),
+        "dynamic_lmk_bary_coords": (79, 17, 3),
+    }
     for key, shape in expected.items():
         assert arrays[key].shape == shape, key
-    layer = smplx.create(str(model_file), model_type="smplx", use_pca=False, use_face_contour=True, ext="npz",
-                         num_betas=300, num_expression_coeffs=100)
+    layer = smplx.create(
+        str(model_file),
+        model_type="smplx",
+        use_pca=False,
+        use_face_contour=True,
+        ext="npz",
+        num_betas=300,
+        num_expression_coeffs=100,
+    )
     assert layer.v_template.shape == (J.N_VERTICES, 3)
     assert layer.num_betas == 300 and layer.num_expression_coeffs == 100
     np.testing.assert_array_equal(layer.parents.numpy(), J.PARENTS)
@@ -81,7 +113,9 @@ def test_file_has_smplx_layout_and_loads_through_smplx_create(model_file, arrays
 def test_file_is_byte_identical_on_rewrite(model_file, tmp_path):
     again = write_procedural_model(tmp_path / MODEL_FILE_NAME)
     assert again.read_bytes() == model_file.read_bytes()
-    assert [p.name for p in tmp_path.iterdir()] == [MODEL_FILE_NAME]  # no temporary file left behind
+    assert [p.name for p in tmp_path.iterdir()] == [
+        MODEL_FILE_NAME
+    ]  # no temporary file left behind
 
 
 def test_regressor_skinning_and_surface_are_well_formed(arrays):
@@ -91,10 +125,13 @@ def test_regressor_skinning_and_surface_are_well_formed(arrays):
     assert (arrays["weights"] >= 0).all()
     np.testing.assert_allclose(arrays["J_regressor"] @ v, REST_JOINTS, atol=1e-9)
     assert f.min() == 0 and f.max() == J.N_VERTICES - 1
-    # Closed surfaces: every undirected edge is shared by exactly two faces, used once in each direction.
+    # Closed surfaces: every undirected edge is shared by exactly two faces, used once in each
+    # direction.
     edges = np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]])
     assert len(np.unique(edges, axis=0)) == len(edges)
-    assert np.unique(np.sort(edges, 1), axis=0, return_counts=True)[1].tolist() == [2] * (len(edges) // 2)
+    assert np.unique(np.sort(edges, 1), axis=0, return_counts=True)[1].tolist() == [2] * (
+        len(edges) // 2
+    )
     # Each connected piece encloses a positive volume (faces wound outwards).
     adj = sp.coo_matrix((np.ones(len(edges)), (edges[:, 0], edges[:, 1])), shape=(len(v),) * 2)
     n_parts, label = connected_components(adj, directed=False)
@@ -109,7 +146,9 @@ def test_rest_pose_proportions(arrays):
     v = arrays["v_template"]
     assert -1.32 < v[:, 1].min() < -1.27 and 0.47 < v[:, 1].max() < 0.53
     assert -0.40 < REST_JOINTS[0, 1] < -0.30
-    assert (REST_JOINTS[J.LEFT_HAND + (1, 4, 7, 10, 13, 16, 18, 20, 23), 0] > 0).all()  # SMPL-X's left is +x
+    assert (
+        REST_JOINTS[J.LEFT_HAND + (1, 4, 7, 10, 13, 16, 18, 20, 23), 0] > 0
+    ).all()  # SMPL-X's left is +x
 
 
 def test_landmark_vertices_sit_on_their_body_parts(arrays):
@@ -123,13 +162,17 @@ def test_landmark_vertices_sit_on_their_body_parts(arrays):
         assert heel[2] < rest[ankle, 2] and heel[2] < big[2] - 0.15 and heel[2] < small[2] - 0.15
         assert big[1] < rest[ankle, 1] - 0.03 and sign * heel[0] > 0
         assert sign * (small[0] - big[0]) > 0.03  # the small toe is on the outside
-        # toes on the sole, within foot contact's 3 cm of the heel, so a flat standing foot is "in contact"
+        # toes on the sole, within foot contact's 3 cm of the heel, so a flat standing foot is "in
+        # contact"
         assert max(big[1], small[1]) - heel[1] < 0.02
     for side, sign, wrist, shoulder in (("l", 1, 20, 16), ("r", -1, 21, 17)):
         for finger in ("thumb", "index", "middle", "ring", "pinky"):
             tip = v[IDS[side + finger]]
             assert sign * (tip[0] - rest[wrist, 0]) > 0.08
-            assert np.linalg.norm(tip - rest[shoulder]) > np.linalg.norm(rest[wrist] - rest[shoulder]) + 0.08
+            assert (
+                np.linalg.norm(tip - rest[shoulder])
+                > np.linalg.norm(rest[wrist] - rest[shoulder]) + 0.08
+            )
         eye, ear = v[IDS[side + "eye"]], v[IDS[side + "ear"]]
         assert sign * eye[0] > 0.02 and eye[2] > rest[15, 2] + 0.07 and eye[1] > v[IDS["nose"], 1]
         assert sign * ear[0] > 0.07 and abs(ear[2] - rest[15, 2]) < 0.05
@@ -139,7 +182,10 @@ def test_landmark_vertices_sit_on_their_body_parts(arrays):
 
 
 def test_default_path_and_missing_files(tmp_path):
-    assert default_model_path() == REPO / "checkpoints" / "body_models" / "smplx" / "SMPLX_NEUTRAL_2020.npz"
+    assert (
+        default_model_path()
+        == REPO / "checkpoints" / "body_models" / "smplx" / "SMPLX_NEUTRAL_2020.npz"
+    )
     assert ensure_model_file() == default_model_path() and default_model_path().is_file()
     missing = tmp_path / "SMPLX_NEUTRAL_2020.npz"
     with pytest.raises(CheckpointError, match="not found") as err:
@@ -159,21 +205,27 @@ def test_bad_model_files_raise_checkpoint_error(tmp_path, arrays):
     np.savez_compressed(wrong, **{**arrays, "J_regressor": arrays["J_regressor"][:, :100]})
     misnamed = tmp_path / "body.npz"
     misnamed.write_bytes(b"")
-    for path, problem in ((garbage, "not a usable"), (incomplete, "weights"), (wrong, "J_regressor"),
-                          (misnamed, "SMPLX_")):
+    for path, problem in (
+        (garbage, "not a usable"),
+        (incomplete, "weights"),
+        (wrong, "J_regressor"),
+        (misnamed, "SMPLX_"),
+    ):
         with pytest.raises(CheckpointError, match=problem) as err:
             BodyModel(path)
         assert str(path) in str(err.value)
 
 
-# --- the forward ----------------------------------------------------------------------------------------------
+# --- the forward
+# ----------------------------------------------------------------------------------------------
+
 
 def forward_kinematics(motion: Motion, rest: np.ndarray) -> tuple[list[Rotation], np.ndarray]:
     """Independent FK: global rotation and position of each joint per frame (scipy rotations)."""
     n = motion.n_frames
     glob, pos = [], np.zeros((n, 55, 3))
     for j, parent in enumerate(J.PARENTS):
-        rot = Rotation.from_rotvec(motion.poses[:, 3 * j:3 * j + 3].astype(np.float64))
+        rot = Rotation.from_rotvec(motion.poses[:, 3 * j : 3 * j + 3].astype(np.float64))
         if parent < 0:
             glob.append(rot)
             pos[:, j] = rest[j] + motion.trans
@@ -199,25 +251,41 @@ def test_forward_matches_independent_kinematics(body, arrays):
 
 
 def test_forward_equals_the_full_smplx_layer(model_file, body):
-    """Dropping the all-zero shape, expression and pose blend shapes and chunking change nothing against a plain
-    `smplx` call."""
+    """Dropping the all-zero shape, expression and pose blend shapes and chunking change nothing
+    against a plain `smplx` call."""
     rng = np.random.default_rng(4)
     motion = random_motion(5, seed=4, betas=rng.normal(size=300))
-    layer = smplx.create(str(model_file), model_type="smplx", use_pca=False, ext="npz", num_betas=300,
-                         num_expression_coeffs=100)
+    layer = smplx.create(
+        str(model_file),
+        model_type="smplx",
+        use_pca=False,
+        ext="npz",
+        num_betas=300,
+        num_expression_coeffs=100,
+    )
     p = torch.tensor(motion.poses)
     with torch.no_grad():
-        ref = layer(betas=torch.tensor(motion.betas)[None], expression=torch.tensor(motion.expressions),
-                    transl=torch.tensor(motion.trans), global_orient=p[:, :3], body_pose=p[:, 3:66],
-                    jaw_pose=p[:, 66:69], leye_pose=p[:, 69:72], reye_pose=p[:, 72:75],
-                    left_hand_pose=p[:, 75:120], right_hand_pose=p[:, 120:])
+        ref = layer(
+            betas=torch.tensor(motion.betas)[None],
+            expression=torch.tensor(motion.expressions),
+            transl=torch.tensor(motion.trans),
+            global_orient=p[:, :3],
+            body_pose=p[:, 3:66],
+            jaw_pose=p[:, 66:69],
+            leye_pose=p[:, 69:72],
+            reye_pose=p[:, 72:75],
+            left_hand_pose=p[:, 75:120],
+            right_hand_pose=p[:, 120:],
+        )
     assert body.smplx_model.num_betas == 2 and body.smplx_model.num_expression_coeffs == 0
     assert not layer.posedirs.any() and body.smplx_model.posedirs.shape == (486, 3)
     out = body(motion)
     torch.testing.assert_close(out.joints, ref.joints[:, :55], atol=1e-5, rtol=0)
     torch.testing.assert_close(out.vertices, ref.vertices, atol=1e-5, rtol=0)
     multiplied = BodyModel(model_file)
-    multiplied.smplx_model.posedirs = layer.posedirs  # the zero pose blend shapes, multiplied as smplx does
+    multiplied.smplx_model.posedirs = (
+        layer.posedirs
+    )  # the zero pose blend shapes, multiplied as smplx does
     assert torch.equal(multiplied(motion).vertices, out.vertices)
 
 
@@ -227,22 +295,34 @@ def test_float64_forward_matches_scipy_kinematics_to_float64_precision(model_fil
     out, single = double(motion), body(motion)
     assert out.joints.dtype == out.vertices.dtype == torch.float64
     _, pos = forward_kinematics(motion, REST_JOINTS)
-    np.testing.assert_allclose(out.joints.numpy(), pos, atol=1e-7)  # the file stores float32; a float32 forward: ~1e-6
+    np.testing.assert_allclose(
+        out.joints.numpy(), pos, atol=1e-7
+    )  # the file stores float32; a float32 forward: ~1e-6
     torch.testing.assert_close(out.vertices.float(), single.vertices, atol=2e-5, rtol=0)
-    torch.testing.assert_close(double(motion, vertices=False).joints, out.joints, atol=1e-12, rtol=0)
+    torch.testing.assert_close(
+        double(motion, vertices=False).joints, out.joints, atol=1e-12, rtol=0
+    )
     with pytest.raises(ConfigError, match="dtype"):
         BodyModel(model_file, dtype="float16")
 
 
 def test_betas_and_expressions(body, arrays):
-    rest_pose = Motion(poses=np.zeros((1, 165)), trans=np.zeros((1, 3)), betas=np.zeros(16),
-                       expressions=np.zeros((1, 50)))  # short betas/expressions are zero-padded
+    rest_pose = Motion(
+        poses=np.zeros((1, 165)),
+        trans=np.zeros((1, 3)),
+        betas=np.zeros(16),
+        expressions=np.zeros((1, 50)),
+    )  # short betas/expressions are zero-padded
     base = body(rest_pose)
     np.testing.assert_allclose(base.vertices[0].numpy(), arrays["v_template"], atol=1e-6)
-    taller = body(Motion(rest_pose.poses, rest_pose.trans, np.eye(400)[0], np.ones((1, 120))))  # long ones truncated
+    taller = body(
+        Motion(rest_pose.poses, rest_pose.trans, np.eye(400)[0], np.ones((1, 120)))
+    )  # long ones truncated
     np.testing.assert_allclose(taller.joints[0].numpy(), REST_JOINTS * (1, 1.03, 1), atol=1e-5)
     wider = body(Motion(rest_pose.poses, rest_pose.trans, np.eye(300)[1], rest_pose.expressions))
-    np.testing.assert_allclose(wider.joints.numpy(), base.joints.numpy(), atol=1e-6)  # girth keeps the joints
+    np.testing.assert_allclose(
+        wider.joints.numpy(), base.joints.numpy(), atol=1e-6
+    )  # girth keeps the joints
     grown = (wider.vertices - base.vertices).norm(dim=-1)
     assert grown.max() > 0.005
 
@@ -262,21 +342,30 @@ def test_chunked_forward_equals_one_big_forward(model_file, body):
 
 def test_real_beat2_sample_stands_on_the_floor(beat2_sample, body, arrays):
     with np.load(beat2_sample / "2_scott_0_1_1.npz", allow_pickle=False) as d:
-        motion = Motion(d["poses"], d["trans"], d["betas"], d["expressions"], int(d["mocap_frame_rate"]))
+        motion = Motion(
+            d["poses"], d["trans"], d["betas"], d["expressions"], int(d["mocap_frame_rate"])
+        )
     out = body(motion)
     joints, verts = out.joints.numpy(), out.vertices.numpy()
     assert joints.shape == (1906, 55, 3) and np.isfinite(verts).all()
     height = joints[..., 1]
     assert set(np.unique(height[:, :22].argmin(1))) <= {J.LEFT_FOOT, J.RIGHT_FOOT}  # feet lowest
-    assert (height[:, J.HEAD] > np.delete(height[:, :20], J.HEAD, axis=1).max(1)).all()  # head above the trunk
+    assert (
+        height[:, J.HEAD] > np.delete(height[:, :20], J.HEAD, axis=1).max(1)
+    ).all()  # head above the trunk
     for wrist, shoulder in ((J.LEFT_WRIST, J.LEFT_SHOULDER), (J.RIGHT_WRIST, J.RIGHT_SHOULDER)):
         assert (np.linalg.norm(joints[:, wrist] - joints[:, shoulder], axis=-1) < 0.75).all()
     feet = verts[:, list(J.LEFT_FOOT_VERTICES + J.RIGHT_FOOT_VERTICES), 1].min(1)
     assert (np.abs(feet) < 0.15).all()  # on the floor in every frame
     lowest = verts[..., 1].argmin(1)
     assert (feet - verts[np.arange(len(verts)), lowest, 1] < 0.05).all()
-    assert set(np.unique(arrays["weights"][lowest].argmax(1))) <= {7, 8, 10, 11}  # the lowest point is a foot
-    assert (0.6 < joints[:, J.PELVIS, 1]).all() and (joints[:, J.PELVIS, 1] < 1.1).all()
+    assert set(np.unique(arrays["weights"][lowest].argmax(1))) <= {
+        7,
+        8,
+        10,
+        11,
+    }  # the lowest point is a foot
+    assert (joints[:, J.PELVIS, 1] > 0.6).all() and (joints[:, J.PELVIS, 1] < 1.1).all()
     bones = np.linalg.norm(joints[:, 1:22] - joints[:, J.PARENTS[1:22]], axis=-1)
     assert bones.std(0).max() < 1e-4  # rigid skeleton
 

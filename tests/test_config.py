@@ -1,4 +1,5 @@
-"""Config composition: every group option composes against the structured schema; typos fail at once."""
+"""Config composition: every group option composes against the structured schema; typos fail at
+once."""
 
 from __future__ import annotations
 
@@ -30,7 +31,9 @@ def test_default_config_composes_and_resolves():
     OmegaConf.to_container(cfg, resolve=True)
 
 
-@pytest.mark.parametrize("group", ["model", "metrics", "dataset", "trainer", "logger", "body_model", "task"])
+@pytest.mark.parametrize(
+    "group", ["model", "metrics", "dataset", "trainer", "logger", "body_model", "task"]
+)
 def test_every_option_composes(group):
     for option in sorted(p.stem for p in (CONF / group).glob("*.yaml")):
         overrides = [f"{group}={option}"]
@@ -57,8 +60,11 @@ def test_wrong_type_fails_at_once():
 def test_slurm_launcher_config_for_lightning():
     register_configs()
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        cfg = compose(config_name="config", overrides=["hydra/launcher=submitit_slurm", "hydra.launcher.gpus_per_node=4"],
-                      return_hydra_config=True)
+        cfg = compose(
+            config_name="config",
+            overrides=["hydra/launcher=submitit_slurm", "hydra.launcher.gpus_per_node=4"],
+            return_hydra_config=True,
+        )
     launcher = cfg.hydra.launcher
     assert launcher._target_.endswith("SlurmLauncher")
     assert launcher.tasks_per_node == launcher.gpus_per_node == 4  # one Lightning process per GPU

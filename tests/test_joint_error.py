@@ -30,7 +30,9 @@ def brute_force(gen: np.ndarray, ref: np.ndarray, delta: float) -> tuple[float, 
 
 def random_joints(seed: int, t: int = 20) -> torch.Tensor:
     g = torch.Generator().manual_seed(seed)
-    return torch.randn(t, 55, 3, generator=g, dtype=torch.float64) * 0.1 + torch.tensor([0.0, 1.0, 0.0])
+    return torch.randn(t, 55, 3, generator=g, dtype=torch.float64) * 0.1 + torch.tensor(
+        [0.0, 1.0, 0.0]
+    )
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -53,7 +55,9 @@ def test_identity_and_translation_invariance():
 def test_known_offset():
     ref = random_joints(4)
     gen = ref.clone()
-    gen[:, 1:] += torch.tensor([0.0, 0.0, 0.05], dtype=torch.float64)  # every joint but the root 5 cm forward
+    gen[:, 1:] += torch.tensor(
+        [0.0, 0.0, 0.05], dtype=torch.float64
+    )  # every joint but the root 5 cm forward
     # the root itself (joint 0, one of 52 BODY_HANDS joints) stays at distance 0
     assert mean_joint_distance(gen, ref) == pytest.approx(0.05 * 51 / 52, rel=1e-9)
     assert pck(gen, ref, 0.04) == pytest.approx(1 / 52)
@@ -63,7 +67,9 @@ def make_pair(index: int, seed: int) -> MotionPair:
     t = 10 + index
     motion = Motion(np.zeros((t, 165)), np.zeros((t, 3)), np.zeros(300), np.zeros((t, 100)))
     gen, ref = random_joints(seed, t).float(), random_joints(seed + 50, t).float()
-    return MotionPair(index, f"seq{index}", motion, motion, BodyOutput(gen, None), BodyOutput(ref, None))
+    return MotionPair(
+        index, f"seq{index}", motion, motion, BodyOutput(gen, None), BodyOutput(ref, None)
+    )
 
 
 def test_metric_classes_mean_over_sequences():
@@ -72,7 +78,10 @@ def test_metric_classes_mean_over_sequences():
     for pair in pairs:
         mjd.update(pair)
         p.update(pair)
-    expected = [brute_force(x.gen_body.joints.double().numpy(), x.ref_body.joints.double().numpy(), 0.1) for x in pairs]
+    expected = [
+        brute_force(x.gen_body.joints.double().numpy(), x.ref_body.joints.double().numpy(), 0.1)
+        for x in pairs
+    ]
     assert mjd.compute()["mjd"] == pytest.approx(np.mean([e[0] for e in expected]), rel=1e-6)
     assert p.compute()["pck"] == pytest.approx(np.mean([e[1] for e in expected]), rel=1e-6)
     assert mjd.per_sequence()[2]["mjd"] == pytest.approx(expected[2][0], rel=1e-6)
@@ -98,4 +107,6 @@ def test_two_process_ddp_equals_one_process():
     assert value == pytest.approx(single.compute()["mjd"], rel=1e-12)
     assert sorted(per) == list(range(n))
     expected = single.per_sequence()
-    assert {i: v["mjd"] for i, v in per.items()} == pytest.approx({i: v["mjd"] for i, v in expected.items()})
+    assert {i: v["mjd"] for i, v in per.items()} == pytest.approx(
+        {i: v["mjd"] for i, v in expected.items()}
+    )

@@ -1,4 +1,5 @@
-"""FGD, Density and Coverage: the pure maths against scipy / prdc, and the metric classes (states, DDP, encoder)."""
+"""FGD, Density and Coverage: the pure maths against scipy / prdc, and the metric classes (states,
+DDP, encoder)."""
 
 from __future__ import annotations
 
@@ -74,7 +75,10 @@ def test_frechet_of_identical_features_is_zero():
 
 def test_frechet_rank_deficient_is_finite_and_at_least_the_mean_term():
     rng = np.random.default_rng(4)
-    x, y = rng.normal(size=(10, 64)), rng.normal(size=(12, 64)) + 0.3  # fewer samples than dimensions
+    x, y = (
+        rng.normal(size=(10, 64)),
+        rng.normal(size=(12, 64)) + 0.3,
+    )  # fewer samples than dimensions
     (mx, sx), (my, sy) = stats(x), stats(y)
     d = float(frechet_distance(mx, sx, my, sy))
     mean_term = float(((mx - my) ** 2).sum())
@@ -101,7 +105,9 @@ def test_frechet_rank_deficient_does_not_depend_on_summation_order():
 # ---------- Density / Coverage ----------
 
 
-@pytest.mark.parametrize("seed,k,n,m", [(0, 5, 200, 150), (1, 3, 120, 300), (2, 1, 50, 50), (3, 7, 301, 99)])
+@pytest.mark.parametrize(
+    "seed,k,n,m", [(0, 5, 200, 150), (1, 3, 120, 300), (2, 1, 50, 50), (3, 7, 301, 99)]
+)
 def test_density_coverage_match_prdc_package(seed, k, n, m):
     rng = np.random.default_rng(seed)
     real = rng.normal(size=(n, 8))
@@ -115,9 +121,13 @@ def test_density_coverage_match_prdc_package(seed, k, n, m):
 
 @pytest.mark.parametrize("seed", range(5))
 def test_density_coverage_of_features_equal_to_the_reference_are_exactly_one(seed):
-    # Ground truth: every generated feature is a reference feature. Each ball then holds its centre and the k-1
-    # nearer neighbours (the k-th lies on the radius, not inside), so Density = Coverage = 1 exactly.
-    real = torch.randn(600, 32, generator=torch.Generator().manual_seed(seed), dtype=torch.float64) * 3 + 1
+    # Ground truth: every generated feature is a reference feature. Each ball then holds its centre
+    # and the k-1 nearer neighbours (the k-th lies on the radius, not inside), so Density = Coverage
+    # = 1 exactly.
+    real = (
+        torch.randn(600, 32, generator=torch.Generator().manual_seed(seed), dtype=torch.float64) * 3
+        + 1
+    )
     assert density(real, real.clone(), k=5, chunk_size=128) == 1.0
     assert coverage(real, real.clone(), k=5, chunk_size=128) == 1.0
 
@@ -144,8 +154,14 @@ def tiny_checkpoint(checkpoints_dir) -> str:
 
 
 def context(checkpoints_dir, auto_train=False) -> MetricContext:
-    return MetricContext(dataset_name="toy", split=lambda s: [], cache_dir=checkpoints_dir,
-                         checkpoints_dir=checkpoints_dir, body_model=None, auto_train=auto_train)
+    return MetricContext(
+        dataset_name="toy",
+        split=lambda s: [],
+        cache_dir=checkpoints_dir,
+        checkpoints_dir=checkpoints_dir,
+        body_model=None,
+        auto_train=auto_train,
+    )
 
 
 def motions(n: int, seed: int = 0) -> list[Motion]:
@@ -162,16 +178,25 @@ def mean_pose_motions(refs: list[Motion]) -> list[Motion]:
     """The references' overall mean pose held still (as the mean_pose baseline), one per reference."""
     pose = np.concatenate([m.poses for m in refs]).mean(0)
     trans = np.concatenate([m.trans for m in refs]).mean(0)
-    return [Motion(np.tile(pose, (m.n_frames, 1)), np.tile(trans, (m.n_frames, 1)), m.betas, m.expressions)
-            for m in refs]
+    return [
+        Motion(
+            np.tile(pose, (m.n_frames, 1)), np.tile(trans, (m.n_frames, 1)), m.betas, m.expressions
+        )
+        for m in refs
+    ]
 
 
 def make_metrics() -> dict:
-    return {"fgd": FGD(encoder_config=ENCODER_CONFIG), "density": Density(encoder_config=ENCODER_CONFIG),
-            "coverage": Coverage(encoder_config=ENCODER_CONFIG)}
+    return {
+        "fgd": FGD(encoder_config=ENCODER_CONFIG),
+        "density": Density(encoder_config=ENCODER_CONFIG),
+        "coverage": Coverage(encoder_config=ENCODER_CONFIG),
+    }
 
 
-def evaluate(checkpoints_dir, gens: list[Motion], refs: list[Motion], rank: int = 0, world: int = 1) -> dict:
+def evaluate(
+    checkpoints_dir, gens: list[Motion], refs: list[Motion], rank: int = 0, world: int = 1
+) -> dict:
     metrics = make_metrics()
     for m in metrics.values():
         m.prepare(context(checkpoints_dir))
@@ -193,15 +218,23 @@ def test_metric_values_equal_the_functional_maths_on_extracted_features(ckpt):
     values = evaluate(ckpt_dir, gens, refs)
     probe = FGD(encoder_config=ENCODER_CONFIG)
     probe.prepare(context(ckpt_dir))
-    feats = {k: np.concatenate([probe.encode(m)[1].numpy() for m in ms]) for k, ms in (("ref", refs), ("gen", gens))}
-    raw = {k: np.concatenate([probe.windows(m).mean(1).double().numpy() for m in ms])
-           for k, ms in (("ref", refs), ("gen", gens))}
+    feats = {
+        k: np.concatenate([probe.encode(m)[1].numpy() for m in ms])
+        for k, ms in (("ref", refs), ("gen", gens))
+    }
+    raw = {
+        k: np.concatenate([probe.windows(m).mean(1).double().numpy() for m in ms])
+        for k, ms in (("ref", refs), ("gen", gens))
+    }
     assert feats["ref"].shape[1] == 8 and raw["ref"].shape[1] == 333
     assert values["fgd"] == pytest.approx(scipy_frechet(feats["ref"], feats["gen"]), rel=1e-6)
-    # 333-d raw features from ~40 windows: rank-deficient; compare to the same maths from numpy moments
+    # 333-d raw features from ~40 windows: rank-deficient; compare to the same maths from numpy
+    # moments
     t = torch.from_numpy
     rm, rg = raw["ref"], raw["gen"]
-    expected_raw = frechet_distance(t(rm.mean(0)), t(np.cov(rm, rowvar=False)), t(rg.mean(0)), t(np.cov(rg, rowvar=False)))
+    expected_raw = frechet_distance(
+        t(rm.mean(0)), t(np.cov(rm, rowvar=False)), t(rg.mean(0)), t(np.cov(rg, rowvar=False))
+    )
     assert values["fgd_raw_pose"] == pytest.approx(float(expected_raw), rel=1e-6)
     ref = compute_prdc(feats["ref"], feats["gen"], nearest_k=5)
     assert values["density"] == pytest.approx(ref["density"], abs=1e-12)
@@ -212,7 +245,9 @@ def test_ground_truth_itself_other_real_motion_and_a_static_motion(ckpt):
     ckpt_dir, _ = ckpt
     refs = motions(10, 2)
     same = evaluate(ckpt_dir, refs, refs)
-    assert same["fgd"] == pytest.approx(0.0, abs=1e-9) and same["fgd_raw_pose"] == pytest.approx(0.0, abs=1e-7)
+    assert same["fgd"] == pytest.approx(0.0, abs=1e-9) and same["fgd_raw_pose"] == pytest.approx(
+        0.0, abs=1e-7
+    )
     assert same["coverage"] == 1.0
     real = evaluate(ckpt_dir, motions(10, 12), refs)  # other draws of the same distribution
     static = evaluate(ckpt_dir, mean_pose_motions(refs), refs)
@@ -221,7 +256,9 @@ def test_ground_truth_itself_other_real_motion_and_a_static_motion(ckpt):
 
 
 def _evaluate_on_rank(rank, world, ckpt_dir, gens, refs):
-    torch.set_num_threads(1)  # as the single process: float32 convolutions then give identical features
+    torch.set_num_threads(
+        1
+    )  # as the single process: float32 convolutions then give identical features
     return evaluate(ckpt_dir, gens, refs, rank, world)
 
 
@@ -248,7 +285,9 @@ def test_provenance_options_and_windows_come_from_the_checkpoint(ckpt):
 
 
 def test_missing_encoder_without_auto_train_names_the_command(tmp_path):
-    with pytest.raises(CheckpointError, match="python launch.py task=train_encoder encoder=motion_ae dataset=toy"):
+    with pytest.raises(
+        CheckpointError, match="python launch.py task=train_encoder encoder=motion_ae dataset=toy"
+    ):
         FGD().prepare(context(tmp_path))
     with pytest.raises(RuntimeError, match="prepare"):
         Density().update(pair(0, *motions(2)))
@@ -261,7 +300,10 @@ def test_latent_dim_mismatch_is_a_checkpoint_error(ckpt):
 
 def test_too_few_windows_give_none_with_a_reason(ckpt):
     fgd, cov = FGD(encoder_config=ENCODER_CONFIG), Coverage(encoder_config=ENCODER_CONFIG)
-    assert fgd.compute() == {"fgd": None, "fgd_raw_pose": None} and "at least 2 windows" in fgd.skip_reason()
+    assert (
+        fgd.compute() == {"fgd": None, "fgd_raw_pose": None}
+        and "at least 2 windows" in fgd.skip_reason()
+    )
     cov.prepare(context(ckpt[0]))
     m = motions(1)[0].frames(0, 40)  # one window: fewer than k + 1 reference windows
     cov.update(pair(0, m, m))
@@ -280,5 +322,7 @@ def test_fgd_density_coverage_encode_each_motion_once_per_pair(ckpt):
     p = pair(0, gen, ref)
     for m in metrics.values():
         m.update(p)
-    assert len(calls) == 2  # the reference's and the generated motion's windows, once for all three metrics
+    assert (
+        len(calls) == 2
+    )  # the reference's and the generated motion's windows, once for all three metrics
     assert torch.equal(metrics["density"].ref_features[0], metrics["coverage"].ref_features[0])

@@ -1,4 +1,5 @@
-"""Diversity, Chamfer, Hausdorff, Dice, foot contact and LDLJ_rel against independent computations (METRICS.md §4–6, §9–11)."""
+"""Diversity, Chamfer, Hausdorff, Dice, foot contact and LDLJ_rel against independent computations
+(METRICS.md §4–6, §9–11)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,13 @@ import torch
 from scipy.signal import savgol_filter
 from scipy.spatial.distance import cdist
 
-from gesturebench.body.joints import BODY_HANDS, LEFT_FOOT_VERTICES, N_VERTICES, RIGHT_FOOT_VERTICES, UPPER
+from gesturebench.body.joints import (
+    BODY_HANDS,
+    LEFT_FOOT_VERTICES,
+    N_VERTICES,
+    RIGHT_FOOT_VERTICES,
+    UPPER,
+)
 from gesturebench.body.output import BodyOutput
 from gesturebench.data.records import Motion
 from gesturebench.errors import ConfigError
@@ -19,11 +26,11 @@ from gesturebench.metrics import surface as surface_metrics
 from gesturebench.metrics.area import Dice
 from gesturebench.metrics.contact import FootContact
 from gesturebench.metrics.diversity import Diversity
+from gesturebench.metrics.functional import surface as surface_metrics_functional
 from gesturebench.metrics.functional.dice import bone_raster, dice, rasterise_segments
 from gesturebench.metrics.functional.diversity import l1_diversity
 from gesturebench.metrics.functional.foot_contact import contact_frames, contact_rate
 from gesturebench.metrics.functional.smoothness import ldlj, windowed_ldlj
-from gesturebench.metrics.functional import surface as surface_metrics_functional
 from gesturebench.metrics.functional.surface import chamfer_hausdorff, nearest_distances
 from gesturebench.metrics.pair import MotionPair
 from gesturebench.metrics.smoothness import LDLJRel
@@ -36,13 +43,12 @@ FPS = 30
 FEET = list(LEFT_FOOT_VERTICES) + list(RIGHT_FOOT_VERTICES)
 
 
-
-
 # ---------------------------------------------------------------- synthetic data
 
 
 def synthetic_body(t: int, seed: int) -> BodyOutput:
-    """A skeleton (shared rest pose and skin) moving smoothly, with feet that step on and off a floor at y=0."""
+    """A skeleton (shared rest pose and skin) moving smoothly, with feet that step on and off a
+    floor at y=0."""
     skel = np.random.default_rng(0)
     rest = skel.normal(scale=0.3, size=(55, 3))
     owner = skel.integers(0, 55, N_VERTICES)
@@ -52,18 +58,26 @@ def synthetic_body(t: int, seed: int) -> BodyOutput:
     wave = rng.uniform(0.02, 0.1, (55, 3)) * np.sin(
         2 * np.pi * rng.uniform(0.3, 1.5, (55, 3)) * time + rng.uniform(0, 2 * np.pi, (55, 3))
     )
-    joints = rest + wave + np.array([0.0, 0.9, 0.0]) + 0.2 * time * rng.normal(size=3)  # slow root drift
+    joints = (
+        rest + wave + np.array([0.0, 0.9, 0.0]) + 0.2 * time * rng.normal(size=3)
+    )  # slow root drift
     vertices = joints[:, owner] + skin
-    step = 0.08 * np.sin(2 * np.pi * rng.uniform(1.5, 2.5) * time[:, :, 0] + rng.uniform(0, 2 * np.pi))
+    step = 0.08 * np.sin(
+        2 * np.pi * rng.uniform(1.5, 2.5) * time[:, :, 0] + rng.uniform(0, 2 * np.pi)
+    )
     vertices[:, FEET, 1] = np.clip(step, 0.0, None)
     vertices[:, FEET, 0] = vertices[:1, FEET, 0]
     vertices[:, FEET, 2] = vertices[:1, FEET, 2]
-    return BodyOutput(torch.tensor(joints, dtype=torch.float32), torch.tensor(vertices, dtype=torch.float32))
+    return BodyOutput(
+        torch.tensor(joints, dtype=torch.float32), torch.tensor(vertices, dtype=torch.float32)
+    )
 
 
 def make_pair(index: int, gen: BodyOutput, ref: BodyOutput) -> MotionPair:
     t = gen.joints.shape[0]
-    motion = Motion(np.zeros((t, 165)), np.zeros((t, 3)), np.zeros(300), np.zeros((t, 100)), fps=FPS)
+    motion = Motion(
+        np.zeros((t, 165)), np.zeros((t, 3)), np.zeros(300), np.zeros((t, 100)), fps=FPS
+    )
     return MotionPair(index, f"seq{index}", motion, motion, gen, ref)
 
 
@@ -80,11 +94,16 @@ def all_metrics(num_points: int | None = None):
 
 
 def brute_force_surface(ref: np.ndarray, gen: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per-frame Chamfer and Hausdorff from full float64 distance matrices (scipy cdist, row blocks)."""
+    """Per-frame Chamfer and Hausdorff from full float64 distance matrices (scipy cdist, row
+    blocks)."""
     chamfer, hausdorff = [], []
     for a, g in zip(ref.astype(np.float64), gen.astype(np.float64)):
-        d_ag = np.concatenate([cdist(a[i : i + 1000], g).min(axis=1) for i in range(0, len(a), 1000)])
-        d_ga = np.concatenate([cdist(g[i : i + 1000], a).min(axis=1) for i in range(0, len(g), 1000)])
+        d_ag = np.concatenate(
+            [cdist(a[i : i + 1000], g).min(axis=1) for i in range(0, len(a), 1000)]
+        )
+        d_ga = np.concatenate(
+            [cdist(g[i : i + 1000], a).min(axis=1) for i in range(0, len(g), 1000)]
+        )
         chamfer.append((d_ag**2).mean() + (d_ga**2).mean())
         hausdorff.append(max(d_ag.max(), d_ga.max()))
     return np.array(chamfer), np.array(hausdorff)
@@ -94,9 +113,13 @@ def brute_force_surface(ref: np.ndarray, gen: np.ndarray) -> tuple[np.ndarray, n
 def test_surface_random_clouds_match_brute_force(method, rtol):
     g = torch.Generator().manual_seed(0)
     ref = torch.randn(4, 300, 3, generator=g)
-    gen = torch.randn(4, 170, 3, generator=g) * 0.8 + 0.1  # different sizes: the two directions differ
+    gen = (
+        torch.randn(4, 170, 3, generator=g) * 0.8 + 0.1
+    )  # different sizes: the two directions differ
     expected = brute_force_surface(ref.numpy(), gen.numpy())
-    chamfer, hausdorff = chamfer_hausdorff(ref, gen, method, block=5000)  # small blocks: several row chunks
+    chamfer, hausdorff = chamfer_hausdorff(
+        ref, gen, method, block=5000
+    )  # small blocks: several row chunks
     np.testing.assert_allclose(chamfer.numpy(), expected[0], rtol=rtol)
     np.testing.assert_allclose(hausdorff.numpy(), expected[1], rtol=rtol)
 
@@ -138,11 +161,16 @@ def test_surface_is_zero_for_identical_and_known_for_a_shift():
 def test_surface_searches_only_frames_that_differ(monkeypatch):
     ref = synthetic_body(6, 4).root_aligned_vertices()
     gen = ref.clone()
-    gen[[1, 4]] = synthetic_body(6, 5).root_aligned_vertices()[[1, 4]]  # frames 1 and 4 differ, the rest are equal
+    gen[[1, 4]] = synthetic_body(6, 5).root_aligned_vertices()[
+        [1, 4]
+    ]  # frames 1 and 4 differ, the rest are equal
     searched = []
     real = surface_metrics_functional.nearest_distances
-    monkeypatch.setattr(surface_metrics_functional, "nearest_distances",
-                        lambda a, b, *rest: searched.append(a.shape[0]) or real(a, b, *rest))
+    monkeypatch.setattr(
+        surface_metrics_functional,
+        "nearest_distances",
+        lambda a, b, *rest: searched.append(a.shape[0]) or real(a, b, *rest),
+    )
     chamfer, hausdorff = chamfer_hausdorff(ref, gen)
     assert searched == [2]
     expected = brute_force_surface(ref.numpy(), gen.numpy())
@@ -159,10 +187,14 @@ def test_surface_metrics_subsample_with_seed_and_share_one_pass(monkeypatch):
     idx = np.sort(np.random.default_rng(7).choice(N_VERTICES, 500, replace=False))
     ref = pair.ref_body.root_aligned_vertices()[:, idx].numpy()
     gen = pair.gen_body.root_aligned_vertices()[:, idx].numpy()
-    assert m.compute()["chamfer"] == pytest.approx(brute_force_surface(ref, gen)[0].mean(), rel=1e-9)
+    assert m.compute()["chamfer"] == pytest.approx(
+        brute_force_surface(ref, gen)[0].mean(), rel=1e-9
+    )
 
     calls = []
-    monkeypatch.setattr(surface_metrics, "chamfer_hausdorff", lambda *a: calls.append(1) or chamfer_hausdorff(*a))
+    monkeypatch.setattr(
+        surface_metrics, "chamfer_hausdorff", lambda *a: calls.append(1) or chamfer_hausdorff(*a)
+    )
     other = synthetic_pair(1, t=6)
     c, h = Chamfer(), Hausdorff()
     c.update(other)
@@ -175,7 +207,9 @@ def test_surface_metrics_subsample_with_seed_and_share_one_pass(monkeypatch):
     assert len(calls) == 3  # another pair: its own pass
     assert h.per_sequence()[1]["hausdorff"] == pytest.approx(
         float(
-            chamfer_hausdorff(other.ref_body.root_aligned_vertices(), other.gen_body.root_aligned_vertices())[1].mean()
+            chamfer_hausdorff(
+                other.ref_body.root_aligned_vertices(), other.gen_body.root_aligned_vertices()
+            )[1].mean()
         )
     )
 
@@ -184,7 +218,9 @@ def test_surface_metrics_subsample_with_seed_and_share_one_pass(monkeypatch):
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_all_metrics_agree_between_cpu_and_cuda():
     pair = synthetic_pair(3, t=300)
-    cuda_pair = make_pair(3, *(BodyOutput(b.joints.cuda(), b.vertices.cuda()) for b in (pair.gen_body, pair.ref_body)))
+    cuda_pair = make_pair(
+        3, *(BodyOutput(b.joints.cuda(), b.vertices.cuda()) for b in (pair.gen_body, pair.ref_body))
+    )
     for metric in all_metrics():
         cpu_value = metric.__class__()
         cpu_value.update(pair)
@@ -197,7 +233,8 @@ def test_all_metrics_agree_between_cpu_and_cuda():
 
 
 def liang_barsky_raster(starts: np.ndarray, ends: np.ndarray, g: int, cell: float) -> np.ndarray:
-    """Cells whose open interior a segment passes through, plus its end cells: a brute-force check over all cells."""
+    """Cells whose open interior a segment passes through, plus its end cells: a brute-force check
+    over all cells."""
     raster = np.zeros((g, g), dtype=bool)
     i, j = np.meshgrid(np.arange(g), np.arange(g), indexing="ij")
     for p0, p1 in zip(starts / cell + g / 2, ends / cell + g / 2):
@@ -213,7 +250,7 @@ def liang_barsky_raster(starts: np.ndarray, ends: np.ndarray, g: int, cell: floa
         raster |= inside & (lo < hi)
         for p in (p0, p1):
             c = np.floor(p).astype(int)
-            if (0 <= c).all() and (c < g).all():
+            if (c >= 0).all() and (c < g).all():
                 raster[c[0], c[1]] = True
     return raster
 
@@ -224,7 +261,10 @@ def test_rasterise_segments_matches_brute_force():
     ends = starts + rng.normal(scale=0.4, size=(60, 2))
     ends[:5, 1] = starts[:5, 1]  # horizontal and vertical segments too
     ends[5:10, 0] = starts[5:10, 0]
-    ends[10], ends[11] = (5000.0, 0.33), (-0.7, -3000.0)  # far outside: only the in-grid part is drawn
+    ends[10], ends[11] = (
+        (5000.0, 0.33),
+        (-0.7, -3000.0),
+    )  # far outside: only the in-grid part is drawn
     got = rasterise_segments(torch.tensor(starts), torch.tensor(ends), cell=0.1, extent=2.0).numpy()
     expected = liang_barsky_raster(starts, ends, 20, 0.1)
     assert got.shape == (20, 20)
@@ -241,7 +281,8 @@ def test_dice_of_overlapping_squares():
     a, b = square(40, 0, 0, 10), square(40, 5, 4, 10)  # overlap 5 × 6 = 30 cells of 100 each
     assert dice(a, b) == pytest.approx(2 * 30 / 200)
     assert dice(a, a) == 1.0 and dice(a, square(40, 20, 20, 10)) == 0.0
-    # The same squares drawn as stacks of horizontal segments through cell centres (cell 0.05, 2 m: 40 × 40).
+    # The same squares drawn as stacks of horizontal segments through cell centres (cell 0.05, 2 m:
+    # 40 × 40).
     rows = np.arange(10) * 0.05 + 0.025 - 1.0
     starts = np.stack([np.full(10, -1.0 + 0.025), rows], 1)
     ends = np.stack([np.full(10, -1.0 + 0.475), rows], 1)
@@ -250,7 +291,8 @@ def test_dice_of_overlapping_squares():
 
 
 def test_bone_raster_by_hand():
-    """All joints at the pelvis's cell except the left wrist, 0.1 m to the right: 21 cells of one row."""
+    """All joints at the pelvis's cell except the left wrist, 0.1 m to the right: 21 cells of one
+    row."""
     pelvis = np.array([1.0, 1.0, 1.0])
     joints = np.tile(pelvis + [0.0025, 0.0025, 0.0], (1, 55, 1))
     joints[0, 0] = pelvis
@@ -264,7 +306,11 @@ def test_bone_raster_by_hand():
     near = bone_raster(torch.tensor(far))
     assert int(near.sum()) == 11
     assert dice(raster, near) == pytest.approx(2 * 11 / (21 + 11))
-    joints[0, 20] = pelvis + [1.5, 0.0025, 0.0]  # leaves the 2 m square at x = 1 m: clipped at the border
+    joints[0, 20] = pelvis + [
+        1.5,
+        0.0025,
+        0.0,
+    ]  # leaves the 2 m square at x = 1 m: clipped at the border
     assert int(bone_raster(torch.tensor(joints)).sum()) == 200
 
 
@@ -283,14 +329,24 @@ def feet_vertices(heights: np.ndarray, x: np.ndarray | None = None) -> torch.Ten
 
 def test_foot_contact_rules():
     t = 60
-    assert contact_rate(feet_vertices(np.full(t, 0.8)), FPS) == 1.0  # standing still on a floor at 0.8 m
-    lifted = np.where(np.arange(t) < t // 2, 0.0, 0.10)  # first half standing, then both feet 10 cm up
+    assert (
+        contact_rate(feet_vertices(np.full(t, 0.8)), FPS) == 1.0
+    )  # standing still on a floor at 0.8 m
+    lifted = np.where(
+        np.arange(t) < t // 2, 0.0, 0.10
+    )  # first half standing, then both feet 10 cm up
     frames = contact_frames(feet_vertices(lifted), FPS)
     assert frames.tolist() == [True] * (t // 2) + [False] * (t // 2)
     assert contact_rate(feet_vertices(lifted), FPS) == 0.5
-    assert contact_rate(feet_vertices(np.where(np.arange(t) < t // 2, 0.0, 0.025)), FPS) == 1.0  # within 3 cm
-    assert contact_rate(feet_vertices(np.zeros(t), x=0.3 * np.arange(t) / FPS), FPS) == 0.0  # sliding 0.3 m/s
-    assert contact_rate(feet_vertices(np.zeros(t), x=0.05 * np.arange(t) / FPS), FPS) == 1.0  # creeping 0.05 m/s
+    assert (
+        contact_rate(feet_vertices(np.where(np.arange(t) < t // 2, 0.0, 0.025)), FPS) == 1.0
+    )  # within 3 cm
+    assert (
+        contact_rate(feet_vertices(np.zeros(t), x=0.3 * np.arange(t) / FPS), FPS) == 0.0
+    )  # sliding 0.3 m/s
+    assert (
+        contact_rate(feet_vertices(np.zeros(t), x=0.05 * np.arange(t) / FPS), FPS) == 1.0
+    )  # creeping 0.05 m/s
     h = np.zeros((t, 6))
     h[t // 2 :, :3] = 0.1  # the left foot lifted: the right one still holds
     assert contact_rate(feet_vertices(h), FPS) == 1.0
@@ -313,8 +369,14 @@ def test_ldlj_of_minimum_jerk_is_minus_ln_720():
     value = windowed_ldlj(p[:, None], FPS, savgol_window=None)
     assert value == pytest.approx(-math.log(720), rel=0.01)
     assert float(ldlj(minimum_jerk(121), FPS)[0]) == pytest.approx(-math.log(720), rel=0.001)
-    assert float(ldlj(2.5 * minimum_jerk(121), FPS)[0]) == pytest.approx(float(ldlj(minimum_jerk(121), FPS)[0]))
-    noisy = p + torch.randn(p.shape, generator=torch.Generator().manual_seed(0), dtype=torch.float64) * 0.002
+    assert float(ldlj(2.5 * minimum_jerk(121), FPS)[0]) == pytest.approx(
+        float(ldlj(minimum_jerk(121), FPS)[0])
+    )
+    noisy = (
+        p
+        + torch.randn(p.shape, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+        * 0.002
+    )
     assert windowed_ldlj(noisy[:, None], FPS, savgol_window=None) < value - 1.0
     assert windowed_ldlj(noisy[:, None], FPS) < windowed_ldlj(p[:, None], FPS)
 
@@ -328,8 +390,12 @@ def test_windowed_ldlj_averages_smoothed_windows():
 
 
 def test_ldlj_leaves_out_still_joints():
-    p = torch.stack([minimum_jerk(91), torch.zeros(91, 3, dtype=torch.float64)], dim=1)  # second joint still
-    assert windowed_ldlj(p, FPS, savgol_window=None) == pytest.approx(windowed_ldlj(p[:, :1], FPS, savgol_window=None))
+    p = torch.stack(
+        [minimum_jerk(91), torch.zeros(91, 3, dtype=torch.float64)], dim=1
+    )  # second joint still
+    assert windowed_ldlj(p, FPS, savgol_window=None) == pytest.approx(
+        windowed_ldlj(p[:, :1], FPS, savgol_window=None)
+    )
     assert math.isnan(windowed_ldlj(p[:, 1:], FPS))
     still = BodyOutput(torch.zeros(40, 55, 3), None)
     m = LDLJRel()
@@ -360,9 +426,12 @@ def diversity_loop(joints: np.ndarray) -> float:
 
 
 def functional_values(pair: MotionPair) -> dict[str, float]:
-    """Each metric's value for one pair, from the functional layer (checked above) and independent loops."""
+    """Each metric's value for one pair, from the functional layer (checked above) and independent
+    loops."""
     gen, ref = pair.gen_body, pair.ref_body
-    chamfer, hausdorff = chamfer_hausdorff(ref.root_aligned_vertices(), gen.root_aligned_vertices(), "kdtree")
+    chamfer, hausdorff = chamfer_hausdorff(
+        ref.root_aligned_vertices(), gen.root_aligned_vertices(), "kdtree"
+    )
     r_gen, r_ref = contact_rate(gen.vertices, FPS), contact_rate(ref.vertices, FPS)
     upper = lambda j: j[:, list(UPPER)] - j[:, :1]
     l_gen, l_ref = windowed_ldlj(upper(gen.joints), FPS), windowed_ldlj(upper(ref.joints), FPS)
@@ -394,9 +463,13 @@ def test_metric_classes_mean_over_sequences():
         per_seq = m.per_sequence()
         assert sorted(per_seq) == [1, 4, 7]
         for name in m.value_names:
-            assert result[name] == pytest.approx(np.mean([e[name] for e in expected]), rel=1e-6, abs=1e-12)
+            assert result[name] == pytest.approx(
+                np.mean([e[name] for e in expected]), rel=1e-6, abs=1e-12
+            )
             assert per_seq[7][name] == pytest.approx(expected[2][name], rel=1e-6, abs=1e-12)
-    assert l1_diversity(pairs[0].gen_body.joints) == pytest.approx(expected[0]["diversity"], rel=1e-9)
+    assert l1_diversity(pairs[0].gen_body.joints) == pytest.approx(
+        expected[0]["diversity"], rel=1e-9
+    )
     assert len({e["dice"] for e in expected}) == 3 and all(0 < e["dice"] < 1 for e in expected)
     directions = {m.name: m.direction for m in metrics}
     assert directions == {
@@ -414,7 +487,12 @@ def test_metric_classes_mean_over_sequences():
         "savgol_order": 3,
         "min_path": 1e-3,
     }
-    assert metrics[4].options() == {"height": 0.03, "speed": 0.10, "percentile": 1.0, "min_points": 2}
+    assert metrics[4].options() == {
+        "height": 0.03,
+        "speed": 0.10,
+        "percentile": 1.0,
+        "min_points": 2,
+    }
     assert metrics[3].options() == {"cell": 0.005, "extent": 2.0}
 
 
@@ -452,7 +530,9 @@ def test_distributed_equals_one_process():
 
 @pytest.fixture(scope="module")
 def beat2_body(beat2_sample):
-    model = pytest.importorskip("gesturebench.body.model", reason="the body model is not in the tree yet")
+    model = pytest.importorskip(
+        "gesturebench.body.model", reason="the body model is not in the tree yet"
+    )
     from gesturebench.data.beat2 import read_motion_npz
 
     return model.BodyModel(), read_motion_npz(beat2_sample / "2_scott_0_1_1.npz").frames(0, 300)
@@ -468,19 +548,30 @@ def perturbed(motion: Motion, level: float) -> Motion:
 def test_real_sample_gives_finite_values(beat2_body):
     model, motion = beat2_body
     pair = make_pair(0, model(perturbed(motion, 0.05)), model(motion))
-    metrics = [Diversity(), Chamfer(num_points=2000), Hausdorff(num_points=2000), Dice(), FootContact(), LDLJRel()]
+    metrics = [
+        Diversity(),
+        Chamfer(num_points=2000),
+        Hausdorff(num_points=2000),
+        Dice(),
+        FootContact(),
+        LDLJRel(),
+    ]
     values = {}
     for m in metrics:
         m.update(pair)
         values.update(m.compute())
     assert all(v is not None and math.isfinite(v) for v in values.values()), values
     assert values["chamfer"] > 0 and 0 < values["dice"] < 1
-    assert values["ldlj_rel"] > 0  # frame-wise noise makes the generated motion jerkier than the capture
+    assert (
+        values["ldlj_rel"] > 0
+    )  # frame-wise noise makes the generated motion jerkier than the capture
 
 
 def test_real_sample_worse_with_more_noise(beat2_body):
     model, motion = beat2_body
-    strided = Motion(motion.poses[::10], motion.trans[::10], motion.betas, motion.expressions[::10], motion.fps)
+    strided = Motion(
+        motion.poses[::10], motion.trans[::10], motion.betas, motion.expressions[::10], motion.fps
+    )
     ref = model(strided)
     scores = []
     for level in (0.02, 0.08, 0.3):
@@ -491,7 +582,11 @@ def test_real_sample_worse_with_more_noise(beat2_body):
             row.update(m.compute())
         scores.append(row)
     for a, b in itertools.pairwise(scores):
-        assert b["chamfer"] > a["chamfer"] and b["hausdorff"] > a["hausdorff"] and b["dice"] < a["dice"], scores
+        assert (
+            b["chamfer"] > a["chamfer"]
+            and b["hausdorff"] > a["hausdorff"]
+            and b["dice"] < a["dice"]
+        ), scores
 
 
 def test_vertex_metrics_ask_for_vertices():

@@ -1,5 +1,5 @@
-"""BC and SRGR (METRICS.md §12–13) against plain-loop computations, constructed cases and the real BEAT2 sample;
-BC, SRGR and SC (§14) under two-process DDP."""
+"""BC and SRGR (METRICS.md §12–13) against plain-loop computations, constructed cases and the real
+BEAT2 sample; BC, SRGR and SC (§14) under two-process DDP."""
 
 from __future__ import annotations
 
@@ -19,7 +19,12 @@ from gesturebench.encoders.text_training import TextMotionConfig
 from gesturebench.errors import ConfigError
 from gesturebench.metrics.beat import BeatConsistency
 from gesturebench.metrics.context import MetricContext
-from gesturebench.metrics.functional.beat import audio_onsets, beat_consistency, joint_speeds, segment_onsets
+from gesturebench.metrics.functional.beat import (
+    audio_onsets,
+    beat_consistency,
+    joint_speeds,
+    segment_onsets,
+)
 from gesturebench.metrics.functional.srgr import semantic_weights, srgr
 from gesturebench.metrics.pair import MotionPair
 from gesturebench.metrics.semantic_score import SemanticScore
@@ -32,42 +37,48 @@ HOP_FPS = SR / 512  # 31.25 frames/s: motion frames fall exactly on librosa's on
 
 # ---------- constructed speech and motion ----------
 
+
 def click_track(seconds: float, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Decaying noise bursts 1.6–2.4 s apart over a faint noise floor; returns (audio, librosa onset times)."""
+    """Decaying noise bursts 1.6–2.4 s apart over a faint noise floor; returns (audio, librosa onset
+    times)."""
     rng = np.random.default_rng(seed)
     y = 0.001 * rng.standard_normal(int(seconds * SR))
     n = int(0.03 * SR)
     for c in np.cumsum(rng.uniform(1.6, 2.4, size=int(seconds))) + 0.5:
         if c < seconds - 0.5:
             i = int(c * SR)
-            y[i:i + n] += 0.8 * rng.standard_normal(n) * np.exp(-np.arange(n) / (0.006 * SR))
+            y[i : i + n] += 0.8 * rng.standard_normal(n) * np.exp(-np.arange(n) / (0.006 * SR))
     y = y.astype(np.float32)
     return y, audio_onsets(y, SR)
 
 
 def first_of_clusters(times: np.ndarray, gap: float = 0.2) -> np.ndarray:
-    """librosa marks a sharp burst in one or two consecutive hops: keep the first onset of each burst."""
+    """librosa marks a sharp burst in one or two consecutive hops: keep the first onset of each
+    burst."""
     keep = np.concatenate([[True], np.diff(times) > gap])
     return times[keep]
 
 
 def speeds_with_minima(n_frames: int, beat_frames: np.ndarray, n_joints: int = 3) -> np.ndarray:
-    """Speeds (T,J) with strict local minima (value 0.5) exactly at `beat_frames`, flat 1.5 far from them."""
+    """Speeds (T,J) with strict local minima (value 0.5) exactly at `beat_frames`, flat 1.5 far from
+    them."""
     t = np.arange(n_frames)[:, None]
     dist = np.abs(t - np.asarray(beat_frames)[None, :]).min(axis=1)
     return np.repeat((0.5 + np.minimum(dist, 10) / 10)[:, None], n_joints, axis=1)
 
 
 def positions_with_speed_minima(n_frames: int, beat_frames: np.ndarray, fps: float) -> np.ndarray:
-    """Joint positions (T,55,3) whose x swings between beats (velocity 0 at each beat) plus a constant y drift.
+    """Joint positions (T,55,3) whose x swings between beats (velocity 0 at each beat) plus a
+    constant y drift.
 
-    Every joint's speed then has strict minima at the beat frames, of value `drift` (above the threshold).
+    Every joint's speed then has strict minima at the beat frames, of value `drift` (above the
+    threshold).
     """
     x = np.zeros(n_frames)
     edges = np.concatenate([[0], beat_frames, [n_frames - 1]])
     for k, (a, b) in enumerate(zip(edges[:-1], edges[1:])):
         u = (np.arange(a, b + 1) - a) / max(b - a, 1)
-        x[a:b + 1] = (1 - np.cos(np.pi * u)) / 2 if k % 2 == 0 else (1 + np.cos(np.pi * u)) / 2
+        x[a : b + 1] = (1 - np.cos(np.pi * u)) / 2 if k % 2 == 0 else (1 + np.cos(np.pi * u)) / 2
     y = 0.3 * np.arange(n_frames) / fps
     pos = np.stack([x, y, np.zeros(n_frames)], axis=1)
     return np.repeat(pos[:, None, :], 55, axis=1)
@@ -75,8 +86,10 @@ def positions_with_speed_minima(n_frames: int, beat_frames: np.ndarray, fps: flo
 
 # ---------- independent plain-loop BC ----------
 
+
 def loop_minima(speed, order):
-    """Strict local minima over ±order neighbours, neighbours past the ends clipped to the end value."""
+    """Strict local minima over ±order neighbours, neighbours past the ends clipped to the end
+    value."""
     n = len(speed)
     out = []
     for i in range(n):
@@ -89,7 +102,11 @@ def loop_minima(speed, order):
 def loop_bc(speeds, onsets, mean_speed, fps, sigma, order, threshold, direction):
     per_joint = []
     for j in range(speeds.shape[1]):
-        beats = [i / fps for i in loop_minima(speeds[:, j], order) if speeds[i, j] / mean_speed[j] > threshold]
+        beats = [
+            i / fps
+            for i in loop_minima(speeds[:, j], order)
+            if speeds[i, j] / mean_speed[j] > threshold
+        ]
         a, b = (beats, list(onsets)) if direction == "motion_to_audio" else (list(onsets), beats)
         if not a or not b:
             per_joint.append(0.0)
@@ -103,6 +120,7 @@ def loop_bc(speeds, onsets, mean_speed, fps, sigma, order, threshold, direction)
 
 
 # ---------- functional BC ----------
+
 
 @pytest.fixture(scope="module")
 def clicks():
@@ -138,17 +156,23 @@ def test_one_second_shift_drops_bc_below_half(clicks):
 def test_bc_equals_plain_loop_on_irregular_motion(clicks, direction):
     _, onsets = clicks
     rng = np.random.default_rng(1)
-    speeds = np.abs(rng.standard_normal((600, 4))).cumsum(0) % 1.7 + 0.05  # many minima, some below threshold
+    speeds = (
+        np.abs(rng.standard_normal((600, 4))).cumsum(0) % 1.7 + 0.05
+    )  # many minima, some below threshold
     mean = np.array([0.5, 1.0, 2.0, 20.0])  # the last joint's beats all fall below the threshold
     for sigma, order, thr in [(0.3, 7, 0.1), (0.15, 3, 0.4)]:
         got = beat_consistency(speeds, onsets, mean, 30, sigma, order, thr, direction)
-        assert got == pytest.approx(loop_bc(speeds, onsets, mean, 30, sigma, order, thr, direction), abs=1e-12)
+        assert got == pytest.approx(
+            loop_bc(speeds, onsets, mean, 30, sigma, order, thr, direction), abs=1e-12
+        )
 
 
 def test_bc_without_beats_or_onsets_is_zero():
     speeds = np.ones((200, 2))  # constant speed: no strict minimum
     assert beat_consistency(speeds, np.array([1.0, 3.0]), np.ones(2), 30) == 0.0
-    assert beat_consistency(speeds_with_minima(200, [50, 120], 2), np.zeros(0), np.ones(2), 30) == 0.0
+    assert (
+        beat_consistency(speeds_with_minima(200, [50, 120], 2), np.zeros(0), np.ones(2), 30) == 0.0
+    )
     with pytest.raises(ValueError):
         beat_consistency(speeds, np.array([1.0]), np.ones(2), 30, direction="both")
 
@@ -164,14 +188,20 @@ def test_joint_speeds_match_finite_differences():
 
 # ---------- metric class ----------
 
+
 def make_pair(index, gen_joints, ref_joints, audio=None, sem=None, words=None, fps=30):
     t = gen_joints.shape[0]
     motion = Motion(np.zeros((t, 165)), np.zeros((t, 3)), np.zeros(10), np.zeros((t, 100)), fps)
     return MotionPair(
-        index=index, sequence_id=f"s{index}", generated=motion, reference=motion,
+        index=index,
+        sequence_id=f"s{index}",
+        generated=motion,
+        reference=motion,
         gen_body=BodyOutput(torch.as_tensor(gen_joints, dtype=torch.float32), None),
         ref_body=BodyOutput(torch.as_tensor(ref_joints, dtype=torch.float32), None),
-        audio=audio, sem=sem, words=words,
+        audio=audio,
+        sem=sem,
+        words=words,
     )
 
 
@@ -211,7 +241,7 @@ def test_bc_metric_trims_and_weights_by_trimmed_length(clicks):
     for p in pairs:
         metric.update(p)
         start, stop = 60, p.n_frames - 60
-        onsets = audio_onsets(p.audio[start * SR // 30: stop * SR // 30], SR)
+        onsets = audio_onsets(p.audio[start * SR // 30 : stop * SR // 30], SR)
         speeds = joint_speeds(p.gen_body.joints.double().numpy()[:, list(UPPER)], 30)[start:stop]
         expected.append(loop_bc(speeds, onsets, [1.0] * 13, 30, 0.25, 7, 0.1, "audio_to_motion"))
         weights.append(stop - start)
@@ -223,7 +253,9 @@ def test_bc_metric_trims_and_weights_by_trimmed_length(clicks):
 def test_bc_metric_skips_short_or_silent_sequences():
     metric = BeatConsistency(mean_speed=MEAN_SPEED)
     joints = np.zeros((90, 55, 3))
-    metric.update(make_pair(0, joints, joints, audio=np.zeros(3 * SR, np.float32)))  # 3 s < 2 × trim
+    metric.update(
+        make_pair(0, joints, joints, audio=np.zeros(3 * SR, np.float32))
+    )  # 3 s < 2 × trim
     metric.update(make_pair(1, joints, joints, audio=None))
     assert metric.compute() == {"bc": None, "bc_ref": None}
     assert "audio" in metric.skip_reason()
@@ -232,12 +264,19 @@ def test_bc_metric_skips_short_or_silent_sequences():
     with pytest.raises(ConfigError):
         BeatConsistency(mean_speed=[1.0] * 13)
     with pytest.raises(ConfigError):  # no mean speeds: prepare() was not run
-        BeatConsistency().update(make_pair(0, np.zeros((300, 55, 3)), np.zeros((300, 55, 3)),
-                                           audio=np.zeros(10 * SR, np.float32)))
+        BeatConsistency().update(
+            make_pair(
+                0,
+                np.zeros((300, 55, 3)),
+                np.zeros((300, 55, 3)),
+                audio=np.zeros(10 * SR, np.float32),
+            )
+        )
 
 
 class _Context:
-    """The parts of MetricContext that BC's prepare uses, with a body model that returns given joints."""
+    """The parts of MetricContext that BC's prepare uses, with a body model that returns given
+    joints."""
 
     def __init__(self, tmp_path, records, joints):
         self.dataset_name, self.cache_dir = "toy", tmp_path
@@ -258,7 +297,9 @@ def test_bc_prepare_computes_train_mean_speed_once_and_caches(tmp_path):
 
     rng = np.random.default_rng(0)
     joints = {t: rng.standard_normal((t, 55, 3)).cumsum(0) for t in (40, 70)}
-    records = [SequenceRecord(f"r{t}", 1, make_pair(0, joints[t], joints[t]).reference) for t in joints]
+    records = [
+        SequenceRecord(f"r{t}", 1, make_pair(0, joints[t], joints[t]).reference) for t in joints
+    ]
     ctx = _Context(tmp_path, records, joints)
     metric = BeatConsistency()
     metric.prepare(ctx)
@@ -266,7 +307,9 @@ def test_bc_prepare_computes_train_mean_speed_once_and_caches(tmp_path):
     assert metric.mean_speed == pytest.approx(speeds.mean(0))
     again = BeatConsistency()
     again.prepare(ctx)
-    assert ctx.calls == 2 and again.mean_speed == pytest.approx(speeds.mean(0))  # second prepare read the cache
+    assert ctx.calls == 2 and again.mean_speed == pytest.approx(
+        speeds.mean(0)
+    )  # second prepare read the cache
     aligned = BeatConsistency(root_aligned=True)
     aligned.prepare(ctx)  # another option, another cache entry
     rel = np.concatenate([joint_speeds(j - j[:, :1], 30) for j in joints.values()])
@@ -274,6 +317,7 @@ def test_bc_prepare_computes_train_mean_speed_once_and_caches(tmp_path):
 
 
 # ---------- BC on the real BEAT2 sample ----------
+
 
 @pytest.fixture(scope="module")
 def real_bc(beat2_sample):
@@ -309,8 +353,10 @@ def test_bc_on_real_sample_is_in_unit_interval(real_bc):
 def test_bc_real_sample_own_speech_versus_unrelated_speech(real_bc):
     """Speech has several onsets per second, so any beat lies near some onset and BC saturates.
 
-    Measured on the sample (28 s): motion→audio 0.957 own vs 0.954 unrelated, audio→motion 0.657 vs 0.645; with the\n    motion rolled by 5–15 s against its own speech 0.953–0.963 and 0.585–0.611. Own and unrelated speech differ by\n    hundredths only;
-    the test pins that they are both high and close, which is the saturation the README warns about.
+    Measured on the sample (28 s): motion→audio 0.957 own vs 0.954 unrelated, audio→motion 0.657 vs
+    0.645; with the\n    motion rolled by 5–15 s against its own speech 0.953–0.963 and 0.585–0.611.
+    Own and unrelated speech differ by\n    hundredths only; the test pins that they are both high
+    and close, which is the saturation the README warns about.
     """
     values, onset_rate = real_bc
     assert onset_rate > 2.0  # dense onsets: mean gap well below 2σ·√(2 ln 2) ≈ 0.7 s
@@ -321,6 +367,7 @@ def test_bc_real_sample_own_speech_versus_unrelated_speech(real_bc):
 
 
 # ---------- SRGR ----------
+
 
 def test_semantic_weights_take_the_interval_score_and_max_on_overlap():
     sem = [SemInterval("deictic", 0.1, 0.2, 0.5), SemInterval("iconic", 0.15, 0.3, 0.8)]
@@ -337,9 +384,9 @@ def test_srgr_hand_computed_case():
     ref = torch.zeros(t, 55, 3)
     gen = ref.clone()
     j = list(BODY_HANDS)
-    gen[1, j[1:11], 0] = 0.5   # frame 1: 10 of 52 joints miss
-    gen[2, j[1:], 0] = 0.5     # frame 2: only the root matches (root-aligned: the root always matches)
-    gen[3] += 2.0              # frame 3: a global shift, removed by root alignment: all match
+    gen[1, j[1:11], 0] = 0.5  # frame 1: 10 of 52 joints miss
+    gen[2, j[1:], 0] = 0.5  # frame 2: only the root matches (root-aligned: the root always matches)
+    gen[3] += 2.0  # frame 3: a global shift, removed by root alignment: all match
     w = np.array([1.0, 0.5, 0.25, 0.0])
     expected = (1.0 * 52 + 0.5 * 42 + 0.25 * 1 + 0.0 * 52) / (4 * 52)
     assert srgr(gen, ref, w) == pytest.approx(expected)
@@ -374,27 +421,47 @@ def srgr_pairs(n):
     return pairs
 
 
-# ---------- DDP: one two-process run for both metrics (spawning processes is the slow part) ----------
+# ---------- DDP: one two-process run for both metrics (spawning processes is the slow part)
+# ----------
+
 
 def sc_pairs(n):
-    """Sequences of 5–9 s with words; generated motion = reference motion plus noise (SC ignores the body)."""
+    """Sequences of 5–9 s with words; generated motion = reference motion plus noise (SC ignores the
+    body)."""
     rng = np.random.default_rng(5)
     body = BodyOutput(torch.zeros(1, 55, 3), None)
     pairs = []
     for i in range(n):
         t = 150 + 30 * i
-        ref = Motion(rng.normal(0, 0.2, (t, 165)), rng.normal(0, 0.1, (t, 3)), np.zeros(10), np.zeros((t, 100)))
-        gen = Motion(ref.poses + rng.normal(0, 0.3, ref.poses.shape), ref.trans, ref.betas, ref.expressions)
-        words = [Word(["there", "big", "idea", "really", "the"][k % 5], 0.6 * k, 0.6 * k + 0.4) for k in range(t // 18)]
+        ref = Motion(
+            rng.normal(0, 0.2, (t, 165)),
+            rng.normal(0, 0.1, (t, 3)),
+            np.zeros(10),
+            np.zeros((t, 100)),
+        )
+        gen = Motion(
+            ref.poses + rng.normal(0, 0.3, ref.poses.shape), ref.trans, ref.betas, ref.expressions
+        )
+        words = [
+            Word(["there", "big", "idea", "really", "the"][k % 5], 0.6 * k, 0.6 * k + 0.4)
+            for k in range(t // 18)
+        ]
         pairs.append(MotionPair(i, f"s{i}", gen, ref, body, body, words=words))
     return pairs
 
 
 def _metrics_and_pairs(n, sc_checkpoint):
     sc = SemanticScore(checkpoint=sc_checkpoint)
-    sc.prepare(MetricContext("toy", lambda split: [], Path(sc_checkpoint).parent, Path(sc_checkpoint).parent, None))
-    return [(BeatConsistency(mean_speed=MEAN_SPEED), bc_pairs(n)), (SemanticRelevanceRecall(), srgr_pairs(n)),
-            (sc, sc_pairs(n))]
+    sc.prepare(
+        MetricContext(
+            "toy", lambda split: [], Path(sc_checkpoint).parent, Path(sc_checkpoint).parent, None
+        )
+    )
+    return [
+        (BeatConsistency(mean_speed=MEAN_SPEED), bc_pairs(n)),
+        (SemanticRelevanceRecall(), srgr_pairs(n)),
+        (sc, sc_pairs(n)),
+    ]
 
 
 @pytest.fixture(scope="module")

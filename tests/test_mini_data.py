@@ -1,8 +1,10 @@
-"""Mini-BEAT2 generator: BEAT2's layout and dtypes, counts, determinism, and the audio–text–motion structure
-(librosa onsets on syllables, gesture forms per semantic class, stroke timing, planted feet).
+"""Mini-BEAT2 generator: BEAT2's layout and dtypes, counts, determinism, and the audio–text–motion
+structure (librosa onsets on syllables, gesture forms per semantic class, stroke timing, planted
+feet).
 
-The default dataset is generated once per module. Joint positions come from `smplx.lbs.batch_rigid_transform`
-(the smplx package's own forward kinematics) over the generator's approximate rest skeleton.
+The default dataset is generated once per module. Joint positions come from
+`smplx.lbs.batch_rigid_transform` (the smplx package's own forward kinematics) over the generator's
+approximate rest skeleton.
 """
 
 from __future__ import annotations
@@ -51,18 +53,29 @@ def split(root):
 
 @pytest.fixture(scope="module")
 def test_sequences(split):
-    """(spec, generated sequence) of the test split, regenerated in memory (plans hold syllables and strokes)."""
+    """(spec, generated sequence) of the test split, regenerated in memory (plans hold syllables and
+    strokes)."""
     specs = {s.id: s for s in mini.sequence_specs(0, "default")}
-    return [(specs[i], mini.generate_sequence(0, specs[i])) for i in split.loc[split["type"] == "test", "id"]]
+    return [
+        (specs[i], mini.generate_sequence(0, specs[i]))
+        for i in split.loc[split["type"] == "test", "id"]
+    ]
 
 
 def body_joints(poses: np.ndarray, trans: np.ndarray) -> np.ndarray:
-    """(T, 22, 3) world positions of the body joints (smplx forward kinematics on `REST_BODY_JOINTS`)."""
+    """(T, 22, 3) world positions of the body joints (smplx forward kinematics on
+    `REST_BODY_JOINTS`)."""
     T = len(poses)
-    rot = Rotation.from_rotvec(poses.reshape(T, -1, 3)[:, :22].reshape(-1, 3).astype(np.float64)).as_matrix()
+    rot = Rotation.from_rotvec(
+        poses.reshape(T, -1, 3)[:, :22].reshape(-1, 3).astype(np.float64)
+    ).as_matrix()
     rest = torch.tensor(mini.REST_BODY_JOINTS, dtype=torch.float64).expand(T, 22, 3)
-    posed, _ = batch_rigid_transform(torch.tensor(rot).reshape(T, 22, 3, 3), rest, torch.tensor(PARENTS[:22]),
-                                     dtype=torch.float64)
+    posed, _ = batch_rigid_transform(
+        torch.tensor(rot).reshape(T, 22, 3, 3),
+        rest,
+        torch.tensor(PARENTS[:22]),
+        dtype=torch.float64,
+    )
     return posed.numpy() + np.asarray(trans, dtype=np.float64)[:, None]
 
 
@@ -97,18 +110,26 @@ def test_layout_and_npz_format(root, split):
         info = sf.info(paths.audio)
         assert (info.samplerate, info.channels, info.frames) == (16000, 1, T * 16000 // 30)
     assert json.loads((root / mini.MARKER).read_text()) == {
-        "generator": "gesturebench.data.mini", "version": mini.GENERATOR_VERSION, "seed": 0, "size": "default"}
+        "generator": "gesturebench.data.mini",
+        "version": mini.GENERATOR_VERSION,
+        "seed": 0,
+        "size": "default",
+    }
 
 
 def test_npz_keys_and_dtypes_match_real_beat2(root, split):
     if not REAL_SAMPLE.is_file():
         pytest.skip(f"real BEAT2 sample not found at {REAL_SAMPLE}")
-    with np.load(REAL_SAMPLE, allow_pickle=False) as real, \
-            np.load(sequence_paths(root, split["id"][0]).motion, allow_pickle=False) as ours:
+    with (
+        np.load(REAL_SAMPLE, allow_pickle=False) as real,
+        np.load(sequence_paths(root, split["id"][0]).motion, allow_pickle=False) as ours,
+    ):
         assert sorted(ours.files) == sorted(real.files)
         for key in real.files:
             assert ours[key].dtype.kind == real[key].dtype.kind, key
-            assert ours[key].dtype.itemsize == real[key].dtype.itemsize or ours[key].dtype.kind == "U", key
+            assert (
+                ours[key].dtype.itemsize == real[key].dtype.itemsize or ours[key].dtype.kind == "U"
+            ), key
             assert ours[key].shape[1:] == real[key].shape[1:], key
             if ours[key].dtype.kind in "Ui":
                 assert ours[key] == real[key], key
@@ -124,15 +145,25 @@ def test_counts_speakers_and_durations(root, split):
         name, take = sid.split("_")[1], sid.split("_")[3]
         assert sid == f"{speakers[split['id'] == sid].item()}_{name}_0_{take}_{take}"
         seconds = read_motion_npz(sequence_paths(root, sid).motion).duration
-        assert (30.0 <= seconds <= 36.0) if kind == "test" else (30.0 <= seconds <= 60.0), (sid, seconds)
+        assert (30.0 <= seconds <= 36.0) if kind == "test" else (30.0 <= seconds <= 60.0), (
+            sid,
+            seconds,
+        )
 
 
 def test_standard_size_is_beat2_sized():
     specs = mini.sequence_specs(0, "standard")
     test = np.array([s.n_frames / FPS for s in specs if s.split == "test"])
     assert len(test) == 265 and 6600 <= test.sum() <= 7800
-    assert test.min() >= 10 and test.max() <= 75 and np.percentile(test, 10) < 20 and np.percentile(test, 90) > 35
-    assert {s.split for s in specs} == {"train", "val", "test"} and len({s.id for s in specs}) == len(specs)
+    assert (
+        test.min() >= 10
+        and test.max() <= 75
+        and np.percentile(test, 10) < 20
+        and np.percentile(test, 90) > 35
+    )
+    assert {s.split for s in specs} == {"train", "val", "test"} and len(
+        {s.id for s in specs}
+    ) == len(specs)
     with pytest.raises(ConfigError, match="size"):
         mini.sequence_specs(0, "huge")
 
@@ -156,8 +187,9 @@ def test_same_seed_same_arrays_other_seed_differs(root, split):
     other = mini.generate_sequence(1, spec)
     assert not np.allclose(other.motion.poses, again.motion.poses)
     assert not np.allclose(other.motion.betas, again.motion.betas)
-    assert [s.n_frames for s in mini.sequence_specs(1, "default")] != [s.n_frames for s in
-                                                                     mini.sequence_specs(0, "default")]
+    assert [s.n_frames for s in mini.sequence_specs(1, "default")] != [
+        s.n_frames for s in mini.sequence_specs(0, "default")
+    ]
 
 
 def test_second_call_does_nothing(root):
@@ -170,11 +202,15 @@ def test_second_call_does_nothing(root):
 
 @pytest.fixture
 def tiny(monkeypatch):
-    """Shrink every size to two 10-second sequences so folder-handling tests run in a fraction of a second."""
+    """Shrink every size to two 10-second sequences so folder-handling tests run in a fraction of a
+    second."""
     real_specs = mini.sequence_specs
 
     def two_short(seed, size):
-        return [s.__class__(s.id, s.speaker, s.take, s.split, 300) for s in real_specs(seed, size)[4:6]]
+        return [
+            s.__class__(s.id, s.speaker, s.take, s.split, 300) for s in real_specs(seed, size)[4:6]
+        ]
+
     monkeypatch.setattr(mini, "sequence_specs", two_short)
 
 
@@ -197,6 +233,7 @@ def test_other_seed_replaces_and_foreign_folders_are_refused(tiny, tmp_path):
 def test_crash_leaves_no_dataset(tiny, tmp_path, monkeypatch):
     def broken(*args, **kwargs):
         raise OSError("disk full")
+
     monkeypatch.setattr(mini, "write_sem", broken)
     with pytest.raises(OSError, match="disk full"):
         mini.generate_mini_beat2(tmp_path / "data")
@@ -208,10 +245,14 @@ def test_librosa_onsets_fall_on_syllable_and_word_starts(root, test_sequences):
         audio, sr = sf.read(sequence_paths(root, spec.id).audio, dtype="float32")
         onsets = librosa.onset.onset_detect(y=audio, sr=sr, hop_length=512, units="time")
         syllables = np.array([s.start for s in seq.plan.syllables])
-        words = np.array([w.start for w in read_textgrid_words(sequence_paths(root, spec.id).textgrid)])
+        words = np.array(
+            [w.start for w in read_textgrid_words(sequence_paths(root, spec.id).textgrid)]
+        )
         assert len(onsets) > 0.5 * len(syllables)
         near_syllable = np.abs(onsets[:, None] - syllables[None]).min(axis=1) <= 0.05
-        assert near_syllable.mean() >= 0.9, f"{spec.id}: {near_syllable.mean():.2f} of onsets near a syllable start"
+        assert near_syllable.mean() >= 0.9, (
+            f"{spec.id}: {near_syllable.mean():.2f} of onsets near a syllable start"
+        )
         heard = np.abs(words[:, None] - onsets[None]).min(axis=1) <= 0.05
         assert heard.mean() >= 0.9, f"{spec.id}: {heard.mean():.2f} of word starts have an onset"
 
@@ -220,9 +261,13 @@ def test_textgrid_words_are_the_plan_words_and_span_their_syllables(root, test_s
     for spec, seq in test_sequences:
         words = read_textgrid_words(sequence_paths(root, spec.id).textgrid)
         assert [w.word for w in words] == [w.word for w in seq.plan.words]
-        np.testing.assert_allclose([(w.start, w.end) for w in words], [(w.start, w.end) for w in seq.plan.words],
-                                   atol=1e-3)
-        starts, ends = np.array([s.start for s in seq.plan.syllables]), np.array([s.end for s in seq.plan.syllables])
+        np.testing.assert_allclose(
+            [(w.start, w.end) for w in words], [(w.start, w.end) for w in seq.plan.words], atol=1e-3
+        )
+        starts, ends = (
+            np.array([s.start for s in seq.plan.syllables]),
+            np.array([s.end for s in seq.plan.syllables]),
+        )
         for w in seq.plan.words:
             inside = (starts >= w.start - 1e-6) & (ends <= w.end + 1e-6)
             assert 1 <= inside.sum() <= 3 and starts[inside].min() == pytest.approx(w.start)
@@ -247,7 +292,9 @@ def test_semantic_intervals(root, split):
             assert iv.keywords in [w.word for w in spoken]
             grid = np.arange(iv.start, iv.end, 0.005)
             said = np.any([(grid >= w.start) & (grid <= w.end) for w in words], axis=0)
-            assert longest_run(~said) * 0.005 <= 0.2, f"{sid}: a pause inside {iv}"  # words cover it
+            assert longest_run(~said) * 0.005 <= 0.2, (
+                f"{sid}: a pause inside {iv}"
+            )  # words cover it
     assert set(labels) == set(mini.CLASSES)
 
 
@@ -263,15 +310,21 @@ def test_deictic_holds_and_beat_strokes_stop_on_onsets(root, test_sequences):
                 wrist = joints[:, dominant]
                 holds.append(np.median(speed(wrist[hold])))
                 raised = wrist[hold, 1].mean() - joints[t < iv.start - 0.5, dominant, 1].mean()
-                assert raised > 0.15, f"{spec.id}: pointing wrist only {raised:.2f} m above its rest height"
+                assert raised > 0.15, (
+                    f"{spec.id}: pointing wrist only {raised:.2f} m above its rest height"
+                )
             if iv.label == "beat":
                 for stroke in (s for s in seq.plan.strokes if iv.start <= s.time <= iv.end):
                     for arm in stroke.arms:
                         v = speed(joints[:, (LEFT_WRIST, RIGHT_WRIST)[arm]])
-                        lows = argrelextrema(v, np.less_equal, order=2)[0] + 0.5  # between frames k and k+1
+                        lows = (
+                            argrelextrema(v, np.less_equal, order=2)[0] + 0.5
+                        )  # between frames k and k+1
                         minima.append(np.abs(lows / FPS - stroke.time).min())
                         before = (t[:-1] > stroke.time - 0.25) & (t[:-1] < stroke.time)
-                        assert v[before].max() > 0.3, f"{spec.id}: stroke at {stroke.time:.2f}s is too slow"
+                        assert v[before].max() > 0.3, (
+                            f"{spec.id}: stroke at {stroke.time:.2f}s is too slow"
+                        )
     assert holds and max(holds) < 0.08, f"deictic hold wrist speeds {np.round(holds, 3)} m/s"
     assert len(minima) >= 4 and np.mean(np.array(minima) <= 2.5 / FPS) >= 0.9, np.round(minima, 3)
 
@@ -283,15 +336,25 @@ def test_feet_stay_planted_while_the_body_sways(test_sequences):
         assert np.abs(feet - feet[:1]).max() < 0.01, f"{spec.id}: feet slide"
         assert np.ptp(joints[:, 0, 0]) > 0.01, f"{spec.id}: pelvis never shifts its weight"
         trans = seq.motion.trans
-        assert np.all(np.abs(trans[:, 1] - 1.29) < 0.03) and np.ptp(trans[:, [0, 2]], axis=0).max() < 0.15
+        assert (
+            np.all(np.abs(trans[:, 1] - 1.29) < 0.03)
+            and np.ptp(trans[:, [0, 2]], axis=0).max() < 0.15
+        )
         assert np.abs(np.diff(trans, axis=0)).max() < 0.005  # < 15 cm/s
-        assert np.abs(np.diff(seq.motion.poses, axis=0)).max() < 0.3  # no pops: < 0.3 rad per frame anywhere
+        assert (
+            np.abs(np.diff(seq.motion.poses, axis=0)).max() < 0.3
+        )  # no pops: < 0.3 rad per frame anywhere
         assert np.all(np.isfinite(seq.motion.poses)) and np.abs(seq.motion.poses).max() < np.pi
 
 
 def test_rest_pose_signs_match_real_beat2(test_sequences):
-    """Arms hang relaxed: shoulder and elbow rotations have the signs of the real sample's (left −, right +)."""
-    ours = np.concatenate([seq.motion.poses for _, seq in test_sequences]).reshape(-1, 55, 3).mean(axis=0)
+    """Arms hang relaxed: shoulder and elbow rotations have the signs of the real sample's (left −,
+    right +)."""
+    ours = (
+        np.concatenate([seq.motion.poses for _, seq in test_sequences])
+        .reshape(-1, 55, 3)
+        .mean(axis=0)
+    )
     expected = {(16, 2): -1, (17, 2): 1, (18, 1): -1, (19, 1): 1}
     if REAL_SAMPLE.is_file():
         with np.load(REAL_SAMPLE, allow_pickle=False) as real:
@@ -307,4 +370,6 @@ def test_jaw_follows_speech(root, test_sequences):
         rms = np.array([np.sqrt(np.mean(f.astype(np.float64) ** 2)) for f in frames])
         jaw = seq.motion.poses.reshape(-1, 55, 3)[:, 22, 0]
         assert np.corrcoef(jaw, rms)[0, 1] > 0.7
-        assert np.abs(np.diff(seq.motion.expressions, axis=0)).max() < 0.3  # smooth face (real BEAT2: p99 0.6)
+        assert (
+            np.abs(np.diff(seq.motion.expressions, axis=0)).max() < 0.3
+        )  # smooth face (real BEAT2: p99 0.6)

@@ -1,4 +1,5 @@
-"""Motion representation, windows, and the motion autoencoder: training, checkpoint round trip, errors."""
+"""Motion representation, windows, and the motion autoencoder: training, checkpoint round trip,
+errors."""
 
 from __future__ import annotations
 
@@ -13,7 +14,11 @@ from scipy.spatial.transform import Rotation
 
 from gesturebench.data.records import Motion, SequenceRecord
 from gesturebench.encoders.checkpoint import load_motion_ae, motion_ae_path
-from gesturebench.encoders.motion_ae_training import MotionAEConfig, load_or_train_motion_ae, reconstruction_errors
+from gesturebench.encoders.motion_ae_training import (
+    MotionAEConfig,
+    load_or_train_motion_ae,
+    reconstruction_errors,
+)
 from gesturebench.encoders.representation import (
     REP_DIM,
     motion_representation,
@@ -28,12 +33,12 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 N_LATENT = 6
 
 
-
-
 def smooth_motion(rng: np.random.Generator, n_frames: int, mix: np.ndarray) -> Motion:
     """A smooth synthetic motion: a few random sinusoids (0.2–2 Hz) mixed into all 165 pose values."""
     t = np.arange(n_frames)[:, None] / 30.0
-    latent = np.sin(2 * np.pi * rng.uniform(0.2, 2.0, N_LATENT) * t + rng.uniform(0, 2 * np.pi, N_LATENT))
+    latent = np.sin(
+        2 * np.pi * rng.uniform(0.2, 2.0, N_LATENT) * t + rng.uniform(0, 2 * np.pi, N_LATENT)
+    )
     trans = np.cumsum(0.005 * latent[:, :3], axis=0) + np.array([0.0, 1.0, 0.0])
     return Motion(latent @ mix, trans, np.zeros(10), np.zeros((n_frames, 100)))
 
@@ -48,7 +53,9 @@ def records(seed: int, n: int, n_frames: int) -> list[SequenceRecord]:
 
 
 def test_rotation_6d_matches_scipy_on_real_beat2_poses(beat2_sample):
-    poses = np.load(beat2_sample / "2_scott_0_1_1.npz")["poses"][::50].reshape(-1, 3).astype(np.float64)
+    poses = (
+        np.load(beat2_sample / "2_scott_0_1_1.npz")["poses"][::50].reshape(-1, 3).astype(np.float64)
+    )
     expected = Rotation.from_rotvec(poses).as_matrix()[:, :2, :].reshape(-1, 6)
     got = rotation_6d(torch.from_numpy(poses)).numpy()
     np.testing.assert_allclose(got, expected, atol=1e-6)
@@ -58,11 +65,15 @@ def test_representation_layout_and_velocity():
     rng = np.random.default_rng(1)
     poses = rng.normal(0, 1, (5, 165))
     trans = np.array([[0.0, 1.0, 0.0]]) + np.arange(5)[:, None] * np.array([[0.1, 0.0, -0.2]])
-    rep = motion_representation(Motion(poses, trans, np.zeros(10), np.zeros((5, 100)), fps=30)).numpy()
+    rep = motion_representation(
+        Motion(poses, trans, np.zeros(10), np.zeros((5, 100)), fps=30)
+    ).numpy()
     assert rep.shape == (5, REP_DIM) == (5, 333)
     mats = Rotation.from_rotvec(poses.reshape(-1, 3)).as_matrix().reshape(5, 55, 3, 3)
     np.testing.assert_allclose(rep[:, :330], mats[:, :, :2, :].reshape(5, 330), atol=1e-5)
-    np.testing.assert_allclose(rep[:, 330:], np.tile([3.0, 0.0, -6.0], (5, 1)), atol=1e-5)  # m/s, frame 0 repeated
+    np.testing.assert_allclose(
+        rep[:, 330:], np.tile([3.0, 0.0, -6.0], (5, 1)), atol=1e-5
+    )  # m/s, frame 0 repeated
     assert torch.equal(root_velocity(torch.ones(1, 3), 30), torch.zeros(1, 3))
 
 
@@ -71,7 +82,7 @@ def test_sliding_windows_positions_and_padding():
     w = sliding_windows(rep, 64, 32)
     assert w.shape == (5, 64, 4)  # starts 0, 32, 64, 96, 128; frames 192..199 dropped
     for i in range(5):
-        assert torch.equal(w[i], rep[32 * i: 32 * i + 64])
+        assert torch.equal(w[i], rep[32 * i : 32 * i + 64])
     short = sliding_windows(rep[:10], 64, 32)
     assert short.shape == (1, 64, 4)
     assert torch.equal(short[0, :10], rep[:10]) and bool((short[0, 10:] == 9.0).all())
@@ -86,7 +97,15 @@ def test_config_rejects_unknown_keys_and_bad_windows():
         MotionAEConfig(window=30)
 
 
-TOY = {"window": 32, "hop": 16, "train_hop": 8, "batch_size": 32, "max_steps": 150, "patience": 50, "lr": 3e-3}
+TOY = {
+    "window": 32,
+    "hop": 16,
+    "train_hop": 8,
+    "batch_size": 32,
+    "max_steps": 150,
+    "patience": 50,
+    "lr": 3e-3,
+}
 
 
 @pytest.fixture(scope="module")
@@ -99,14 +118,17 @@ def trained(tmp_path_factory, one_thread):
 
 
 def test_training_leaves_torch_determinism_off(trained):
-    """Lightning's `deterministic=True` must not outlive the fit: evaluation follows in the same process."""
+    """Lightning's `deterministic=True` must not outlive the fit: evaluation follows in the same
+    process."""
     assert not torch.are_deterministic_algorithms_enabled()
     assert "CUBLAS_WORKSPACE_CONFIG" not in os.environ
 
 
 def val_windows(splits, i=None):
-    recs = splits["val"] if i is None else splits["val"][i:i + 1]
-    return torch.cat([sliding_windows(motion_representation(r.motion), TOY["window"], TOY["hop"]) for r in recs])
+    recs = splits["val"] if i is None else splits["val"][i : i + 1]
+    return torch.cat(
+        [sliding_windows(motion_representation(r.motion), TOY["window"], TOY["hop"]) for r in recs]
+    )
 
 
 def test_encoder_reconstructs_far_better_than_the_mean_pose(trained):
@@ -127,7 +149,11 @@ def test_checkpoint_is_a_plain_dict_with_its_hash_and_config_beside(trained):
     assert {"state_dict", "hparams", "config", "summary"} <= set(payload)
     assert {"mean", "std"} <= set(payload["state_dict"])
     meta = json.loads(path.with_suffix(".json").read_text())
-    assert meta["sha256"] == info["sha256"] and meta["config"] == info["config"] and info["config"]["max_steps"] == 150
+    assert (
+        meta["sha256"] == info["sha256"]
+        and meta["config"] == info["config"]
+        and info["config"]["max_steps"] == 150
+    )
     # a second call loads the existing file instead of retraining
     mtime = path.stat().st_mtime_ns
     again, info2 = load_or_train_motion_ae(ckpt_dir, "toy", splits.__getitem__, True)

@@ -1,5 +1,5 @@
-"""SGP (metrics/sgp.py) and the kinematic annotator on mini-BEAT2: values checked against hand-made stores,
-independent recomputation and the generator's known gesture classes."""
+"""SGP (metrics/sgp.py) and the kinematic annotator on mini-BEAT2: values checked against hand-made
+stores, independent recomputation and the generator's known gesture classes."""
 
 from __future__ import annotations
 
@@ -32,22 +32,45 @@ FPS = 30
 
 
 def context(cache_dir: Path) -> MetricContext:
-    return MetricContext("test", split=lambda name: [], cache_dir=cache_dir, checkpoints_dir=cache_dir,
-                         body_model=None)
+    return MetricContext(
+        "test",
+        split=lambda name: [],
+        cache_dir=cache_dir,
+        checkpoints_dir=cache_dir,
+        body_model=None,
+    )
 
 
-def pair(index: int, seq: str, generated: Motion, reference: Motion, gen_joints, ref_joints, sem, words=None,
-         model="model") -> MotionPair:
-    return MotionPair(index=index, sequence_id=seq, generated=generated, reference=reference,
-                      gen_body=BodyOutput(torch.as_tensor(gen_joints), None),
-                      ref_body=BodyOutput(torch.as_tensor(ref_joints), None), sem=sem, words=words, model_name=model)
+def pair(
+    index: int,
+    seq: str,
+    generated: Motion,
+    reference: Motion,
+    gen_joints,
+    ref_joints,
+    sem,
+    words=None,
+    model="model",
+) -> MotionPair:
+    return MotionPair(
+        index=index,
+        sequence_id=seq,
+        generated=generated,
+        reference=reference,
+        gen_body=BodyOutput(torch.as_tensor(gen_joints), None),
+        ref_body=BodyOutput(torch.as_tensor(ref_joints), None),
+        sem=sem,
+        words=words,
+        model_name=model,
+    )
 
 
 def still_motion(n: int) -> Motion:
     return Motion(np.zeros((n, 165)), np.zeros((n, 3)), np.zeros(10), np.zeros((n, 100)))
 
 
-# ------------------------------------------------------------------------------------------ pure maths
+# ------------------------------------------------------------------------------------------ pure
+# maths
 
 
 def test_clip_sgp_by_hand():
@@ -58,16 +81,23 @@ def test_clip_sgp_by_hand():
     assert clip_sgp(["uncertain"]) == 1.0  # only beat counts as a collapse
 
 
-# ------------------------------------------------------------------------------------------ hand-made store
+# ------------------------------------------------------------------------------------------
+# hand-made store
 
-# (reference class or "invalid", generated class or "invalid") per event; None: a sequence without a sem file.
+# (reference class or "invalid", generated class or "invalid") per event; None: a sequence without a
+# sem file.
 HAND_MADE = {
     "a": [("iconic", "beat"), ("beat", "beat"), ("deictic", "deictic"), ("metaphoric", "invalid")],
     "b": [("beat", "iconic"), ("none", "beat")],  # no valid event: excluded
     "c": [("metaphoric", "none"), ("iconic", "uncertain"), ("uncertain", "beat")],
     "d": None,  # no sem: excluded, not scored
     "e": [("deictic", "invalid")],  # its only valid event is invalid: excluded, counted
-    "f": [("invalid", "beat"), ("iconic", "beat"), ("metaphoric", "metaphoric"), ("deictic", "iconic")],
+    "f": [
+        ("invalid", "beat"),
+        ("iconic", "beat"),
+        ("metaphoric", "metaphoric"),
+        ("deictic", "iconic"),
+    ],
 }
 # a: valid iconic, deictic, metaphoric → beat, deictic, (invalid) → 1 − 1/2; c: none, uncertain → 1;
 # f: the invalid reference is not valid; beat, metaphoric, iconic → 1 − 1/3.
@@ -77,20 +107,45 @@ HAND_CLASSES = {"beat": 2, "deictic": 1, "none": 1, "uncertain": 1, "metaphoric"
 
 
 def _record(event, source, cls) -> AnnotationRecord:
-    common = {"event_id": event.id, "sequence_id": event.sequence_id, "start": event.start, "end": event.end,
-              "source": source, "annotator": "manual", "annotator_model": "person", "prompt_sha256": ""}
+    common = {
+        "event_id": event.id,
+        "sequence_id": event.sequence_id,
+        "start": event.start,
+        "end": event.end,
+        "source": source,
+        "annotator": "manual",
+        "annotator_model": "person",
+        "prompt_sha256": "",
+    }
     if cls == "invalid":
         return AnnotationRecord(**common, status="invalid", error="answer not JSON", raw="{oops")
-    return AnnotationRecord(**common, status="ok", word="w", gesture_description="d", contextual_meaning="m",
-                            gesture_class=cls, confidence=1.0)
+    return AnnotationRecord(
+        **common,
+        status="ok",
+        word="w",
+        gesture_description="d",
+        contextual_meaning="m",
+        gesture_class=cls,
+        confidence=1.0,
+    )
 
 
 def hand_made(root: Path) -> list[MotionPair]:
-    """Stores under `root` for HAND_MADE and the pairs whose events they annotate (motion is never looked at)."""
+    """Stores under `root` for HAND_MADE and the pairs whose events they annotate (motion is never
+    looked at)."""
     pairs = []
-    ref, gen = AnnotationStore(store_path(root, "reference", "manual")), AnnotationStore(store_path(root, "model", "manual"))
+    ref, gen = (
+        AnnotationStore(store_path(root, "reference", "manual")),
+        AnnotationStore(store_path(root, "model", "manual")),
+    )
     for index, (seq, spec) in enumerate(HAND_MADE.items()):
-        sem = None if spec is None else [SemInterval("x", 2.0 * i + 1, 2.0 * i + 2, 0.5, f"k{i}") for i in range(len(spec))]
+        sem = (
+            None
+            if spec is None
+            else [
+                SemInterval("x", 2.0 * i + 1, 2.0 * i + 2, 0.5, f"k{i}") for i in range(len(spec))
+            ]
+        )
         for event, (r, g) in zip(collect_events(seq, sem), spec or []):
             ref.append(_record(event, "reference", r))
             gen.append(_record(event, "model", g))
@@ -101,7 +156,9 @@ def hand_made(root: Path) -> list[MotionPair]:
 
 
 def replay_metric(root: Path) -> SemanticGesturePreservation:
-    metric = SemanticGesturePreservation(annotator=ReplayAnnotator(of="manual"), store_root=str(root))
+    metric = SemanticGesturePreservation(
+        annotator=ReplayAnnotator(of="manual"), store_root=str(root)
+    )
     metric.prepare(context(root))
     return metric
 
@@ -129,8 +186,17 @@ def test_replay_errors_on_a_missing_event(tmp_path):
     extra = pairs[0].sem + [SemInterval("x", 8.5, 9.0, 0.5, "new")]
     metric = replay_metric(tmp_path)
     with pytest.raises(Exception, match="no annotation of event"):
-        metric.update(pair(0, "a", pairs[0].generated, pairs[0].reference, pairs[0].gen_body.joints,
-                           pairs[0].ref_body.joints, extra))
+        metric.update(
+            pair(
+                0,
+                "a",
+                pairs[0].generated,
+                pairs[0].reference,
+                pairs[0].gen_body.joints,
+                pairs[0].ref_body.joints,
+                extra,
+            )
+        )
 
 
 def test_no_valid_event_gives_none_with_a_reason(tmp_path):
@@ -159,12 +225,13 @@ def test_distributed_equals_one_process(tmp_path):
     assert sorted(ddp["per_sequence"]) == [0, 1, 2, 4, 5]
 
 
-# ------------------------------------------------------------------------------------------ mini-BEAT2
+# ------------------------------------------------------------------------------------------
+# mini-BEAT2
 
 
 class WindowJoints:
-    """Joints of only the event windows of a motion (zeros elsewhere), cached by the window's motion hash:
-    what SGP reads, at a fraction of a full-sequence body-model forward."""
+    """Joints of only the event windows of a motion (zeros elsewhere), cached by the window's motion
+    hash: what SGP reads, at a fraction of a full-sequence body-model forward."""
 
     def __init__(self):
         from gesturebench.body.model import BodyModel
@@ -204,8 +271,19 @@ def _mini_pairs(records, reference, joints, model=None):
     for r, ref in zip(records, reference):
         generated = r.motion if model is None else model.generate(r)
         gen = ref if model is None else joints(generated, collect_events(r.id, r.sem, r.words))
-        out.append(pair(r.index, r.id, generated, r.motion, gen, ref, r.sem, r.words,
-                        model="ground_truth" if model is None else model.name))
+        out.append(
+            pair(
+                r.index,
+                r.id,
+                generated,
+                r.motion,
+                gen,
+                ref,
+                r.sem,
+                r.words,
+                model="ground_truth" if model is None else model.name,
+            )
+        )
     return out
 
 
@@ -237,17 +315,24 @@ def test_ground_truth_sgp_is_high_and_reference_store_is_written(mini_test, tmp_
     assert out["sgp"] >= 0.9 and out["sgp_invalid"] == 0
     stored = AnnotationStore(store_path(tmp_path, "reference", "kinematic")).records()
     assert len(stored) == sum(len(r.sem) for r in records) and {s.status for s in stored} == {"ok"}
-    again = SemanticGesturePreservation(store_root=str(tmp_path))  # reuses the store: nothing appended
+    again = SemanticGesturePreservation(
+        store_root=str(tmp_path)
+    )  # reuses the store: nothing appended
     again.prepare(context(tmp_path))
     again.update(_mini_pairs(records[:1], reference[:1], joints)[0])
-    assert len(AnnotationStore(store_path(tmp_path, "reference", "kinematic")).records()) == len(stored)
+    assert len(AnnotationStore(store_path(tmp_path, "reference", "kinematic")).records()) == len(
+        stored
+    )
 
 
 @pytest.mark.parametrize("fraction", [0.25, 0.5, 1.0])
 def test_beat_collapse_lowers_sgp_by_its_fraction(mini_test, tmp_path, fraction):
     records, reference, joints = mini_test
     scores = {}
-    for model in (None, Perturbed(name=f"collapse_{fraction}", kind="beat_collapse", level=fraction)):
+    for model in (
+        None,
+        Perturbed(name=f"collapse_{fraction}", kind="beat_collapse", level=fraction),
+    ):
         metric = SemanticGesturePreservation(store_root=str(tmp_path))
         metric.prepare(context(tmp_path))
         for p in _mini_pairs(records, reference, joints, model):

@@ -1,6 +1,6 @@
-"""The evaluation loop's work per sequence (ISSUE scale): a sequence's body outputs (joints and vertices) are
-freed before the next one is scored, so peak memory follows the longest sequence, not the size of the split; and
-SMPL-X runs once per distinct motion."""
+"""The evaluation loop's work per sequence (ISSUE scale): a sequence's body outputs (joints and
+vertices) are freed before the next one is scored, so peak memory follows the longest sequence, not
+the size of the split; and SMPL-X runs once per distinct motion."""
 
 from __future__ import annotations
 
@@ -26,19 +26,36 @@ def live_body_outputs() -> int:
 def composed(tmp_path, *overrides: str):
     register_configs()
     with initialize_config_dir(config_dir=str(repo_root() / "conf"), version_base="1.3"):
-        return compose(config_name="config", overrides=[
-            "metrics=fast", "logger=none", "task.render_clips=0", "dataset.max_sequences=2",
-            "trainer.enable_progress_bar=false", f"paths.cache={tmp_path / 'cache'}", *overrides])
+        return compose(
+            config_name="config",
+            overrides=[
+                "metrics=fast",
+                "logger=none",
+                "task.render_clips=0",
+                "dataset.max_sequences=2",
+                "trainer.enable_progress_bar=false",
+                f"paths.cache={tmp_path / 'cache'}",
+                *overrides,
+            ],
+        )
 
 
 def scored(cfg, tmp_path) -> dict:
-    return evaluate.score(cfg, open_dataset(cfg.dataset), tmp_path / "run", OmegaConf.to_container(cfg, resolve=True),
-                          "test")
+    return evaluate.score(
+        cfg,
+        open_dataset(cfg.dataset),
+        tmp_path / "run",
+        OmegaConf.to_container(cfg, resolve=True),
+        "test",
+    )
 
 
 def test_no_body_output_outlives_its_sequence(tmp_path, monkeypatch):
-    cfg = composed(tmp_path, "model=perturbed",
-                   "+metrics.chamfer={_target_: gesturebench.metrics.surface.Chamfer, name: chamfer, num_points: 50}")
+    cfg = composed(
+        tmp_path,
+        "model=perturbed",
+        "+metrics.chamfer={_target_: gesturebench.metrics.surface.Chamfer, name: chamfer, num_points: 50}",
+    )
     before_each_step = []
     test_step = Evaluator.test_step
 
@@ -57,7 +74,13 @@ def test_no_body_output_outlives_its_sequence(tmp_path, monkeypatch):
 def test_one_smplx_forward_per_distinct_motion(tmp_path, monkeypatch, model, forwards):
     calls = []
     forward = BodyModel.forward
-    monkeypatch.setattr(BodyModel, "forward", lambda self, motion, **kw: calls.append(1) or forward(self, motion, **kw))
+    monkeypatch.setattr(
+        BodyModel,
+        "forward",
+        lambda self, motion, **kw: calls.append(1) or forward(self, motion, **kw),
+    )
     res = scored(composed(tmp_path, f"model={model}"), tmp_path)
-    assert len(res["per_sequence"]) == 2 and len(calls) == forwards  # 2 sequences: reference (and generated)
+    assert (
+        len(res["per_sequence"]) == 2 and len(calls) == forwards
+    )  # 2 sequences: reference (and generated)
     assert (res["metrics"]["mjd"] == 0.0) == (model == "ground_truth")

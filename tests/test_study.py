@@ -1,5 +1,6 @@
-"""Perceptual-study analysis on in-memory tables: ratings validation, QC, correlations, composites, windows,
-the synthetic study's recovery, and the composite metrics (no evaluation run; each test takes seconds)."""
+"""Perceptual-study analysis on in-memory tables: ratings validation, QC, correlations, composites,
+windows, the synthetic study's recovery, and the composite metrics (no evaluation run; each test
+takes seconds)."""
 
 from __future__ import annotations
 
@@ -57,9 +58,8 @@ SEQUENCES = [f"s{i:02d}" for i in range(15)]
 FAST = {"bootstrap": 200, "permutations": 19}
 
 
-
-
 # ---------- ratings file ----------
+
 
 def write_csv(path, rows: list[str]) -> None:
     path.write_text("\n".join([",".join(COLUMNS), *rows]) + "\n")
@@ -67,14 +67,17 @@ def write_csv(path, rows: list[str]) -> None:
 
 def test_bad_rows_are_refused_with_their_line_numbers(tmp_path):
     path = tmp_path / "ratings.csv"
-    write_csv(path, [
-        "p1,muted,a,s00,hl,5,",          # line 2: fine
-        "p1,muted,a,s00,md,9,",          # line 3: rating outside 1-7
-        "p1,muted,zz,s00,ae,4,",         # line 4: unknown source
-        "p2,audio,b,s01,st,6,",          # line 5: fine
-        "p2,audio,b,s01,hl,3,",          # line 6: hl is a muted dimension
-        "p2,audio,b,s01,attention,,true",  # line 7: fine attention check
-    ])
+    write_csv(
+        path,
+        [
+            "p1,muted,a,s00,hl,5,",  # line 2: fine
+            "p1,muted,a,s00,md,9,",  # line 3: rating outside 1-7
+            "p1,muted,zz,s00,ae,4,",  # line 4: unknown source
+            "p2,audio,b,s01,st,6,",  # line 5: fine
+            "p2,audio,b,s01,hl,3,",  # line 6: hl is a muted dimension
+            "p2,audio,b,s01,attention,,true",  # line 7: fine attention check
+        ],
+    )
     ratings = read_ratings(path, sources=SOURCES, sequences=SEQUENCES)
     assert [line for line, _ in ratings.invalid] == [3, 4, 6]
     with pytest.raises(RatingsError) as err:
@@ -91,16 +94,19 @@ def test_bad_rows_are_refused_with_their_line_numbers(tmp_path):
 
 def test_other_row_problems_and_missing_columns(tmp_path):
     path = tmp_path / "ratings.csv"
-    write_csv(path, [
-        "p1,muted,a,s00,hl,4.0,",        # 2: "4.0" is the integer 4
-        "p1,muted,a,s00,hl,4.5,",        # 3: not an integer
-        "p1,muted,a,s99,hl,4,",          # 4: unknown sequence
-        "p1,muted,,,attention,,",        # 5: attention check without passed
-        "p1,audio,a,s00,st,4,",          # 6: p1 already rated muted
-        "p3,loud,a,s00,hl,4,",           # 7: unknown condition
-        "p3,muted,a,s00,xx,4,",          # 8: unknown dimension
-        "p4,muted,a,s00,hl,,",           # 9: missing rating
-    ])
+    write_csv(
+        path,
+        [
+            "p1,muted,a,s00,hl,4.0,",  # 2: "4.0" is the integer 4
+            "p1,muted,a,s00,hl,4.5,",  # 3: not an integer
+            "p1,muted,a,s99,hl,4,",  # 4: unknown sequence
+            "p1,muted,,,attention,,",  # 5: attention check without passed
+            "p1,audio,a,s00,st,4,",  # 6: p1 already rated muted
+            "p3,loud,a,s00,hl,4,",  # 7: unknown condition
+            "p3,muted,a,s00,xx,4,",  # 8: unknown dimension
+            "p4,muted,a,s00,hl,,",  # 9: missing rating
+        ],
+    )
     ratings = read_ratings(path, sources=SOURCES, sequences=SEQUENCES)
     assert [line for line, _ in ratings.invalid] == [3, 4, 5, 6, 7, 8, 9]
     assert ratings.frame["line"].tolist() == [2] and ratings.frame["rating"].iloc[0] == 4
@@ -111,6 +117,7 @@ def test_other_row_problems_and_missing_columns(tmp_path):
 
 
 # ---------- quality control ----------
+
 
 def test_exclusion_follows_two_or_more_failed_checks():
     rows = []
@@ -126,19 +133,29 @@ def test_exclusion_follows_two_or_more_failed_checks():
     assert set(kept_ratings(ratings, qc.reset_index())["participant_id"]) == {"p0", "p1", "q0"}
     assert (kept_ratings(ratings, qc.reset_index())["dimension"] != "attention").all()
     summary = qc_summary(qc.reset_index()).set_index("condition")
-    assert summary.loc["muted", ["recruited", "excluded", "kept", "ratings_kept"]].tolist() == [4, 2, 2, 2]
-    assert participant_qc(ratings, exclude_at=3).query("excluded")["participant_id"].tolist() == ["p3"]
+    assert summary.loc["muted", ["recruited", "excluded", "kept", "ratings_kept"]].tolist() == [
+        4,
+        2,
+        2,
+        2,
+    ]
+    assert participant_qc(ratings, exclude_at=3).query("excluded")["participant_id"].tolist() == [
+        "p3"
+    ]
 
 
 # ---------- correlations ----------
+
 
 def test_spearman_values_and_p_values_equal_scipy():
     rng = np.random.default_rng(3)
     frame = pd.DataFrame(rng.normal(size=(40, 3)), columns=["x", "y", "z"])
     frame["y"] += frame["x"]
-    frame.loc[5, "z"] = np.nan                           # pairwise omission
-    frame["t"] = np.round(frame["x"], 0)                 # ties
-    table = correlation_table(frame, [("x", "y"), ("x", "z"), ("t", "y")], ("a", "b"), n_resamples=100)
+    frame.loc[5, "z"] = np.nan  # pairwise omission
+    frame["t"] = np.round(frame["x"], 0)  # ties
+    table = correlation_table(
+        frame, [("x", "y"), ("x", "z"), ("t", "y")], ("a", "b"), n_resamples=100
+    )
     for row in table.itertuples():
         ok = frame[[row.a, row.b]].dropna()
         ref = stats.spearmanr(ok[row.a], ok[row.b])
@@ -168,8 +185,10 @@ def test_holm_and_bh_corrections():
 
 # ---------- composites: cross-validation without leakage ----------
 
+
 def direct_loop(X, y, folds, alpha=None, leaky=False):
-    """Out-of-fold predictions refitting the z-scoring and (ridge-penalised) least squares without each fold."""
+    """Out-of-fold predictions refitting the z-scoring and (ridge-penalised) least squares without
+    each fold."""
     pred = np.empty(len(y))
     for test in folds:
         train = np.setdiff1d(np.arange(len(y)), test)
@@ -196,12 +215,22 @@ def test_loocv_predictions_equal_a_direct_refit_loop_and_ignore_the_held_out_row
     assert np.allclose(out_of_fold(X, y), direct_loop(X, y, loo), rtol=1e-9, atol=1e-9)
     ridge = out_of_fold(X, y, alpha=2.0)
     assert np.allclose(ridge, direct_loop(X, y, loo, alpha=2.0), rtol=1e-9, atol=1e-9)
-    leaky = direct_loop(X, y, loo, alpha=2.0, leaky=True)  # scaler fitted on all rows, the held-out one included
+    leaky = direct_loop(
+        X, y, loo, alpha=2.0, leaky=True
+    )  # scaler fitted on all rows, the held-out one included
     assert abs(ridge[7] - leaky[7]) > 1.0  # the row's own fold must not scale with its value
-    fitted = cross_validate(composite_model(), X, y, cv=LeaveOneOut(), scoring="neg_mean_squared_error",
-                            return_estimator=True)["estimator"]
+    fitted = cross_validate(
+        composite_model(),
+        X,
+        y,
+        cv=LeaveOneOut(),
+        scoring="neg_mean_squared_error",
+        return_estimator=True,
+    )["estimator"]
     means = np.array([e.named_steps["scale"].mean_[0] for e in fitted])
-    assert means[7] == pytest.approx(np.delete(X[:, 0], 7).mean())  # the fold holding out row 7 never saw it
+    assert means[7] == pytest.approx(
+        np.delete(X[:, 0], 7).mean()
+    )  # the fold holding out row 7 never saw it
     assert (np.delete(means, 7) > 1e4).all()  # every other fold trains on it
     groups = np.repeat(np.arange(6), 4)
     by_group = [np.flatnonzero(groups == g) for g in range(6)]
@@ -224,7 +253,9 @@ def metrics_table():
     """Independent standard-normal metric values for 5 sources × 15 sequences; `sc` null everywhere."""
     rng = np.random.default_rng(1)
     index = pd.MultiIndex.from_product([SOURCES, SEQUENCES], names=["source", "sequence_id"])
-    table = pd.DataFrame(rng.normal(size=(75, len(PREDICTORS))), index=index, columns=list(PREDICTORS))
+    table = pd.DataFrame(
+        rng.normal(size=(75, len(PREDICTORS))), index=index, columns=list(PREDICTORS)
+    )
     table["sc"] = np.nan
     table["chamfer"] = rng.normal(size=75)  # not a predictor: ignored
     return table
@@ -237,7 +268,12 @@ def synthetic(metrics_table, tmp_path_factory):
     path = tmp_path_factory.mktemp("study") / "ratings.csv"
     write_ratings(path, ratings)
     read = read_ratings(path, sources=SOURCES, sequences=SEQUENCES)
-    return ratings, notes, read, analyze(require_valid(read, False), metrics_table, AnalysisOptions(**FAST))
+    return (
+        ratings,
+        notes,
+        read,
+        analyze(require_valid(read, False), metrics_table, AnalysisOptions(**FAST)),
+    )
 
 
 def test_synthetic_ratings_file_is_valid_and_complete(synthetic):
@@ -249,7 +285,9 @@ def test_synthetic_ratings_file_is_valid_and_complete(synthetic):
     assert qc.loc["audio", ["recruited", "excluded", "kept"]].tolist() == [53, 1, 52]
     checks = ratings[ratings["dimension"] == "attention"]
     failed = (~checks["passed"].astype(bool)).groupby(checks["participant_id"]).sum()
-    assert set(failed[failed >= 2].index) == set(result.tables["qc_participants"].query("excluded")["participant_id"])
+    assert set(failed[failed >= 2].index) == set(
+        result.tables["qc_participants"].query("excluded")["participant_id"]
+    )
     clips = result.tables["clip_ratings"]
     assert len(clips) == 75 * 5 and clips["n"].min() >= 10  # every clip rated on every dimension
 
@@ -258,7 +296,11 @@ def test_analysis_recovers_the_generative_model(synthetic):
     *_, result = synthetic
     fig3 = result.tables["figure3_metric_correlations"]
     for d, spec in MODEL.items():
-        rows = fig3[fig3["dimension"] == d].assign(abs_rho=lambda t: t["rho"].abs()).sort_values("abs_rho")
+        rows = (
+            fig3[fig3["dimension"] == d]
+            .assign(abs_rho=lambda t: t["rho"].abs())
+            .sort_values("abs_rho")
+        )
         top = rows.tail(len(spec["weights"]))
         assert set(top["metric"]) == set(spec["weights"]), d
         for m, w in spec["weights"].items():
@@ -291,20 +333,25 @@ def test_fitted_composite_reproduces_its_in_sample_fit(synthetic, metrics_table)
     fitted = fit_composite(X, generated["hl"].to_numpy(float), hl["predictors"])
     assert fitted == hl
     z = (X - X.mean(0)) / X.std(0)
-    beta = np.linalg.lstsq(np.column_stack([np.ones(len(z)), z]), generated["hl"].to_numpy(float), rcond=None)[0]
+    beta = np.linalg.lstsq(
+        np.column_stack([np.ones(len(z)), z]), generated["hl"].to_numpy(float), rcond=None
+    )[0]
     assert np.allclose(hl["coef"], beta[1:]) and hl["intercept"] == pytest.approx(beta[0])
 
 
 def test_a_model_term_without_its_metric_is_dropped_with_a_note(metrics_table):
     study = SyntheticStudy.from_mapping({"model": MODEL})
     ratings, notes = generate_study(metrics_table.drop(columns=["sgp"]), "ground_truth", study)
-    assert notes == ["synthetic model: term +0.8·z(sgp) of cm dropped (sgp is not computed for every clip)"]
+    assert notes == [
+        "synthetic model: term +0.8·z(sgp) of cm dropped (sgp is not computed for every clip)"
+    ]
     assert set(ratings["dimension"]) == {*DIMENSIONS, "attention"}
     with pytest.raises(ConfigError, match="missing"):
         SyntheticStudy.from_mapping({"model": {"hl": {}}})
 
 
 # ---------- study windows ----------
+
 
 def record(seconds: float, sem: list[SemInterval]) -> SequenceRecord:
     n = int(seconds * 30)
@@ -316,11 +363,17 @@ def record(seconds: float, sem: list[SemInterval]) -> SequenceRecord:
 
 
 def test_windows_take_the_most_semantic_events_and_cut_everything():
-    sem = [SemInterval(name, a, b, 0.5) for name, a, b in [
-        ("05_iconic_h", 1.0, 2.0), ("01_beat_align", 3.0, 4.0),
-        ("02_deictic_l", 12.5, 13.0), ("08_metaphoric_m", 14.0, 15.0), ("07_iconic_h", 20.5, 21.5),
-        ("02_deictic_m", 11.9, 12.2),
-    ]]
+    sem = [
+        SemInterval(name, a, b, 0.5)
+        for name, a, b in [
+            ("05_iconic_h", 1.0, 2.0),
+            ("01_beat_align", 3.0, 4.0),
+            ("02_deictic_l", 12.5, 13.0),
+            ("08_metaphoric_m", 14.0, 15.0),
+            ("07_iconic_h", 20.5, 21.5),
+            ("02_deictic_m", 11.9, 12.2),
+        ]
+    ]
     rec = record(30.0, sem)
     (w,) = select_windows({"test": [rec]}, n=1, seconds=10.0, step=0.5)
     assert (w.start, w.end, w.semantic_events) == (11.5, 21.5, 4)
@@ -328,9 +381,16 @@ def test_windows_take_the_most_semantic_events_and_cut_everything():
     assert cut.id == rec.id and cut.index == 3 and cut.meta["start"] == 11.5
     assert np.array_equal(cut.motion.poses, rec.motion.poses[345:645])
     assert np.array_equal(cut.audio, rec.audio[184000:344000])
-    assert [(x.word, x.start, x.end) for x in cut.words] == [("b", pytest.approx(0.3), pytest.approx(0.9)),
-                                                             ("c", pytest.approx(8.5), pytest.approx(9.0))]
-    assert [s.name for s in cut.sem] == ["02_deictic_l", "08_metaphoric_m", "07_iconic_h", "02_deictic_m"]
+    assert [(x.word, x.start, x.end) for x in cut.words] == [
+        ("b", pytest.approx(0.3), pytest.approx(0.9)),
+        ("c", pytest.approx(8.5), pytest.approx(9.0)),
+    ]
+    assert [s.name for s in cut.sem] == [
+        "02_deictic_l",
+        "08_metaphoric_m",
+        "07_iconic_h",
+        "02_deictic_m",
+    ]
     assert cut.sem[2].start == pytest.approx(9.0) and cut.sem[2].end == pytest.approx(10.0)
     short = record(5.0, sem)
     assert select_windows({"test": [short]}, n=1, seconds=10.0) == []
@@ -339,6 +399,7 @@ def test_windows_take_the_most_semantic_events_and_cut_everything():
 
 
 # ---------- composite metrics ----------
+
 
 def joint_pairs(n: int, seed: int = 0) -> list[MotionPair]:
     rng = np.random.default_rng(seed)
@@ -349,13 +410,17 @@ def joint_pairs(n: int, seed: int = 0) -> list[MotionPair]:
         ref = torch.tensor(rng.normal(0, 0.2, (t, 55, 3)), dtype=torch.float32)
         gen = ref + torch.tensor(rng.normal(0, 0.05 * (i + 1), (t, 55, 3)), dtype=torch.float32)
         generated = smooth_motion(rng, t)
-        pairs.append(MotionPair(i, f"s{i}", generated, motion, BodyOutput(gen, None), BodyOutput(ref, None)))
+        pairs.append(
+            MotionPair(i, f"s{i}", generated, motion, BodyOutput(gen, None), BodyOutput(ref, None))
+        )
     return pairs
 
 
 def smooth_motion(rng, t: int) -> Motion:
     poses = gaussian_filter1d(rng.normal(0, 0.6, (t, 165)), 4, axis=0)
-    return Motion(poses, np.cumsum(rng.normal(0, 0.01, (t, 3)), 0), np.zeros(10), np.zeros((t, 100)))
+    return Motion(
+        poses, np.cumsum(rng.normal(0, 0.01, (t, 3)), 0), np.zeros(10), np.zeros((t, 100))
+    )
 
 
 def alone(metric_factory, pair) -> dict:
@@ -365,11 +430,29 @@ def alone(metric_factory, pair) -> dict:
 
 
 def test_composite_ratings_metric_predicts_from_its_sub_metrics(tmp_path):
-    composite = {"predictors": ["mjd", "pck"], "mean": [0.1, 0.5], "scale": [0.05, 0.2], "coef": [-0.7, 0.4],
-                 "intercept": 4.2}
-    other = {**composite, "predictors": ["pck"], "mean": [0.5], "scale": [0.2], "coef": [1.0], "intercept": 3.0}
-    configs = {"mjd": {"_target_": "gesturebench.metrics.joint_error.MeanJointDistance", "name": "mjd"},
-               "pck": {"_target_": "gesturebench.metrics.joint_error.PCK", "name": "pck", "threshold": 0.1}}
+    composite = {
+        "predictors": ["mjd", "pck"],
+        "mean": [0.1, 0.5],
+        "scale": [0.05, 0.2],
+        "coef": [-0.7, 0.4],
+        "intercept": 4.2,
+    }
+    other = {
+        **composite,
+        "predictors": ["pck"],
+        "mean": [0.5],
+        "scale": [0.2],
+        "coef": [1.0],
+        "intercept": 3.0,
+    }
+    configs = {
+        "mjd": {"_target_": "gesturebench.metrics.joint_error.MeanJointDistance", "name": "mjd"},
+        "pck": {
+            "_target_": "gesturebench.metrics.joint_error.PCK",
+            "name": "pck",
+            "threshold": 0.1,
+        },
+    }
     path = tmp_path / "composites.json"
     path.write_text(json.dumps(composites_document({"hl": composite, "cm": other}, configs, {})))
     metric = CompositeRatings(path=str(path))
@@ -383,9 +466,13 @@ def test_composite_ratings_metric_predicts_from_its_sub_metrics(tmp_path):
         pck = alone(PCK, p)["pck"]
         hl = 4.2 - 0.7 * (mjd - 0.1) / 0.05 + 0.4 * (pck - 0.5) / 0.2
         assert per_sequence[p.index]["composite_hl"] == pytest.approx(hl, rel=1e-9)
-        assert per_sequence[p.index]["composite_cm"] == pytest.approx(3.0 + (pck - 0.5) / 0.2, rel=1e-9)
+        assert per_sequence[p.index]["composite_cm"] == pytest.approx(
+            3.0 + (pck - 0.5) / 0.2, rel=1e-9
+        )
     result = metric.compute()
-    assert result["composite_hl"] == pytest.approx(np.mean([r["composite_hl"] for r in per_sequence.values()]))
+    assert result["composite_hl"] == pytest.approx(
+        np.mean([r["composite_hl"] for r in per_sequence.values()])
+    )
     assert CompositeRatings(path=str(path), dimensions=["cm"]).value_names == ("composite_cm",)
     with pytest.raises(ConfigError, match="no composite for dimension"):
         CompositeRatings(path=str(path), dimensions=["st"])
@@ -401,16 +488,27 @@ def tiny_encoder(tmp_path_factory):
     module.set_normalisation(torch.zeros(333), torch.full((333,), 0.5))
     config = dataclasses.asdict(MotionAEConfig(hidden_dim=16, latent_dim=8, window=16, hop=8))
     save_motion_ae(module, motion_ae_path(checkpoints, "toy"), config, {})
-    return MetricContext(dataset_name="toy", split=lambda s: [], cache_dir=checkpoints, checkpoints_dir=checkpoints,
-                         body_model=None)
+    return MetricContext(
+        dataset_name="toy",
+        split=lambda s: [],
+        cache_dir=checkpoints,
+        checkpoints_dir=checkpoints,
+        body_model=None,
+    )
 
 
 def test_per_sequence_scores_a_pooled_metric_on_each_sequence_alone(tiny_encoder):
     encoder = {"hidden_dim": 16, "latent_dim": 8}
-    wrapped = {"fgd": PerSequence(FGD(encoder_config=encoder)), "coverage": PerSequence(Coverage(encoder_config=encoder))}
+    wrapped = {
+        "fgd": PerSequence(FGD(encoder_config=encoder)),
+        "coverage": PerSequence(Coverage(encoder_config=encoder)),
+    }
     for m in wrapped.values():
         m.prepare(tiny_encoder)
-    assert wrapped["fgd"].value_names == ("fgd", "fgd_raw_pose") and wrapped["fgd"].direction == "lower"
+    assert (
+        wrapped["fgd"].value_names == ("fgd", "fgd_raw_pose")
+        and wrapped["fgd"].direction == "lower"
+    )
     pairs = joint_pairs(3, seed=1)
     for p in pairs:
         for m in wrapped.values():
@@ -432,13 +530,21 @@ def test_per_sequence_scores_a_pooled_metric_on_each_sequence_alone(tiny_encoder
 
 
 def _ddp_scores(rank: int, world: int, composites_path: str, checkpoints: str) -> dict:
-    """Each rank scores its share of the pairs; rank 0 returns the synced model-level values and per-sequence rows."""
+    """Each rank scores its share of the pairs; rank 0 returns the synced model-level values and
+    per-sequence rows."""
     from pathlib import Path
 
-    context = MetricContext(dataset_name="toy", split=lambda s: [], cache_dir=Path(checkpoints),
-                            checkpoints_dir=Path(checkpoints), body_model=None)
-    metrics = {"composite": CompositeRatings(path=composites_path),
-               "coverage": PerSequence(Coverage(encoder_config={"hidden_dim": 16, "latent_dim": 8}))}
+    context = MetricContext(
+        dataset_name="toy",
+        split=lambda s: [],
+        cache_dir=Path(checkpoints),
+        checkpoints_dir=Path(checkpoints),
+        body_model=None,
+    )
+    metrics = {
+        "composite": CompositeRatings(path=composites_path),
+        "coverage": PerSequence(Coverage(encoder_config={"hidden_dim": 16, "latent_dim": 8})),
+    }
     metrics["coverage"].prepare(context)
     torch.set_num_threads(1)
     for p in joint_pairs(4, seed=2)[rank::world]:
@@ -448,22 +554,33 @@ def _ddp_scores(rank: int, world: int, composites_path: str, checkpoints: str) -
     for m in metrics.values():
         out.update(m.compute())
         with m.sync_context():
-            out.update({f"row{i}_{k}": v for i, row in m.per_sequence().items() for k, v in row.items()})
+            out.update(
+                {f"row{i}_{k}": v for i, row in m.per_sequence().items() for k, v in row.items()}
+            )
     return out
 
 
 def test_two_process_ddp_equals_one_process(tmp_path, tiny_encoder):
     from tests.distributed import run_distributed
 
-    composite = {"predictors": ["mjd", "pck"], "mean": [0.1, 0.5], "scale": [0.05, 0.2], "coef": [-0.7, 0.4],
-                 "intercept": 4.2}
-    configs = {"mjd": {"_target_": "gesturebench.metrics.joint_error.MeanJointDistance", "name": "mjd"},
-               "pck": {"_target_": "gesturebench.metrics.joint_error.PCK", "name": "pck"}}
+    composite = {
+        "predictors": ["mjd", "pck"],
+        "mean": [0.1, 0.5],
+        "scale": [0.05, 0.2],
+        "coef": [-0.7, 0.4],
+        "intercept": 4.2,
+    }
+    configs = {
+        "mjd": {"_target_": "gesturebench.metrics.joint_error.MeanJointDistance", "name": "mjd"},
+        "pck": {"_target_": "gesturebench.metrics.joint_error.PCK", "name": "pck"},
+    }
     path = tmp_path / "composites.json"
     path.write_text(json.dumps(composites_document({"hl": composite}, configs, {})))
     args = (str(path), str(tiny_encoder.checkpoints_dir))
     single = _ddp_scores(0, 1, *args)
-    assert len([k for k in single if k.endswith("composite_hl")]) == 5  # 4 rows + the model-level value
+    assert (
+        len([k for k in single if k.endswith("composite_hl")]) == 5
+    )  # 4 rows + the model-level value
     distributed = run_distributed(_ddp_scores, *args, world_size=2)
     assert distributed.keys() == single.keys()
     for key, value in single.items():

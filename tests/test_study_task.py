@@ -1,5 +1,6 @@
-"""`task=analyze` end to end on a small synthetic study of mini-BEAT2 (4 windows of 4 s, cheap metrics), its reuse
-of evaluated sources, `study=csv` on the generated file, bad-row refusal, and the composites in an evaluate run."""
+"""`task=analyze` end to end on a small synthetic study of mini-BEAT2 (4 windows of 4 s, cheap
+metrics), its reuse of evaluated sources, `study=csv` on the generated file, bad-row refusal, and
+the composites in an evaluate run."""
 
 from __future__ import annotations
 
@@ -36,10 +37,15 @@ MODEL = {
     "st": {"intercept": 4.0, "weights": {"srgr": 1.0}},
     "cm": {"intercept": 4.0, "weights": {"srgr": 0.6, "pck": 0.6}},
 }
-SMALL = ["task=analyze", "logger=none", "trainer.enable_progress_bar=false", "study.windows.n=4",
-         "study.windows.seconds=4", "study.analysis.bootstrap=100", "study.analysis.permutations=9"]
-
-
+SMALL = [
+    "task=analyze",
+    "logger=none",
+    "trainer.enable_progress_bar=false",
+    "study.windows.n=4",
+    "study.windows.seconds=4",
+    "study.analysis.bootstrap=100",
+    "study.analysis.permutations=9",
+]
 
 
 def composed(*overrides: str):
@@ -61,27 +67,49 @@ def run(tmp_path_factory):
 
 def test_synthetic_study_writes_every_table_and_figure(run):
     out, summary = run
-    for name in ("windows.csv", "ratings.csv", "qc_participants.csv", "qc_summary.csv", "clip_ratings.csv",
-                 "figure2_source_means.csv", "table2_dimension_correlations.csv", "figure3_metric_correlations.csv",
-                 "table3_composites.csv", "composite_coefficients.csv", "analysis.json", "composites.json"):
+    for name in (
+        "windows.csv",
+        "ratings.csv",
+        "qc_participants.csv",
+        "qc_summary.csv",
+        "clip_ratings.csv",
+        "figure2_source_means.csv",
+        "table2_dimension_correlations.csv",
+        "figure3_metric_correlations.csv",
+        "table3_composites.csv",
+        "composite_coefficients.csv",
+        "analysis.json",
+        "composites.json",
+    ):
         assert (out / name).is_file(), name
     for png in ("figure2_ratings.png", "figure3_correlations.png", "figure_composites.png"):
         assert (out / png).read_bytes()[:4] == b"\x89PNG"
     assert json.loads((out / "analysis.json").read_text())["table3"] == summary["table3"]
-    assert summary["observations"] == {"all": 20, "generated": 16, "sources": list(composed().study.sources),
-                                       "sequences": 4}
+    assert summary["observations"] == {
+        "all": 20,
+        "generated": 16,
+        "sources": list(composed().study.sources),
+        "sequences": 4,
+    }
     assert set(summary["predictors"]["correlated"]) == set(METRICS)
     assert summary["predictors"]["left_out"]["fgd"] == "not computed by the configured metrics"
     table3 = pd.read_csv(out / "table3_composites.csv").set_index("dimension")
-    figure3 = pd.read_csv(out / "figure3_metric_correlations.csv").set_index(["metric", "dimension"])
+    figure3 = pd.read_csv(out / "figure3_metric_correlations.csv").set_index(
+        ["metric", "dimension"]
+    )
     for d, spec in MODEL.items():
-        if len(spec["weights"]) == 1:  # the generative model's only metric is the best individual one
-            (metric, weight), = spec["weights"].items()
+        if (
+            len(spec["weights"]) == 1
+        ):  # the generative model's only metric is the best individual one
+            ((metric, weight),) = spec["weights"].items()
             rho = figure3.at[(metric, d), "rho"]
             assert np.sign(rho) == np.sign(weight), d
             # ... up to sampling noise: MJD and PCK measure the same joint errors, and on 16 clips they can swap
             # places by one rank (|rho| 0.891 vs 0.888 on the current mini-BEAT2)
-            assert table3.at[d, "best_metric"] == metric or abs(rho) >= abs(table3.at[d, "rho_best"]) - 0.05, d
+            assert (
+                table3.at[d, "best_metric"] == metric
+                or abs(rho) >= abs(table3.at[d, "rho_best"]) - 0.05
+            ), d
     for source in composed().study.sources:
         assert (out / "sources" / source / "results.json").is_file()
 
@@ -92,7 +120,9 @@ def test_rerun_reuses_the_sources_and_csv_study_reproduces_the_analysis(run, tmp
     ratings = tmp_path / "ratings.csv"
     shutil.copy(out / "ratings.csv", ratings)
     again = analyze_study(composed("study=csv", f"study.path={ratings}"), out)
-    assert {p: p.stat().st_mtime_ns for p in stamps} == stamps  # same windows and config: nothing re-evaluated
+    assert {
+        p: p.stat().st_mtime_ns for p in stamps
+    } == stamps  # same windows and config: nothing re-evaluated
     assert again["table3"] == summary["table3"] and again["figure3"] == summary["figure3"]
     assert again["study"] == "csv" and again["ratings"] == str(ratings)
 
@@ -101,8 +131,11 @@ def test_bad_rows_stop_the_analysis_unless_dropped(run, tmp_path):
     out, summary = run
     lines = (out / "ratings.csv").read_text().splitlines()
     source, sequence = "jitter", summary["windows"][0]["sequence_id"]
-    lines += [f"zz1,muted,{source},{sequence},hl,8,", f"zz1,muted,nobody,{sequence},hl,3,",
-              f"zz2,audio,{source},{sequence},ae,3,"]
+    lines += [
+        f"zz1,muted,{source},{sequence},hl,8,",
+        f"zz1,muted,nobody,{sequence},hl,3,",
+        f"zz2,audio,{source},{sequence},ae,3,",
+    ]
     bad = tmp_path / "bad.csv"
     bad.write_text("\n".join(lines) + "\n")
     n = len(lines)
@@ -118,14 +151,20 @@ def test_composite_metrics_in_an_evaluate_run_predict_from_the_per_sequence_metr
     out, _ = run
     cfg = composed()
     with open_dict(cfg):
-        cfg.metrics = {"composite": {"_target_": "gesturebench.metrics.composite.CompositeRatings",
-                                     "path": str(out / "composites.json")}}
+        cfg.metrics = {
+            "composite": {
+                "_target_": "gesturebench.metrics.composite.CompositeRatings",
+                "path": str(out / "composites.json"),
+            }
+        }
     _, records = study_windows(cfg)
     src = source_config(cfg, "jitter", cfg.study.sources.jitter)
     config = OmegaConf.to_container(src, resolve=True)
     results = score(src, records, tmp_path, config, config_hash(config))
     composites = json.loads((out / "composites.json").read_text())["composites"]
-    study_rows = json.loads((out / "sources" / "jitter" / "results.json").read_text())["per_sequence"]
+    study_rows = json.loads((out / "sources" / "jitter" / "results.json").read_text())[
+        "per_sequence"
+    ]
     for row, study_row in zip(results["per_sequence"], study_rows):
         assert row["sequence_id"] == study_row["sequence_id"]
         for d, c in composites.items():
@@ -133,16 +172,26 @@ def test_composite_metrics_in_an_evaluate_run_predict_from_the_per_sequence_metr
             assert row[f"composite_{d}"] == pytest.approx(float(expected), rel=1e-9), d
     assert results["directions"]["composite_hl"] == "higher"
     assert results["metrics"]["composite_hl"] == pytest.approx(
-        np.mean([r["composite_hl"] for r in results["per_sequence"]]))
+        np.mean([r["composite_hl"] for r in results["per_sequence"]])
+    )
 
 
 @pytest.mark.slow
 def test_launch_refuses_bad_ratings_with_one_line_and_exit_2(tmp_path):
     bad = tmp_path / "ratings.csv"
-    bad.write_text("participant_id,condition,source,sequence_id,dimension,rating,passed\n"
-                   "p1,muted,jitter,2_scott_0_6_6,md,0,\n")
-    proc = launch("task=analyze", "study=csv", f"study.path={bad}", "logger=none", "study.windows.n=2",
-                  f"hydra.run.dir={tmp_path / 'run'}", timeout=300)
+    bad.write_text(
+        "participant_id,condition,source,sequence_id,dimension,rating,passed\n"
+        "p1,muted,jitter,2_scott_0_6_6,md,0,\n"
+    )
+    proc = launch(
+        "task=analyze",
+        "study=csv",
+        f"study.path={bad}",
+        "logger=none",
+        "study.windows.n=2",
+        f"hydra.run.dir={tmp_path / 'run'}",
+        timeout=300,
+    )
     assert proc.returncode == 2, proc.stderr[-2000:]
     error = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
     assert len(error) == 1 and "line(s) 2 " in error[0] and "study.drop_invalid=true" in error[0]

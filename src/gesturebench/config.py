@@ -1,8 +1,9 @@
-"""Structured-config schemas registered in Hydra's ConfigStore, so a typo in an override fails at once.
+"""Structured-config schemas registered in Hydra's ConfigStore, so a typo in an override fails at
+once.
 
-The top level and the groups whose fields are fixed (dataset, body_model, trainer, logger, paths) are typed
-dataclasses; groups whose options differ per choice (task, model, metrics, encoder, annotator, study) are
-open dicts of `_target_` + arguments, checked when they are used.
+The top level and the groups whose fields are fixed (dataset, body_model, trainer, logger, paths)
+are typed dataclasses; groups whose options differ per choice (task, model, metrics, encoder,
+annotator, study) are open dicts of `_target_` + arguments, checked when they are used.
 """
 
 from __future__ import annotations
@@ -10,14 +11,15 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import OmegaConf
 
 
 def repo_root() -> Path:
-    """The checkout holding `launch.py` (src layout: three levels above this file), else the working folder."""
+    """The checkout holding `launch.py` (src layout: three levels above this file), else the working
+    folder."""
     root = Path(__file__).resolve().parents[2]
     return root if (root / "launch.py").exists() else Path.cwd()
 
@@ -33,22 +35,22 @@ class PathsConfig:
 @dataclass
 class DatasetConfig:
     name: str = "mini_beat2"
-    root: Optional[str] = None
+    root: str | None = None
     split: str = "test"
-    speakers: Optional[list[int]] = None
+    speakers: list[int] | None = None
     fps: int = 30
     # mini_beat2 only: generated on first use with this seed and size ("default" or "standard")
     generate: bool = False
     seed: int = 0
     size: str = "default"
-    max_sequences: Optional[int] = None
+    max_sequences: int | None = None
     num_workers: int = 0
     load_audio: bool = True
 
 
 @dataclass
 class BodyModelConfig:
-    model_path: Optional[str] = None
+    model_path: str | None = None
     num_betas: int = 300
     num_expression_coeffs: int = 100
     flat_hand_mean: bool = False
@@ -70,7 +72,7 @@ class TrainerConfig:
 class LoggerConfig:
     name: str = "wandb"
     project: str = "gesturebench"
-    entity: Optional[str] = None
+    entity: str | None = None
     mode: str = "offline"
     log_table: bool = True
 
@@ -89,18 +91,19 @@ class Config:
     logger: LoggerConfig = field(default_factory=LoggerConfig)
     paths: PathsConfig = field(default_factory=PathsConfig)
     seed: int = 0
-    threads: Optional[int] = None
+    threads: int | None = None
     resume: bool = True
     length_policy: str = "truncate"
     max_length_gap: float = 1.0
 
 
 def job_dirname(overrides: str, limit: int = 120) -> str:
-    """A multirun job's folder name: its overrides, shortened with a hash beyond `limit` characters (file systems
-    refuse names over 255 bytes), "default" when there are none. Deterministic, so re-running a sweep resumes it."""
+    """A multirun job's folder name: its overrides, shortened with a hash beyond `limit` characters
+    (file systems refuse names over 255 bytes), "default" when there are none. Deterministic, so
+    re-running a sweep resumes it."""
     if len(overrides) <= limit:
         return overrides or "default"
-    return f"{overrides[:limit - 17]}-{hashlib.sha256(overrides.encode()).hexdigest()[:16]}"
+    return f"{overrides[: limit - 17]}-{hashlib.sha256(overrides.encode()).hexdigest()[:16]}"
 
 
 def register_configs() -> None:

@@ -1,8 +1,10 @@
-"""`Evaluator`: the LightningModule that scores one motion source on one split with a set of metrics.
+"""`Evaluator`: the LightningModule that scores one motion source on one split with a set of
+metrics.
 
-Per sequence (`test_step`): generated motion (cached), the length policy, one SMPL-X forward per motion shared
-by all metrics (one in all when the generated motion is the reference's), one `MotionPair` to every metric.
-At epoch end every process computes (metric states are reduced across processes) and rank 0 keeps the results.
+Per sequence (`test_step`): generated motion (cached), the length policy, one SMPL-X forward per
+motion shared by all metrics (one in all when the generated motion is the reference's), one
+`MotionPair` to every metric. At epoch end every process computes (metric states are reduced across
+processes) and rank 0 keeps the results.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from gesturebench.models.cache import MotionCache
 
 
 class FrameLog(Metric):
-    """Per-sequence frame counts (evaluated, dropped by the length policy), gathered across processes."""
+    """Per-sequence frame counts (evaluated, dropped by the length policy), gathered across
+    processes."""
 
     full_state_update = False
 
@@ -36,12 +39,17 @@ class FrameLog(Metric):
         self.add_state("rows", default=[], dist_reduce_fx="cat")
 
     def update(self, index: int, n_frames: int, dropped: int) -> None:
-        self.rows.append(torch.tensor([[index, n_frames, dropped]], dtype=torch.int64, device=self.device))
+        self.rows.append(
+            torch.tensor([[index, n_frames, dropped]], dtype=torch.int64, device=self.device)
+        )
 
     def compute(self) -> dict[int, dict[str, int]]:
         if isinstance(self.rows, list) and not self.rows:
             return {}
-        return {int(i): {"frames": int(n), "dropped_frames": int(d)} for i, n, d in dim_zero_cat(self.rows).tolist()}
+        return {
+            int(i): {"frames": int(n), "dropped_frames": int(d)}
+            for i, n, d in dim_zero_cat(self.rows).tolist()
+        }
 
 
 class Evaluator(pl.LightningModule):
@@ -67,7 +75,8 @@ class Evaluator(pl.LightningModule):
         self.max_length_gap = max_length_gap
         self.needs_vertices = needs_vertices
         self.results: dict[str, Any] | None = None
-        #: seconds spent per stage in this process (read, model, smplx, metric:<name>), for benchmarks
+        #: seconds spent per stage in this process (read, model, smplx, metric:<name>), for
+        #: benchmarks
         self.timings: dict[str, float] = defaultdict(float)
         self._step_end: float | None = None
 
@@ -85,7 +94,9 @@ class Evaluator(pl.LightningModule):
             m.reset()
 
     def test_step(self, record: SequenceRecord, batch_idx: int) -> None:
-        if self._step_end is not None:  # time since the previous step: reading and collating this record
+        if (
+            self._step_end is not None
+        ):  # time since the previous step: reading and collating this record
             self.timings["read"] += time.perf_counter() - self._step_end
         with self.timed("model"):
             generated = self.cache.get(self.model, record)
@@ -95,7 +106,9 @@ class Evaluator(pl.LightningModule):
         with self.timed("smplx"):
             gen_body = self.body_model(generated, vertices=self.needs_vertices)
             same = generated is reference or generated.content_hash() == reference.content_hash()
-            ref_body = gen_body if same else self.body_model(reference, vertices=self.needs_vertices)
+            ref_body = (
+                gen_body if same else self.body_model(reference, vertices=self.needs_vertices)
+            )
         pair = MotionPair(
             index=record.index,
             sequence_id=record.id,
@@ -115,8 +128,8 @@ class Evaluator(pl.LightningModule):
         self.frame_log.update(record.index, generated.n_frames, dropped)
 
     def on_test_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0) -> None:
-        # The sequence's body outputs are gone now: hand their memory back, so that resident memory stays at
-        # what the longest sequence needs however many are scored.
+        # The sequence's body outputs are gone now: hand their memory back, so that resident memory
+        # stays at what the longest sequence needs however many are scored.
         with self.timed("release"):
             release_freed_memory()
         self._step_end = time.perf_counter()
@@ -136,4 +149,9 @@ class Evaluator(pl.LightningModule):
         frames = self.frame_log.compute()
         for index, row in frames.items():
             per_sequence.setdefault(index, {}).update(row)
-        self.results = {"metrics": values, "skipped": skipped, "per_sequence": per_sequence, "timings": self.timings}
+        self.results = {
+            "metrics": values,
+            "skipped": skipped,
+            "per_sequence": per_sequence,
+            "timings": self.timings,
+        }

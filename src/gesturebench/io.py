@@ -11,9 +11,11 @@ from pathlib import Path
 
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
-    """Yield a temporary path next to `path` (same suffix); on success rename it onto `path`, else remove it.
+    """Yield a temporary path next to `path` (same suffix); on success rename it onto `path`, else
+    remove it.
 
-    A crash mid-write therefore never leaves a truncated file under the final name. Parent folders are created.
+    A crash mid-write therefore never leaves a truncated file under the final name. Parent folders
+    are created.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

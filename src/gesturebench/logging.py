@@ -50,7 +50,11 @@ def log_results(logger: Logger | None, results: dict, clip: Path | None) -> None
         rows = results["per_sequence"]
         if rows:
             columns = list(dict.fromkeys(k for row in rows for k in row))
-            logger.log_table("per_sequence", columns=columns, data=[[row.get(c) for c in columns] for row in rows])
+            logger.log_table(
+                "per_sequence",
+                columns=columns,
+                data=[[row.get(c) for c in columns] for row in rows],
+            )
         if clip is not None:
             import wandb
 

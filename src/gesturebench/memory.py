@@ -1,9 +1,9 @@
 """Give freed heap memory back to the operating system between sequences.
 
-glibc keeps freed blocks below its self-raising mmap threshold in its arenas; with tensors of a different size
-for every sequence, resident memory then grows with the number of sequences scored (measured: 0.56 → 1.5 GB
-over 30 standard-size sequences) instead of staying at what the longest one needs. `malloc_trim(0)` hands the
-free blocks back. A no-op where the C library is not glibc.
+glibc keeps freed blocks below its self-raising mmap threshold in its arenas; with tensors of a
+different size for every sequence, resident memory then grows with the number of sequences scored
+(measured: 0.56 → 1.5 GB over 30 standard-size sequences) instead of staying at what the longest one
+needs. `malloc_trim(0)` hands the free blocks back. A no-op where the C library is not glibc.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""results.json, per_sequence.csv and the multirun summary; every file written atomically (temp + rename)."""
+"""results.json, per_sequence.csv and the multirun summary; every file written atomically (temp +
+rename)."""
 
 from __future__ import annotations
 
@@ -13,11 +14,23 @@ import pandas as pd
 
 from gesturebench.io import write_atomic
 
-#: The contract's metric keys (DESIGN.md) and their directions: lower, higher or closer to zero is better.
+#: The contract's metric keys (DESIGN.md) and their directions: lower, higher or closer to zero is
+#: better.
 METRIC_DIRECTIONS = {
-    "fgd": "lower", "density": "higher", "coverage": "higher", "diversity": "higher",
-    "chamfer": "lower", "hausdorff": "lower", "mjd": "lower", "pck": "higher", "dice": "higher",
-    "foot_contact": "lower", "ldlj_rel": "zero", "bc": "higher", "srgr": "higher", "sc": "higher",
+    "fgd": "lower",
+    "density": "higher",
+    "coverage": "higher",
+    "diversity": "higher",
+    "chamfer": "lower",
+    "hausdorff": "lower",
+    "mjd": "lower",
+    "pck": "higher",
+    "dice": "higher",
+    "foot_contact": "lower",
+    "ldlj_rel": "zero",
+    "bc": "higher",
+    "srgr": "higher",
+    "sc": "higher",
     "sgp": "higher",
 }
 ARROWS = {"lower": "↓", "higher": "↑", "zero": "→0"}
@@ -26,7 +39,9 @@ ERROR_FILE = "error.json"
 
 
 def write_json(path: str | Path, obj: Any) -> None:
-    write_atomic(path, json.dumps(obj, indent=2, sort_keys=False, default=str, allow_nan=False) + "\n")
+    write_atomic(
+        path, json.dumps(obj, indent=2, sort_keys=False, default=str, allow_nan=False) + "\n"
+    )
 
 
 def config_hash(config: dict) -> str:
@@ -42,12 +57,23 @@ def load_complete(run_dir: str | Path, expected_hash: str) -> dict | None:
         results = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-    return results if results.get("complete") and results.get("config_hash") == expected_hash else None
+    return (
+        results if results.get("complete") and results.get("config_hash") == expected_hash else None
+    )
 
 
 def versions() -> dict[str, str]:
     out = {"python": platform.python_version()}
-    for dist in ("gesturebench", "torch", "pytorch-lightning", "torchmetrics", "smplx", "numpy", "librosa", "hydra-core"):
+    for dist in (
+        "gesturebench",
+        "torch",
+        "pytorch-lightning",
+        "torchmetrics",
+        "smplx",
+        "numpy",
+        "librosa",
+        "hydra-core",
+    ):
         try:
             out[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:
@@ -56,7 +82,9 @@ def versions() -> dict[str, str]:
 
 
 def finite_or_none(value: float | None) -> float | None:
-    return None if value is None or value != value or value in (float("inf"), float("-inf")) else value
+    return (
+        None if value is None or value != value or value in (float("inf"), float("-inf")) else value
+    )
 
 
 def write_per_sequence_csv(path: str | Path, rows: list[dict]) -> None:
@@ -64,13 +92,19 @@ def write_per_sequence_csv(path: str | Path, rows: list[dict]) -> None:
 
 
 def summary_table(rows: list[dict]) -> pd.DataFrame:
-    """One row per job: job, status, model, dataset, then one column per metric with its direction arrow."""
+    """One row per job: job, status, model, dataset, then one column per metric with its direction
+    arrow."""
     metric_names: list[str] = []
     for row in rows:
         metric_names += [m for m in row.get("metrics", {}) if m not in metric_names]
     records = []
     for row in rows:
-        rec = {"job": row["job"], "status": row["status"], "model": row.get("model"), "dataset": row.get("dataset")}
+        rec = {
+            "job": row["job"],
+            "status": row["status"],
+            "model": row.get("model"),
+            "dataset": row.get("dataset"),
+        }
         directions = row.get("directions", {})
         for m in metric_names:
             arrow = ARROWS.get(directions.get(m, METRIC_DIRECTIONS.get(m, "")), "")
@@ -85,5 +119,7 @@ def write_summary(sweep_dir: str | Path, rows: list[dict]) -> pd.DataFrame:
     """summary.csv and summary.md in the sweep folder."""
     table = summary_table(rows)
     write_atomic(Path(sweep_dir) / "summary.csv", table.to_csv(index=False))
-    write_atomic(Path(sweep_dir) / "summary.md", table.to_markdown(index=False, floatfmt=".4g") + "\n")
+    write_atomic(
+        Path(sweep_dir) / "summary.md", table.to_markdown(index=False, floatfmt=".4g") + "\n"
+    )
     return table

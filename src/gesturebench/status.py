@@ -1,4 +1,5 @@
-"""Process exit status of a launch: set when any job failed, read by `launch.py` after Hydra returns."""
+"""Process exit status of a launch: set when any job failed, read by `launch.py` after Hydra
+returns."""
 
 _failed = False
 

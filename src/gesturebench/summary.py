@@ -19,7 +19,8 @@ log = logging.getLogger(__name__)
 
 
 def collect_jobs(sweep_dir: Path, sweep_id: str) -> list[dict]:
-    """Rows of the jobs of this multirun: complete results.json or error.json tagged with `sweep_id`."""
+    """Rows of the jobs of this multirun: complete results.json or error.json tagged with
+    `sweep_id`."""
     rows = []
     for job_dir in sorted(p for p in sweep_dir.iterdir() if p.is_dir()):
         for name, state in ((ERROR_FILE, "failed"), (RESULTS_FILE, "ok")):
@@ -48,6 +49,11 @@ class SweepSummaryCallback(Callback):
         if not rows:
             return
         table = write_summary(sweep_dir, rows)
-        log.info("summary of %d jobs: %s\n%s", len(rows), sweep_dir / "summary.md", table.to_markdown(index=False))
+        log.info(
+            "summary of %d jobs: %s\n%s",
+            len(rows),
+            sweep_dir / "summary.md",
+            table.to_markdown(index=False),
+        )
         if any(r["status"] != "ok" for r in rows):
             status.mark_failed()

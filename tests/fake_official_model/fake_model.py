@@ -1,9 +1,11 @@
-"""A stand-in for a published model's test script: numpy, scipy and soundfile only, nothing from gesturebench.
+"""A stand-in for a published model's test script: numpy, scipy and soundfile only, nothing from
+gesturebench.
 
-It reads a BEAT2-layout folder (the reference motion for seed frames and copied fields, the speech audio) and writes
-one result file per sequence in the format a given official code base writes. Its "generation" is deterministic:
-the reference with the arms swinging by the speech energy, the jaw opening with it, the eyes wandering, the
-root swaying and a damped face, so that every harness source (outputs, command, module) must reproduce exactly the same motion.
+It reads a BEAT2-layout folder (the reference motion for seed frames and copied fields, the speech
+audio) and writes one result file per sequence in the format a given official code base writes. Its
+"generation" is deterministic: the reference with the arms swinging by the speech energy, the jaw
+opening with it, the eyes wandering, the root swaying and a damped face, so that every harness
+source (outputs, command, module) must reproduce exactly the same motion.
 
     python fake_model.py --split-dir DIR --id ID --out OUT [--format F] [--fault F] [--counter FILE]   # one sequence
     python fake_model.py --split-dir DIR --split test --out OUT [--format F]                            # a whole split
@@ -24,8 +26,15 @@ FPS = 30
 ARM_CHANNELS = np.arange(3 * 16, 3 * 22)  # shoulders, elbows, wrists
 FORMATS = ("beat2", "emage_test", "emage_audio", "rot6d", "joints52", "smplx")
 FILE_NAMES = {"emage_test": "res_{id}.npz", "emage_audio": "{id}_output.npz"}
-SMPLX_PARTS = {"global_orient": (0, 1), "body_pose": (1, 22), "jaw_pose": (22, 23), "leye_pose": (23, 24),
-               "reye_pose": (24, 25), "left_hand_pose": (25, 40), "right_hand_pose": (40, 55)}
+SMPLX_PARTS = {
+    "global_orient": (0, 1),
+    "body_pose": (1, 22),
+    "jaw_pose": (22, 23),
+    "leye_pose": (23, 24),
+    "reye_pose": (24, 25),
+    "left_hand_pose": (25, 40),
+    "right_hand_pose": (40, 55),
+}
 
 
 def frame_energy(audio: np.ndarray | None, n_frames: int, sample_rate: int) -> np.ndarray:
@@ -33,13 +42,16 @@ def frame_energy(audio: np.ndarray | None, n_frames: int, sample_rate: int) -> n
     if audio is None or len(audio) == 0:
         return np.zeros(n_frames)
     hop = sample_rate // FPS
-    padded = np.pad(np.asarray(audio, np.float64), (0, max(0, n_frames * hop - len(audio))))[: n_frames * hop]
+    padded = np.pad(np.asarray(audio, np.float64), (0, max(0, n_frames * hop - len(audio))))[
+        : n_frames * hop
+    ]
     rms = np.sqrt((padded.reshape(n_frames, hop) ** 2).mean(axis=1))
     return rms / max(rms.max(), 1e-12)
 
 
 def fake_gesture(batch: dict, gain: float = 0.3) -> dict[str, np.ndarray]:
-    """The fake model's motion (BEAT2 arrays, float32) from a batch: reference arrays, audio, sample rate."""
+    """The fake model's motion (BEAT2 arrays, float32) from a batch: reference arrays, audio, sample
+    rate."""
     poses = np.array(batch["poses"], dtype=np.float64)
     n = len(poses)
     t = np.arange(n) / FPS
@@ -51,8 +63,12 @@ def fake_gesture(batch: dict, gain: float = 0.3) -> dict[str, np.ndarray]:
     trans = np.array(batch["trans"], dtype=np.float64)
     trans[:, 0] += 0.05 * np.sin(2 * np.pi * 0.2 * t)
     expressions = 0.5 * np.asarray(batch["expressions"], dtype=np.float64)
-    return {"poses": poses.astype(np.float32), "trans": trans.astype(np.float32),
-            "expressions": expressions.astype(np.float32), "betas": np.asarray(batch["betas"], np.float32)}
+    return {
+        "poses": poses.astype(np.float32),
+        "trans": trans.astype(np.float32),
+        "expressions": expressions.astype(np.float32),
+        "betas": np.asarray(batch["betas"], np.float32),
+    }
 
 
 def rotation_6d(axis_angle: np.ndarray) -> np.ndarray:
@@ -83,16 +99,28 @@ def write_result(folder: Path, sequence_id: str, motion: dict, reference: dict, 
             np.savez(folder / f"gt_{sequence_id}.npz", **reference, **meta)
     elif fmt == "emage_audio":  # test_emage_audio.py: beat_format_save with zero betas
         arrays = {**motion, "betas": np.zeros(300, np.float32), **meta}
-    elif fmt == "rot6d":  # GestureLSM-style network output: 6D, a batch axis, no frame rate, the reference too
-        arrays = {"rec_pose": rotation_6d(motion["poses"].reshape(n, 55, 3)).reshape(1, n, 330),
-                  "tar_pose": rotation_6d(reference["poses"].reshape(-1, 55, 3)).reshape(1, -1, 330),
-                  "rec_trans": motion["trans"][None], "rec_exps": motion["expressions"][None]}
+    elif (
+        fmt == "rot6d"
+    ):  # GestureLSM-style network output: 6D, a batch axis, no frame rate, the reference too
+        arrays = {
+            "rec_pose": rotation_6d(motion["poses"].reshape(n, 55, 3)).reshape(1, n, 330),
+            "tar_pose": rotation_6d(reference["poses"].reshape(-1, 55, 3)).reshape(1, -1, 330),
+            "rec_trans": motion["trans"][None],
+            "rec_exps": motion["expressions"][None],
+        }
     elif fmt == "joints52":  # body and hands only: no jaw, eyes or face
         joints = motion["poses"].reshape(n, 55, 3)
-        arrays = {"pred_pose": np.concatenate([joints[:, :22], joints[:, 25:]], axis=1), "transl": motion["trans"]}
+        arrays = {
+            "pred_pose": np.concatenate([joints[:, :22], joints[:, 25:]], axis=1),
+            "transl": motion["trans"],
+        }
     elif fmt == "smplx":
-        arrays = {**smplx_parts(motion["poses"]), "transl": motion["trans"], "expression": motion["expressions"],
-                  "betas": motion["betas"]}
+        arrays = {
+            **smplx_parts(motion["poses"]),
+            "transl": motion["trans"],
+            "expression": motion["expressions"],
+            "betas": motion["betas"],
+        }
     else:
         raise ValueError(f"unknown format {fmt!r}; one of {FORMATS}")
     np.savez(path, **arrays)
@@ -100,7 +128,8 @@ def write_result(folder: Path, sequence_id: str, motion: dict, reference: dict, 
 
 
 def read_batch(split_dir: Path, sequence_id: str) -> tuple[dict, dict]:
-    """The batch (reference arrays + audio) of a sequence of a BEAT2 folder, and the reference arrays."""
+    """The batch (reference arrays + audio) of a sequence of a BEAT2 folder, and the reference
+    arrays."""
     with np.load(split_dir / "smplxflame_30" / f"{sequence_id}.npz") as f:
         reference = {k: f[k] for k in ("poses", "trans", "expressions", "betas")}
     wav = split_dir / "wave16k" / f"{sequence_id}.wav"
@@ -109,7 +138,9 @@ def read_batch(split_dir: Path, sequence_id: str) -> tuple[dict, dict]:
 
 
 def split_ids(split_dir: Path, split: str) -> list[str]:
-    rows = [line.split(",") for line in (split_dir / "train_test_split.csv").read_text().split()[1:]]
+    rows = [
+        line.split(",") for line in (split_dir / "train_test_split.csv").read_text().split()[1:]
+    ]
     return [sid for sid, kind in rows if kind == split]
 
 
@@ -133,7 +164,9 @@ def main(argv: list[str] | None = None) -> None:
         time.sleep(600)
     for sequence_id in [args.id] if args.id else split_ids(args.split_dir, args.split):
         batch, reference = read_batch(args.split_dir, sequence_id)
-        path = write_result(args.out, sequence_id, fake_gesture(batch, args.gain), reference, args.format)
+        path = write_result(
+            args.out, sequence_id, fake_gesture(batch, args.gain), reference, args.format
+        )
         if args.fault == "truncate":
             data = path.read_bytes()
             path.write_bytes(data[: len(data) // 2])

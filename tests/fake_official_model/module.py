@@ -1,10 +1,12 @@
-"""The fake model as importable Python objects: what `source=module` and a user's own model class look like.
+"""The fake model as importable Python objects: what `source=module` and a user's own model class
+look like.
 
-- `FakeGestureModule`: a LightningModule whose weight (`gain`) must come from a checkpoint; returns SMPL-X
-  forward arguments as tensors on the batch's `device` (the `smplx` package's names).
+- `FakeGestureModule`: a LightningModule whose weight (`gain`) must come from a checkpoint; returns
+  SMPL-X forward arguments as tensors on the batch's `device` (the `smplx` package's names).
 - `generate(batch)`: a plain function of the dict batch (no weights), returning BEAT2 arrays.
 - `generate_from_record(record)`: a function of the `SequenceRecord`, returning a `Motion`.
-- `FakeGestureModel`: a user's own `GestureModel` subclass, used through ``_target_`` in a YAML of their own.
+- `FakeGestureModel`: a user's own `GestureModel` subclass, used through ``_target_`` in a YAML of
+  their own.
 """
 
 from __future__ import annotations
@@ -27,8 +29,14 @@ class FakeGestureModule(pl.LightningModule):
 
     def predict_step(self, batch: dict, batch_idx: int = 0) -> dict[str, torch.Tensor]:
         motion = fake_gesture(batch, float(self.gain))
-        out = {**smplx_parts(motion["poses"]), "transl": motion["trans"], "expression": motion["expressions"]}
-        assert batch["device"] == self.gain.device, "the batch names the device the module's parameters are on"
+        out = {
+            **smplx_parts(motion["poses"]),
+            "transl": motion["trans"],
+            "expression": motion["expressions"],
+        }
+        assert batch["device"] == self.gain.device, (
+            "the batch names the device the module's parameters are on"
+        )
         return {k: torch.as_tensor(v, device=batch["device"]) for k, v in out.items()}
 
 

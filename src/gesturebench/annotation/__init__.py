@@ -1,1 +1,2 @@
-"""Semantic-gesture annotation (spec/ANNOTATION.md): events, clips, annotator backends, the JSONL store, review."""
+"""Semantic-gesture annotation (spec/ANNOTATION.md): events, clips, annotator backends, the JSONL
+store, review."""

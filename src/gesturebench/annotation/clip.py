@@ -19,11 +19,12 @@ _RENDER_LOCK = threading.Lock()
 
 @dataclass
 class EventClip:
-    """The frames [f0, f1) around `event` in one source's motion, with their audio and a hash of the motion.
+    """The frames [f0, f1) around `event` in one source's motion, with their audio and a hash of the
+    motion.
 
-    The joints (T,55,3) come from `joints_fn` on first use, and frames and video are rendered on first use, so a
-    clip whose event is already annotated costs only its motion hash. Videos are cached under `clip_dir` by event,
-    motion hash and camera, since rendering is deterministic.
+    The joints (T,55,3) come from `joints_fn` on first use, and frames and video are rendered on
+    first use, so a clip whose event is already annotated costs only its motion hash. Videos are
+    cached under `clip_dir` by event, motion hash and camera, since rendering is deterministic.
     """
 
     event: Event
@@ -59,7 +60,9 @@ class EventClip:
 
     def frames(self) -> np.ndarray:
         joints = self.joints
-        with _RENDER_LOCK:  # matplotlib is not thread-safe: the runner's workers render one at a time
+        with (
+            _RENDER_LOCK
+        ):  # matplotlib is not thread-safe: the runner's workers render one at a time
             if self._frames is None:
                 self._frames = clip_frames(joints, self.camera)
         return self._frames
@@ -76,21 +79,40 @@ class EventClip:
         return path
 
 
-def window_audio(audio: np.ndarray | None, f0: int, f1: int, fps: int, sample_rate: int = SAMPLE_RATE):
+def window_audio(
+    audio: np.ndarray | None, f0: int, f1: int, fps: int, sample_rate: int = SAMPLE_RATE
+):
     """The samples of frames [f0, f1) of a sequence's audio (None stays None)."""
     if audio is None:
         return None
-    return audio[f0 * sample_rate // fps: f1 * sample_rate // fps]
+    return audio[f0 * sample_rate // fps : f1 * sample_rate // fps]
 
 
-def make_clip(event: Event, source: str, motion: Motion, joints_of: Callable[[int, int], np.ndarray],
-              audio: np.ndarray | None = None, *, context: float = CONTEXT_SECONDS, camera: Camera | None = None,
-              clip_dir: Path | None = None) -> EventClip | None:
-    """The clip of `event` in `motion`, `joints_of(f0, f1)` giving the window's joints when first needed;
-    None when the event lies beyond the motion."""
+def make_clip(
+    event: Event,
+    source: str,
+    motion: Motion,
+    joints_of: Callable[[int, int], np.ndarray],
+    audio: np.ndarray | None = None,
+    *,
+    context: float = CONTEXT_SECONDS,
+    camera: Camera | None = None,
+    clip_dir: Path | None = None,
+) -> EventClip | None:
+    """The clip of `event` in `motion`, `joints_of(f0, f1)` giving the window's joints when first
+    needed; None when the event lies beyond the motion."""
     f0, f1 = event.window(motion.n_frames, motion.fps, context)
     if f1 - f0 < 2:
         return None
-    return EventClip(event, source, f0, f1, motion.fps, motion.frames(f0, f1).content_hash(),
-                     lambda: joints_of(f0, f1), window_audio(audio, f0, f1, motion.fps),
-                     camera=camera or Camera(), clip_dir=clip_dir)
+    return EventClip(
+        event,
+        source,
+        f0,
+        f1,
+        motion.fps,
+        motion.frames(f0, f1).content_hash(),
+        lambda: joints_of(f0, f1),
+        window_audio(audio, f0, f1, motion.fps),
+        camera=camera or Camera(),
+        clip_dir=clip_dir,
+    )

@@ -1,4 +1,5 @@
-"""Events: the semantic intervals of a sequence, each with what is said in it, under a stable content-hash id."""
+"""Events: the semantic intervals of a sequence, each with what is said in it, under a stable
+content-hash id."""
 
 from __future__ import annotations
 
@@ -18,8 +19,9 @@ CONTEXT_SECONDS = 0.5
 class Event:
     """One semantic interval of a sequence (spec/ANNOTATION.md "Events").
 
-    `target` is the sem file's keywords, else the TextGrid words overlapping the interval; `category` and `score`
-    are BEAT2's name and relevance columns; `label` the class the name encodes (`annotations_io.sem_label`).
+    `target` is the sem file's keywords, else the TextGrid words overlapping the interval;
+    `category` and `score` are BEAT2's name and relevance columns; `label` the class the name
+    encodes (`annotations_io.sem_label`).
     """
 
     sequence_id: str
@@ -33,13 +35,20 @@ class Event:
 
     @property
     def id(self) -> str:
-        """Content hash of (sequence, interval, category, target): the same event always gets the same id."""
-        key = [self.sequence_id, round(self.start, 3), round(self.end, 3), self.category, self.target]
+        """Content hash of (sequence, interval, category, target): the same event always gets the
+        same id."""
+        key = [
+            self.sequence_id,
+            round(self.start, 3),
+            round(self.end, 3),
+            self.category,
+            self.target,
+        ]
         return hashlib.sha256(json.dumps(key).encode()).hexdigest()[:16]
 
     def window(self, n_frames: int, fps: int, context: float = CONTEXT_SECONDS) -> tuple[int, int]:
-        """Frames [f0, f1) of the interval with `context` seconds on each side, clipped to the sequence (empty when
-        the interval lies beyond the motion: f1 <= f0)."""
+        """Frames [f0, f1) of the interval with `context` seconds on each side, clipped to the
+        sequence (empty when the interval lies beyond the motion: f1 <= f0)."""
         f0 = max(0, math.floor((self.start - context) * fps))
         f1 = min(n_frames, math.ceil((self.end + context) * fps))
         return f0, f1
@@ -49,13 +58,18 @@ def spoken_target(interval: SemInterval, words: Sequence[Word] | None) -> str:
     """The keywords of `interval`, else the words overlapping it in time, else ''."""
     if interval.keywords:
         return interval.keywords
-    return " ".join(w.word for w in words or () if w.start < interval.end and w.end > interval.start)
+    return " ".join(
+        w.word for w in words or () if w.start < interval.end and w.end > interval.start
+    )
 
 
-def collect_events(sequence_id: str, sem: Sequence[SemInterval] | None,
-                   words: Sequence[Word] | None = None) -> list[Event]:
+def collect_events(
+    sequence_id: str, sem: Sequence[SemInterval] | None, words: Sequence[Word] | None = None
+) -> list[Event]:
     """The events of one sequence, in sem-file order (none when the sequence has no sem file)."""
     return [
-        Event(sequence_id, i, iv.start, iv.end, spoken_target(iv, words), iv.name, iv.score, iv.label)
+        Event(
+            sequence_id, i, iv.start, iv.end, spoken_target(iv, words), iv.name, iv.score, iv.label
+        )
         for i, iv in enumerate(sem or ())
     ]

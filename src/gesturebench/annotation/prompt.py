@@ -1,4 +1,5 @@
-"""The annotation prompt: a versioned template shipped in the package; its SHA-256 goes into every record."""
+"""The annotation prompt: a versioned template shipped in the package; its SHA-256 goes into every
+record."""
 
 from __future__ import annotations
 
@@ -13,16 +14,24 @@ PROMPT_VERSION = "gesture_v1"
 
 @cache
 def template(version: str = PROMPT_VERSION) -> str:
-    return resources.files("gesturebench.annotation").joinpath("prompts", f"{version}.txt").read_text("utf-8")
+    return (
+        resources.files("gesturebench.annotation")
+        .joinpath("prompts", f"{version}.txt")
+        .read_text("utf-8")
+    )
 
 
 def prompt_sha256(version: str = PROMPT_VERSION) -> str:
-    """Hash of the template text: records made with another prompt are never mistaken for this one's."""
+    """Hash of the template text: records made with another prompt are never mistaken for this
+    one's."""
     return hashlib.sha256(template(version).encode()).hexdigest()
 
 
-def render_prompt(event: Event, clip_start: float, clip_seconds: float, version: str = PROMPT_VERSION) -> str:
-    """The prompt for `event` shown in a clip that starts at `clip_start` seconds and lasts `clip_seconds`."""
+def render_prompt(
+    event: Event, clip_start: float, clip_seconds: float, version: str = PROMPT_VERSION
+) -> str:
+    """The prompt for `event` shown in a clip that starts at `clip_start` seconds and lasts
+    `clip_seconds`."""
     return template(version).format(
         clip_seconds=clip_seconds,
         interval_start=max(0.0, event.start - clip_start),

@@ -1,10 +1,10 @@
-"""Validation of annotations by people: a review sheet (CSV + static HTML with the clips), its ingestion
-(percentage correct overall and per component) and class agreement between two annotators (Cohen's kappa and a
-confusion matrix, scikit-learn).
+"""Validation of annotations by people: a review sheet (CSV + static HTML with the clips), its
+ingestion (percentage correct overall and per component) and class agreement between two annotators
+(Cohen's kappa and a confusion matrix, scikit-learn).
 
-The sheet has one row per sampled record; a reviewer fills `correct_<component>` with 1/0 (also accepted:
-y/n, yes/no, true/false, correct/incorrect; blank = not judged) and may give their own class in
-`reviewer_class`, which is then compared with the annotator's class.
+The sheet has one row per sampled record; a reviewer fills `correct_<component>` with 1/0 (also
+accepted: y/n, yes/no, true/false, correct/incorrect; blank = not judged) and may give their own
+class in `reviewer_class`, which is then compared with the annotator's class.
 """
 
 from __future__ import annotations
@@ -23,13 +23,26 @@ from gesturebench.io import write_atomic
 
 COMPONENTS = ("handedness", "hand_shape", "orientation", "location", "movement", "class", "meaning")
 JUDGED = tuple(f"correct_{c}" for c in COMPONENTS)
-INFO = ("event_id", "sequence_id", "start", "end", "clip", "word", "class", "confidence", "gesture_description",
-        "contextual_meaning", "status")
+INFO = (
+    "event_id",
+    "sequence_id",
+    "start",
+    "end",
+    "clip",
+    "word",
+    "class",
+    "confidence",
+    "gesture_description",
+    "contextual_meaning",
+    "status",
+)
 _YES = {"1", "y", "yes", "true", "correct", "ok"}
 _NO = {"0", "n", "no", "false", "incorrect", "wrong"}
 
 
-def sample_records(records: Sequence[AnnotationRecord], n: int, seed: int) -> list[AnnotationRecord]:
+def sample_records(
+    records: Sequence[AnnotationRecord], n: int, seed: int
+) -> list[AnnotationRecord]:
     """`n` records drawn without replacement (seeded), in (sequence, start) order."""
     rng = np.random.default_rng(seed)
     picked = rng.choice(len(records), size=min(n, len(records)), replace=False) if records else []
@@ -40,11 +53,24 @@ def sheet_rows(records: Sequence[AnnotationRecord], clips: Sequence[str]) -> pd.
     """The review table: the annotation, its clip's relative path and empty judgement columns."""
     rows = []
     for record, clip in zip(records, clips):
-        rows.append({"event_id": record.event_id, "sequence_id": record.sequence_id, "start": record.start,
-                     "end": record.end, "clip": clip, "word": record.word, "class": record.gesture_class,
-                     "confidence": record.confidence, "gesture_description": record.gesture_description or record.raw,
-                     "contextual_meaning": record.contextual_meaning, "status": record.status,
-                     **{c: "" for c in JUDGED}, "reviewer_class": "", "notes": ""})
+        rows.append(
+            {
+                "event_id": record.event_id,
+                "sequence_id": record.sequence_id,
+                "start": record.start,
+                "end": record.end,
+                "clip": clip,
+                "word": record.word,
+                "class": record.gesture_class,
+                "confidence": record.confidence,
+                "gesture_description": record.gesture_description or record.raw,
+                "contextual_meaning": record.contextual_meaning,
+                "status": record.status,
+                **{c: "" for c in JUDGED},
+                "reviewer_class": "",
+                "notes": "",
+            }
+        )
     return pd.DataFrame(rows, columns=[*INFO, *JUDGED, "reviewer_class", "notes"])
 
 
@@ -59,24 +85,35 @@ def write_review_sheet(folder: str | Path, table: pd.DataFrame, title: str) -> t
             "<tr><td><video controls width='320' src='{clip}'></video></td><td>{seq}<br>{start:.2f}–{end:.2f} s<br>"
             "<code>{eid}</code></td><td><b>{word}</b></td><td><b>{cls}</b> ({conf})</td><td>{desc}</td>"
             "<td>{meaning}</td></tr>".format(
-                clip=html.escape(str(r["clip"])), seq=html.escape(r["sequence_id"]), start=r["start"], end=r["end"],
-                eid=r["event_id"], word=html.escape(str(r["word"])), cls=html.escape(str(r["class"])),
-                conf=r["confidence"], desc=html.escape(str(r["gesture_description"])),
-                meaning=html.escape(str(r["contextual_meaning"]))))
-    page = (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-            "<style>body{font-family:sans-serif}td{vertical-align:top;padding:6px;border-bottom:1px solid #ccc}"
-            "</style></head><body>"
-            f"<h1>{html.escape(title)}</h1><p>Judge each component in <code>review.csv</code>: "
-            f"{', '.join(JUDGED)} = 1 (correct) or 0 (incorrect), blank if not judged; optionally your own class in "
-            "<code>reviewer_class</code>. Then run the same command with <code>task.review.filled=review.csv</code>.</p>"
-            "<table><tr><th>clip</th><th>event</th><th>word</th><th>class</th><th>gesture description</th>"
-            f"<th>contextual meaning</th></tr>{''.join(cells)}</table></body></html>\n")
+                clip=html.escape(str(r["clip"])),
+                seq=html.escape(r["sequence_id"]),
+                start=r["start"],
+                end=r["end"],
+                eid=r["event_id"],
+                word=html.escape(str(r["word"])),
+                cls=html.escape(str(r["class"])),
+                conf=r["confidence"],
+                desc=html.escape(str(r["gesture_description"])),
+                meaning=html.escape(str(r["contextual_meaning"])),
+            )
+        )
+    page = (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+        "<style>body{font-family:sans-serif}td{vertical-align:top;padding:6px;border-bottom:1px solid #ccc}"
+        "</style></head><body>"
+        f"<h1>{html.escape(title)}</h1><p>Judge each component in <code>review.csv</code>: "
+        f"{', '.join(JUDGED)} = 1 (correct) or 0 (incorrect), blank if not judged; optionally your own class in "
+        "<code>reviewer_class</code>. Then run the same command with <code>task.review.filled=review.csv</code>.</p>"
+        "<table><tr><th>clip</th><th>event</th><th>word</th><th>class</th><th>gesture description</th>"
+        f"<th>contextual meaning</th></tr>{''.join(cells)}</table></body></html>\n"
+    )
     write_atomic(html_path, page)
     return csv_path, html_path
 
 
 def read_review_sheet(path: str | Path) -> pd.DataFrame:
-    """A filled sheet with its judgement columns as 1.0 / 0.0 / NaN; a value that is no judgement is a DataError."""
+    """A filled sheet with its judgement columns as 1.0 / 0.0 / NaN; a value that is no judgement is
+    a DataError."""
     path = Path(path)
     if not path.is_file():
         raise DataError(path, "review sheet not found")
@@ -86,29 +123,40 @@ def read_review_sheet(path: str | Path) -> pd.DataFrame:
         raise DataError(path, f"not a readable CSV ({exc})") from exc
     missing = [c for c in ("event_id", "class", *JUDGED) if c not in table.columns]
     if missing:
-        raise DataError(path, f"missing column(s) {', '.join(missing)}; write a sheet with task.mode=review first")
+        raise DataError(
+            path,
+            f"missing column(s) {', '.join(missing)}; write a sheet with task.mode=review first",
+        )
     for column in JUDGED:
         values = table[column].str.strip().str.lower()
         bad = ~values.isin(_YES | _NO | {""})
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
-            raise DataError(path, f"row {row + 2}, column {column}: {table[column].iloc[row]!r} is not 1/0 "
-                                  "(or yes/no, correct/incorrect, blank)")
+            raise DataError(
+                path,
+                f"row {row + 2}, column {column}: {table[column].iloc[row]!r} is not 1/0 "
+                "(or yes/no, correct/incorrect, blank)",
+            )
         table[column] = np.where(values.isin(_YES), 1.0, np.where(values.isin(_NO), 0.0, np.nan))
     return table
 
 
 def review_scores(table: pd.DataFrame) -> dict:
-    """Percentage correct overall (all judged cells), per component, and of fully correct annotations."""
+    """Percentage correct overall (all judged cells), per component, and of fully correct
+    annotations."""
     judged = table[list(JUDGED)]
-    per_component = {c: (None if judged[j].count() == 0 else 100.0 * float(judged[j].mean()))
-                     for c, j in zip(COMPONENTS, JUDGED)}
+    per_component = {
+        c: (None if judged[j].count() == 0 else 100.0 * float(judged[j].mean()))
+        for c, j in zip(COMPONENTS, JUDGED)
+    }
     rows = judged.dropna(how="all")
     return {
         "reviewed": len(rows),
         "judgements": int(judged.count().sum()),
         "percent_correct": None if rows.empty else 100.0 * float(np.nanmean(judged.to_numpy())),
-        "percent_fully_correct": None if rows.empty else 100.0 * float((rows.fillna(1.0) == 1.0).all(axis=1).mean()),
+        "percent_fully_correct": None
+        if rows.empty
+        else 100.0 * float((rows.fillna(1.0) == 1.0).all(axis=1).mean()),
         "percent_correct_per_component": per_component,
     }
 

@@ -1,16 +1,17 @@
-"""`AnnotationRunner`: asks an annotator about many clips with bounded concurrency, retries and a request budget.
+"""`AnnotationRunner`: asks an annotator about many clips with bounded concurrency, retries and a
+request budget.
 
-* Concurrency: a `ThreadPoolExecutor` of `concurrency` workers, fed lazily (at most 2 × concurrency clips in
-  flight), so joints and renders are made as they are needed.
-* Retries: a `TransientError` (HTTP 408/409/429/5xx, timeouts) is retried up to `attempts` requests in all,
-  after an exponential back-off with jitter — the n-th pause is uniform in [d/2, d] with
-  d = min(max_delay, initial_delay · 2ⁿ), and never shorter than a server's Retry-After — then stored as
-  `error`. An answer that does not parse or validate is asked again up to `invalid_attempts` times in all,
-  then stored as `invalid` with its raw text.
-* Budget: every request (retries included) takes one unit of `max_requests`; when it runs out no new request
-  starts, the event is left for the next run and `budget_exhausted` is reported.
-* Resume: a clip whose event already has an `ok`/`invalid` record for the same annotator model, prompt hash and
-  motion hash is not asked again; its stored record is returned.
+* Concurrency: a `ThreadPoolExecutor` of `concurrency` workers, fed lazily (at most 2 × concurrency
+  clips in flight), so joints and renders are made as they are needed.
+* Retries: a `TransientError` (HTTP 408/409/429/5xx, timeouts) is retried up to `attempts` requests
+  in all, after an exponential back-off with jitter — the n-th pause is uniform in [d/2, d] with d =
+  min(max_delay, initial_delay · 2ⁿ), and never shorter than a server's Retry-After — then stored as
+  `error`. An answer that does not parse or validate is asked again up to `invalid_attempts` times
+  in all, then stored as `invalid` with its raw text.
+* Budget: every request (retries included) takes one unit of `max_requests`; when it runs out no new
+  request starts, the event is left for the next run and `budget_exhausted` is reported.
+* Resume: a clip whose event already has an `ok`/`invalid` record for the same annotator model,
+  prompt hash and motion hash is not asked again; its stored record is returned.
 """
 
 from __future__ import annotations
@@ -59,11 +60,19 @@ class RetryPolicy:
     invalid_attempts: int = 2
 
     def __post_init__(self):
-        if self.attempts < 1 or self.invalid_attempts < 1 or self.initial_delay < 0 or self.max_delay < 0:
-            raise ConfigError(f"task.retry: attempts and invalid_attempts must be >= 1 and delays >= 0, got {self}")
+        if (
+            self.attempts < 1
+            or self.invalid_attempts < 1
+            or self.initial_delay < 0
+            or self.max_delay < 0
+        ):
+            raise ConfigError(
+                f"task.retry: attempts and invalid_attempts must be >= 1 and delays >= 0, got {self}"
+            )
 
     def delay(self, retry: int, rng: random.Random, retry_after: float | None = None) -> float:
-        """Seconds to wait before retry number `retry` (0-based): exponential, jittered, ≥ Retry-After."""
+        """Seconds to wait before retry number `retry` (0-based): exponential, jittered, ≥
+        Retry-After."""
         d = min(self.max_delay, self.initial_delay * 2.0**retry)
         return max(rng.uniform(d / 2, d), min(retry_after or 0.0, self.max_delay))
 
@@ -92,19 +101,34 @@ class BudgetExhausted(Exception):
 
 @dataclass
 class RunSummary:
-    counts: Counter = field(default_factory=Counter)  # ok / invalid / error / skipped / unattempted (needs `total`)
-    records: dict[str, AnnotationRecord] = field(default_factory=dict)  # event id → record (new and stored)
+    counts: Counter = field(
+        default_factory=Counter
+    )  # ok / invalid / error / skipped / unattempted (needs `total`)
+    records: dict[str, AnnotationRecord] = field(
+        default_factory=dict
+    )  # event id → record (new and stored)
 
     def as_dict(self) -> dict:
-        return {k: int(self.counts.get(k, 0)) for k in ("ok", "invalid", "error", "skipped", "unattempted")}
+        return {
+            k: int(self.counts.get(k, 0))
+            for k in ("ok", "invalid", "error", "skipped", "unattempted")
+        }
 
 
 class AnnotationRunner:
     """Runs `annotator` over clips, storing each answer in `store` (if the annotator writes one)."""
 
-    def __init__(self, annotator: Annotator, store: AnnotationStore | None, *, concurrency: int = 4,
-                 retry: RetryPolicy = RetryPolicy(), budget: RequestBudget | None = None, seed: int = 0,
-                 sleep: Callable[[float], None] = time.sleep):
+    def __init__(
+        self,
+        annotator: Annotator,
+        store: AnnotationStore | None,
+        *,
+        concurrency: int = 4,
+        retry: RetryPolicy = RetryPolicy(),
+        budget: RequestBudget | None = None,
+        seed: int = 0,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
         self.annotator = annotator
         self.store = store if annotator.writes_store else None
         self.concurrency = max(1, int(concurrency))
@@ -118,16 +142,31 @@ class AnnotationRunner:
         """The final record this run would reuse for `clip`, if any."""
         if self.store is None:
             return None
-        return self.store.find(clip.event.id, self.annotator.fingerprint(), self.annotator.model_name,
-                               clip.motion_sha256, final_only=True)
+        return self.store.find(
+            clip.event.id,
+            self.annotator.fingerprint(),
+            self.annotator.model_name,
+            clip.motion_sha256,
+            final_only=True,
+        )
 
-    def run(self, clips: Iterable[EventClip], total: int | None = None, progress: bool = False) -> RunSummary:
-        """Annotate every clip (stored ones are reused); returns counts and the record of each event."""
+    def run(
+        self, clips: Iterable[EventClip], total: int | None = None, progress: bool = False
+    ) -> RunSummary:
+        """Annotate every clip (stored ones are reused); returns counts and the record of each
+        event."""
         summary = RunSummary()
-        columns = (TextColumn("[bold]annotate"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
-                   TimeElapsedColumn())
-        with Progress(*columns, disable=not progress, transient=False) as bar, \
-                ThreadPoolExecutor(self.concurrency, thread_name_prefix="annotate") as pool:
+        columns = (
+            TextColumn("[bold]annotate"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.description}"),
+            TimeElapsedColumn(),
+        )
+        with (
+            Progress(*columns, disable=not progress, transient=False) as bar,
+            ThreadPoolExecutor(self.concurrency, thread_name_prefix="annotate") as pool,
+        ):
             task = bar.add_task(self._status(summary.counts), total=total)
             pending: set[Future] = set()
 
@@ -153,16 +192,21 @@ class AnnotationRunner:
                     collect(done)
             collect(wait(pending).done)
         if total is not None:
-            summary.counts["unattempted"] = total - sum(summary.counts[k] for k in ("ok", "invalid", "error", "skipped"))
+            summary.counts["unattempted"] = total - sum(
+                summary.counts[k] for k in ("ok", "invalid", "error", "skipped")
+            )
         return summary
 
     @staticmethod
     def _status(counts: Counter) -> str:
-        return (f"[green]ok {counts['ok']}[/] · [yellow]invalid {counts['invalid']}[/] · "
-                f"[red]error {counts['error']}[/] · skipped {counts['skipped']}")
+        return (
+            f"[green]ok {counts['ok']}[/] · [yellow]invalid {counts['invalid']}[/] · "
+            f"[red]error {counts['error']}[/] · skipped {counts['skipped']}"
+        )
 
     def annotate(self, clip: EventClip) -> AnnotationRecord | None:
-        """Ask about one clip (with retries) and store the record; None when the budget ran out first."""
+        """Ask about one clip (with retries) and store the record; None when the budget ran out
+        first."""
         try:
             for _ in range(self.retry.invalid_attempts):
                 answer = self._request(clip)
@@ -184,7 +228,8 @@ class AnnotationRunner:
         return record
 
     def _request(self, clip: EventClip) -> GestureAnswer | str:
-        """One answer, retrying transient failures; RequestError once `attempts` requests have failed."""
+        """One answer, retrying transient failures; RequestError once `attempts` requests have
+        failed."""
         for attempt in range(self.retry.attempts):
             if not self.budget.take():
                 raise BudgetExhausted
@@ -192,18 +237,35 @@ class AnnotationRunner:
                 return self.annotator.ask(clip)
             except TransientError as exc:
                 if attempt + 1 == self.retry.attempts:
-                    raise RequestError(f"gave up after {self.retry.attempts} attempts: {one_line(exc)}") from None
+                    raise RequestError(
+                        f"gave up after {self.retry.attempts} attempts: {one_line(exc)}"
+                    ) from None
                 with self._rng_lock:
                     pause = self.retry.delay(attempt, self._rng, exc.retry_after)
                 log.info("%s: %s; retrying in %.1f s", clip.event.id, one_line(exc), pause)
                 self.sleep(pause)
 
-    def _record(self, clip: EventClip, status: str, answer: GestureAnswer | None = None, error: str | None = None,
-                raw: str | None = None) -> AnnotationRecord:
+    def _record(
+        self,
+        clip: EventClip,
+        status: str,
+        answer: GestureAnswer | None = None,
+        error: str | None = None,
+        raw: str | None = None,
+    ) -> AnnotationRecord:
         fields = answer.model_dump() if answer is not None else {}
         return AnnotationRecord(
-            event_id=clip.event.id, sequence_id=clip.event.sequence_id, start=clip.event.start, end=clip.event.end,
-            source=clip.source, annotator=self.annotator.name, annotator_model=self.annotator.model_name,
-            prompt_sha256=self.annotator.fingerprint() or "", status=status, error=error, raw=raw,
-            motion_sha256=clip.motion_sha256, **fields,
+            event_id=clip.event.id,
+            sequence_id=clip.event.sequence_id,
+            start=clip.event.start,
+            end=clip.event.end,
+            source=clip.source,
+            annotator=self.annotator.name,
+            annotator_model=self.annotator.model_name,
+            prompt_sha256=self.annotator.fingerprint() or "",
+            status=status,
+            error=error,
+            raw=raw,
+            motion_sha256=clip.motion_sha256,
+            **fields,
         )

@@ -1,7 +1,9 @@
-"""The annotation record of spec/ANNOTATION.md and the answer an annotator returns, as pydantic models.
+"""The annotation record of spec/ANNOTATION.md and the answer an annotator returns, as pydantic
+models.
 
-`GestureAnswer` is what a backend must produce (an LLM's JSON answer is parsed into it); `AnnotationRecord` is one
-line of the JSONL store. Both spell the class field ``class`` on the wire (`gesture_class` in Python).
+`GestureAnswer` is what a backend must produce (an LLM's JSON answer is parsed into it);
+`AnnotationRecord` is one line of the JSONL store. Both spell the class field ``class`` on the wire
+(`gesture_class` in Python).
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 
 
 class GestureAnswer(BaseModel):
-    """An annotator's answer for one event (extra keys an LLM adds are ignored, missing or wrong ones are not)."""
+    """An annotator's answer for one event (extra keys an LLM adds are ignored, missing or wrong
+    ones are not)."""
 
     model_config = ConfigDict(populate_by_name=True, extra="ignore")
 
@@ -46,7 +49,8 @@ class InvalidAnswer(ValueError):
 
 
 def parse_answer(raw: str) -> GestureAnswer:
-    """Parse an LLM's text answer (a bare JSON object, optionally inside one ```json fence); `InvalidAnswer` if not."""
+    """Parse an LLM's text answer (a bare JSON object, optionally inside one ```json fence);
+    `InvalidAnswer` if not."""
     match = _FENCE.match(raw or "")
     text = match.group(1) if match else (raw or "")
     try:
@@ -54,7 +58,9 @@ def parse_answer(raw: str) -> GestureAnswer:
     except json.JSONDecodeError as exc:
         raise InvalidAnswer(raw, f"not JSON ({exc.msg} at position {exc.pos})") from None
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'answer'}: {e['msg']}" for e in exc.errors())
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'answer'}: {e['msg']}" for e in exc.errors()
+        )
         raise InvalidAnswer(raw, f"does not fit the answer schema ({problems})") from None
 
 
@@ -63,10 +69,12 @@ def now_iso() -> str:
 
 
 class AnnotationRecord(BaseModel):
-    """One line of `annotations/<source>/<annotator>.jsonl` (spec/ANNOTATION.md "Annotation record").
+    """One line of `annotations/<source>/<annotator>.jsonl` (spec/ANNOTATION.md "Annotation
+    record").
 
-    Beside the spec's fields: `raw` (the answer text of an invalid record) and `motion_sha256` (hash of the
-    annotated motion window, so a changed model output is annotated again rather than matched to a stale record).
+    Beside the spec's fields: `raw` (the answer text of an invalid record) and `motion_sha256` (hash
+    of the annotated motion window, so a changed model output is annotated again rather than matched
+    to a stale record).
     """
 
     model_config = ConfigDict(populate_by_name=True, extra="forbid")
@@ -95,7 +103,9 @@ class AnnotationRecord(BaseModel):
         if self.status == "ok" and (self.gesture_class is None or self.error is not None):
             raise ValueError("an 'ok' record needs a class and no error")
         if self.status != "ok" and (self.gesture_class is not None or not self.error):
-            raise ValueError(f"a '{self.status}' record has no class and says what went wrong in 'error'")
+            raise ValueError(
+                f"a '{self.status}' record has no class and says what went wrong in 'error'"
+            )
         return self
 
     def to_json(self) -> str:

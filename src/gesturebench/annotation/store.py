@@ -1,9 +1,10 @@
 """`AnnotationStore`: the append-only JSONL file `annotations/<source>/<annotator>.jsonl`.
 
-Each record is one line written with a single `write` on an O_APPEND descriptor and fsync'ed before the next
-event, so a crash loses at most the event in flight; a torn last line (power loss mid-write) is ignored when
-read and cut off before the next append. Records are never rewritten: a later record for an event supersedes
-an earlier one (an `error` record is retried on the next run; `ok` and `invalid` ones are final).
+Each record is one line written with a single `write` on an O_APPEND descriptor and fsync'ed before
+the next event, so a crash loses at most the event in flight; a torn last line (power loss
+mid-write) is ignored when read and cut off before the next append. Records are never rewritten: a
+later record for an event supersedes an earlier one (an `error` record is retried on the next run;
+`ok` and `invalid` ones are final).
 """
 
 from __future__ import annotations
@@ -71,17 +72,30 @@ class AnnotationStore:
             except ValidationError as exc:
                 first = exc.errors()[0]
                 where = ".".join(map(str, first["loc"])) or "record"
-                raise DataError(self.path, f"line {number} is not a valid annotation record ({where}: {first['msg']})")
+                raise DataError(
+                    self.path,
+                    f"line {number} is not a valid annotation record ({where}: {first['msg']})",
+                )
         return out
 
     def latest(self) -> dict[str, AnnotationRecord]:
         """The last record of each event id."""
         return {r.event_id: r for r in self.records()}
 
-    def find(self, event_id: str, prompt_sha256: str | None = None, annotator_model: str | None = None,
-             motion_sha256: str | None = None, final_only: bool = False) -> AnnotationRecord | None:
+    def find(
+        self,
+        event_id: str,
+        prompt_sha256: str | None = None,
+        annotator_model: str | None = None,
+        motion_sha256: str | None = None,
+        final_only: bool = False,
+    ) -> AnnotationRecord | None:
         """The last record of `event_id` matching the given fields (None matches anything)."""
-        wanted = {"prompt_sha256": prompt_sha256, "annotator_model": annotator_model, "motion_sha256": motion_sha256}
+        wanted = {
+            "prompt_sha256": prompt_sha256,
+            "annotator_model": annotator_model,
+            "motion_sha256": motion_sha256,
+        }
         with self._lock:
             self._load()
             candidates = list(self._by_event.get(event_id, ()))
@@ -109,7 +123,8 @@ class AnnotationStore:
 
 
 def _cut_torn_tail(fd: int) -> None:
-    """Truncate a last line that lacks its newline (left by a crash mid-write) so the next record starts clean."""
+    """Truncate a last line that lacks its newline (left by a crash mid-write) so the next record
+    starts clean."""
     size = os.fstat(fd).st_size
     if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
         return

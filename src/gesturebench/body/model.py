@@ -1,7 +1,8 @@
-"""`BodyModel`: SMPL-X parameters in BEAT2's format → global joints and vertices, through the `smplx` package.
+"""`BodyModel`: SMPL-X parameters in BEAT2's format → global joints and vertices, through the
+`smplx` package.
 
-One code path for every model file: the `smplx` package's own `SMPLX` class, so the procedural default
-(`body/procedural.py`) and the real ``SMPLX_NEUTRAL_2020.npz`` are interchangeable.
+One code path for every model file: the `smplx` package's own `SMPLX` class, so the procedural
+default (`body/procedural.py`) and the real ``SMPLX_NEUTRAL_2020.npz`` are interchangeable.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from gesturebench.data.records import POSE_DIM, Motion
 from gesturebench.errors import CheckpointError, ConfigError, GestureBenchError
 
 N_JOINTS = 55
-#: `body_model.dtype`: float32 (default, fastest on CPU) or float64 (joints and vertices equal across devices to
-#: ~1e-15, so no threshold-based metric can flip between a CPU and a GPU run).
+#: `body_model.dtype`: float32 (default, fastest on CPU) or float64 (joints and vertices equal
+#: across devices to ~1e-15, so no threshold-based metric can flip between a CPU and a GPU run).
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
 # Columns of BEAT2's (T,165) axis-angle `poses` for each pose argument of `smplx.SMPLX.forward`
@@ -43,17 +44,29 @@ def fit_width(x: np.ndarray, width: int) -> np.ndarray:
 
 
 def load_smplx(path: Path, **kwargs) -> smplx.SMPLX:
-    """A neutral SMPL-X layer from an `.npz` model file, with full axis-angle hands and no face contour."""
+    """A neutral SMPL-X layer from an `.npz` model file, with full axis-angle hands and no face
+    contour."""
     if path.suffix != ".npz" or not path.name.lower().startswith("smplx_"):
         raise CheckpointError(
             f"{path}: expected an SMPL-X .npz model file named SMPLX_<GENDER>....npz (e.g. SMPLX_NEUTRAL_2020.npz); "
             "the smplx package reads the model type from the file name and .pkl files are not supported"
         )
     try:
-        model = smplx.create(str(path), model_type="smplx", gender="neutral", use_pca=False,
-                             use_face_contour=False, ext="npz", **kwargs)
-    except Exception as err:  # any failure here comes from the file's content: missing keys, bad arrays, not a zip
-        raise CheckpointError(f"{path}: not a usable SMPL-X model file ({type(err).__name__}: {err})") from err
+        model = smplx.create(
+            str(path),
+            model_type="smplx",
+            gender="neutral",
+            use_pca=False,
+            use_face_contour=False,
+            ext="npz",
+            **kwargs,
+        )
+    except (
+        Exception
+    ) as err:  # any failure here comes from the file's content: missing keys, bad arrays, not a zip
+        raise CheckpointError(
+            f"{path}: not a usable SMPL-X model file ({type(err).__name__}: {err})"
+        ) from err
     _check_layout(path, model)
     return model
 
@@ -77,19 +90,21 @@ def _check_layout(path: Path, model: smplx.SMPLX) -> None:
 
 
 def _leading_nonzero(dirs: torch.Tensor) -> int:
-    """How many leading blend-shape directions (last axis) remain once the trailing all-zero ones are dropped."""
+    """How many leading blend-shape directions (last axis) remain once the trailing all-zero ones
+    are dropped."""
     nonzero = torch.flatten(dirs, 0, -2).abs().amax(dim=0) > 0
     return int(torch.nonzero(nonzero).max()) + 1 if bool(nonzero.any()) else 0
 
 
 class BodyModel(torch.nn.Module):
-    """SMPL-X forward for whole sequences, in chunks, on the module's device (see DESIGN.md "Body model").
+    """SMPL-X forward for whole sequences, in chunks, on the module's device (see DESIGN.md "Body
+    model").
 
-    `model_path=None` uses the procedural model file (generated on first use); a given path must exist.
-    Betas are padded/truncated to the model's shape space, expressions to its expression space. Trailing
-    shape/expression directions that are all zero in the file (most of them in the procedural model) are
-    not loaded, and all-zero pose blend shapes are not multiplied: they cannot change the result and cost much of
-    the forward time.
+    `model_path=None` uses the procedural model file (generated on first use); a given path must
+    exist. Betas are padded/truncated to the model's shape space, expressions to its expression
+    space. Trailing shape/expression directions that are all zero in the file (most of them in the
+    procedural model) are not loaded, and all-zero pose blend shapes are not multiplied: they cannot
+    change the result and cost much of the forward time.
     """
 
     def __init__(
@@ -110,23 +125,40 @@ class BodyModel(torch.nn.Module):
         self.chunk_size = int(chunk_size)
         self.float_dtype = DTYPES[dtype]
         self.model_path = ensure_model_file(model_path)
-        layer = load_smplx(self.model_path, num_betas=num_betas, num_expression_coeffs=num_expression_coeffs,
-                           flat_hand_mean=flat_hand_mean, dtype=self.float_dtype)
+        layer = load_smplx(
+            self.model_path,
+            num_betas=num_betas,
+            num_expression_coeffs=num_expression_coeffs,
+            flat_hand_mean=flat_hand_mean,
+            dtype=self.float_dtype,
+        )
         used = (_leading_nonzero(layer.shapedirs), _leading_nonzero(layer.expr_dirs))
-        if used != (layer.num_betas, layer.num_expression_coeffs):  # zero directions cannot change the result
-            layer = load_smplx(self.model_path, num_betas=used[0], num_expression_coeffs=used[1],
-                               flat_hand_mean=flat_hand_mean, dtype=self.float_dtype)
+        if used != (
+            layer.num_betas,
+            layer.num_expression_coeffs,
+        ):  # zero directions cannot change the result
+            layer = load_smplx(
+                self.model_path,
+                num_betas=used[0],
+                num_expression_coeffs=used[1],
+                flat_hand_mean=flat_hand_mean,
+                dtype=self.float_dtype,
+            )
         if not bool(layer.posedirs.any()):
-            # No pose-corrective shapes (the procedural model): a (P,3) zero stand-in for the (P,V·3) zeros makes
-            # `smplx.lbs` add (B,1,3) zero offsets by broadcasting instead of multiplying zeros (a quarter of the
-            # mesh forward); the vertices are the same bit for bit.
+            # No pose-corrective shapes (the procedural model): a (P,3) zero stand-in for the
+            # (P,V·3) zeros makes `smplx.lbs` add (B,1,3) zero offsets by broadcasting instead of
+            # multiplying zeros (a quarter of the mesh forward); the vertices are the same bit for
+            # bit.
             layer.posedirs = layer.posedirs.new_zeros(layer.posedirs.shape[0], 3)
         self.smplx_model = layer.requires_grad_(False)
-        # Rest joints as a linear function of the shape and expression coefficients (the joint regressor applied
-        # to the template and to every blend direction), for the joints-only forward.
+        # Rest joints as a linear function of the shape and expression coefficients (the joint
+        # regressor applied to the template and to every blend direction), for the joints-only
+        # forward.
         dirs = torch.cat([layer.shapedirs, layer.expr_dirs], dim=-1)
         self.register_buffer("rest_joints", layer.J_regressor @ layer.v_template, persistent=False)
-        self.register_buffer("joint_dirs", torch.einsum("jv,vkl->jkl", layer.J_regressor, dirs), persistent=False)
+        self.register_buffer(
+            "joint_dirs", torch.einsum("jv,vkl->jkl", layer.J_regressor, dirs), persistent=False
+        )
         self.to(device)
 
     @property
@@ -143,13 +175,16 @@ class BodyModel(torch.nn.Module):
         return self.smplx_model.faces_tensor
 
     def forward(self, motion: Motion, vertices: bool = True) -> BodyOutput:
-        """Global joints (T,55,3) and, if `vertices`, vertices (T,V,3): metres in the module's dtype and device."""
+        """Global joints (T,55,3) and, if `vertices`, vertices (T,V,3): metres in the module's dtype
+        and device."""
         n = motion.n_frames
         _check_motion(motion)
         layer, like = self.smplx_model, {"dtype": self.float_dtype, "device": self.device}
         poses = torch.tensor(motion.poses, **like)
         trans = torch.tensor(motion.trans, **like)
-        expression = torch.tensor(fit_width(motion.expressions, layer.num_expression_coeffs), **like)
+        expression = torch.tensor(
+            fit_width(motion.expressions, layer.num_expression_coeffs), **like
+        )
         betas = torch.tensor(fit_width(motion.betas.reshape(1, -1), layer.num_betas), **like)
         joints = torch.empty((n, N_JOINTS, 3), **like)
         verts = torch.empty((n, self.n_vertices, 3), **like) if vertices else None
@@ -160,9 +195,14 @@ class BodyModel(torch.nn.Module):
                 if not vertices:
                     joints[rows] = self._posed_joints(betas, expression[rows], pose, trans[rows])
                     continue
-                out = layer(betas=betas, expression=expression[rows], transl=trans[rows],
-                            return_verts=True, return_shaped=False,
-                            **{name: pose[:, cols] for name, cols in POSE_SLICES.items()})
+                out = layer(
+                    betas=betas,
+                    expression=expression[rows],
+                    transl=trans[rows],
+                    return_verts=True,
+                    return_shaped=False,
+                    **{name: pose[:, cols] for name, cols in POSE_SLICES.items()},
+                )
                 joints[rows] = out.joints[:, :N_JOINTS]
                 verts[rows] = out.vertices
         return BodyOutput(joints, verts)
@@ -170,8 +210,9 @@ class BodyModel(torch.nn.Module):
     def _posed_joints(self, betas, expression, pose, transl) -> torch.Tensor:
         """The first 55 joints `smplx.SMPLX.forward` returns, without building the mesh.
 
-        The same maths as `smplx.lbs.lbs` restricted to the joints, with the package's own `batch_rodrigues` and
-        `batch_rigid_transform`: rest joints of the shaped template, then the kinematic chain, plus translation.
+        The same maths as `smplx.lbs.lbs` restricted to the joints, with the package's own
+        `batch_rodrigues` and `batch_rigid_transform`: rest joints of the shaped template, then the
+        kinematic chain, plus translation.
         """
         layer = self.smplx_model
         coeffs = torch.cat([betas.expand(len(pose), -1), expression], dim=-1)
@@ -187,6 +228,10 @@ def _check_motion(motion: Motion) -> None:
     shapes = {"poses": (motion.poses.shape, (n, POSE_DIM)), "trans": (motion.trans.shape, (n, 3))}
     for name, (got, want) in shapes.items():
         if tuple(got) != want:
-            raise GestureBenchError(f"motion '{name}' has shape {tuple(got)}, the body model needs {want}")
+            raise GestureBenchError(
+                f"motion '{name}' has shape {tuple(got)}, the body model needs {want}"
+            )
     if motion.expressions.ndim != 2 or motion.expressions.shape[0] != n:
-        raise GestureBenchError(f"motion 'expressions' has shape {motion.expressions.shape}, expected ({n}, E)")
+        raise GestureBenchError(
+            f"motion 'expressions' has shape {motion.expressions.shape}, expected ({n}, E)"
+        )

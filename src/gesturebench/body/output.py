@@ -9,7 +9,8 @@ import torch
 
 @dataclass
 class BodyOutput:
-    """Global joints (T,55,3) and vertices (T,V,3) in metres, y up; `vertices` is None when not requested."""
+    """Global joints (T,55,3) and vertices (T,V,3) in metres, y up; `vertices` is None when not
+    requested."""
 
     joints: torch.Tensor
     vertices: torch.Tensor | None
@@ -23,7 +24,7 @@ class BodyOutput:
             raise ValueError("vertices were not computed for this sequence")
         return self.vertices - self.joints[:, :1]
 
-    def frames(self, start: int, stop: int) -> "BodyOutput":
+    def frames(self, start: int, stop: int) -> BodyOutput:
         return BodyOutput(
             self.joints[start:stop], None if self.vertices is None else self.vertices[start:stop]
         )

@@ -1,29 +1,30 @@
 """A procedural SMPL-X model file: a simple humanoid surface in SMPL-X's own `.npz` layout.
 
-Why: the real SMPL-X model is licensed and cannot ship with the project, yet every metric needs a body
-model. This module writes a stand-in with exactly the keys and shapes that `smplx.SMPLX` reads with
-``ext='npz'``, so the same code path runs on it and the real ``SMPLX_NEUTRAL_2020.npz`` is a drop-in
-replacement (``body_model.model_path=...``).
+Why: the real SMPL-X model is licensed and cannot ship with the project, yet every metric needs a
+body model. This module writes a stand-in with exactly the keys and shapes that `smplx.SMPLX` reads
+with ``ext='npz'``, so the same code path runs on it and the real ``SMPLX_NEUTRAL_2020.npz`` is a
+drop-in replacement (``body_model.model_path=...``).
 
 What the file holds:
 
 * Surface: one capsule per bone of SMPL-X's 55-joint tree (a tube with elliptic cross-section and
   ellipsoidal end caps, overlapping its neighbours), plus nose and ears, in SMPL-X's rest-pose
   geometry: y up, metres, facing +z, the subject's left at +x, pelvis at y≈-0.35, soles at y≈-1.295,
-  head top at y≈+0.50, so BEAT2's ``trans`` (y≈1.3) stands the body on the floor y≈0. Exactly
-  10,475 vertices; the `smplx` package's landmark vertex ids (heels, toes, fingertips, nose, eyes,
-  ears) sit at those body parts.
+  head top at y≈+0.50, so BEAT2's ``trans`` (y≈1.3) stands the body on the floor y≈0. Exactly 10,475
+  vertices; the `smplx` package's landmark vertex ids (heels, toes, fingertips, nose, eyes, ears)
+  sit at those body parts.
 * ``J_regressor``: each joint is the mean of one ring of vertices centred on it, so regressed joints
   land exactly on the rest joints and follow shape changes.
 * ``weights``: each vertex is skinned to its bone's joint, blended with the parent joint over the
   first quarter of the bone (half-and-half at the joint itself).
-* ``shapedirs`` (300 shape + 100 expression): beta 0 scales height (+3 % per unit, about y=0), beta 1
-  scales girth (+10 % of the distance to the bone axis per unit, joints unchanged); all other shape
-  and all expression directions are zero.
+* ``shapedirs`` (300 shape + 100 expression): beta 0 scales height (+3 % per unit, about y=0), beta
+  1 scales girth (+10 % of the distance to the bone axis per unit, joints unchanged); all other
+  shape and all expression directions are zero.
 * ``posedirs``: zero (no pose-corrective blend shapes). ``hands_mean{l,r}``: zero (the rest hand is
   flat), ``hands_components{l,r}``: identity. Facial landmarks: faces on the front of the head.
 
-Deterministic (no randomness, byte-identical files); generated in about a second, written atomically.
+Deterministic (no randomness, byte-identical files); generated in about a second, written
+atomically.
 """
 
 from __future__ import annotations
@@ -58,22 +59,22 @@ MIRROR[list(_LEFT)], MIRROR[list(_RIGHT)] = _RIGHT, _LEFT
 def _rest_joints() -> np.ndarray:
     """Rest-pose joints (55,3): the centre line and the left side, the right side mirrored."""
     j = np.zeros((N_JOINTS, 3))
-    j[0] = (0.0, -0.350, 0.010)     # pelvis
+    j[0] = (0.0, -0.350, 0.010)  # pelvis
     j[1] = (0.060, -0.445, -0.005)  # left hip
-    j[3] = (0.0, -0.235, -0.015)    # spine1
-    j[4] = (0.105, -0.820, 0.000)   # left knee
-    j[6] = (0.0, -0.100, 0.000)     # spine2
+    j[3] = (0.0, -0.235, -0.015)  # spine1
+    j[4] = (0.105, -0.820, 0.000)  # left knee
+    j[6] = (0.0, -0.100, 0.000)  # spine2
     j[7] = (0.085, -1.215, -0.040)  # left ankle
-    j[9] = (0.0, -0.045, 0.010)     # spine3
+    j[9] = (0.0, -0.045, 0.010)  # spine3
     j[10] = (0.115, -1.260, 0.085)  # left foot (ball of the foot)
-    j[12] = (0.0, 0.165, -0.020)    # neck
+    j[12] = (0.0, 0.165, -0.020)  # neck
     j[13] = (0.050, 0.085, -0.010)  # left collar
-    j[15] = (0.0, 0.275, 0.005)     # head
+    j[15] = (0.0, 0.275, 0.005)  # head
     j[16] = (0.170, 0.110, -0.020)  # left shoulder
     j[18] = (0.425, 0.060, -0.035)  # left elbow
     j[20] = (0.680, 0.045, -0.030)  # left wrist
-    j[22] = (0.0, 0.285, 0.030)     # jaw
-    j[23] = (0.031, 0.355, 0.090)   # left eye
+    j[22] = (0.0, 0.285, 0.030)  # jaw
+    j[23] = (0.031, 0.355, 0.090)  # left eye
     # Left hand, palm down, fingers along +x, thumb towards +z: (first joint offset from the wrist,
     # then each further joint's offset from the previous one) for index, middle, pinky, ring, thumb.
     for first, chain in zip((25, 28, 31, 34, 37), _FINGERS):
@@ -85,19 +86,47 @@ def _rest_joints() -> np.ndarray:
 
 
 # Per finger: wrist→joint1, joint1→joint2, joint2→joint3, joint3→fingertip (metres).
-_FINGERS = np.array([
-    [(0.088, -0.006, 0.024), (0.036, -0.002, 0.002), (0.022, -0.002, 0.000), (0.022, -0.002, 0.000)],
-    [(0.092, -0.004, 0.002), (0.040, -0.002, 0.000), (0.025, -0.002, 0.000), (0.024, -0.002, 0.000)],
-    [(0.072, -0.010, -0.038), (0.026, -0.002, -0.004), (0.018, -0.002, -0.002), (0.019, -0.002, -0.002)],
-    [(0.084, -0.007, -0.019), (0.036, -0.002, -0.002), (0.024, -0.002, -0.001), (0.022, -0.002, -0.001)],
-    [(0.028, -0.018, 0.030), (0.026, -0.006, 0.026), (0.022, -0.004, 0.016), (0.018, -0.002, 0.010)],
-])
+_FINGERS = np.array(
+    [
+        [
+            (0.088, -0.006, 0.024),
+            (0.036, -0.002, 0.002),
+            (0.022, -0.002, 0.000),
+            (0.022, -0.002, 0.000),
+        ],
+        [
+            (0.092, -0.004, 0.002),
+            (0.040, -0.002, 0.000),
+            (0.025, -0.002, 0.000),
+            (0.024, -0.002, 0.000),
+        ],
+        [
+            (0.072, -0.010, -0.038),
+            (0.026, -0.002, -0.004),
+            (0.018, -0.002, -0.002),
+            (0.019, -0.002, -0.002),
+        ],
+        [
+            (0.084, -0.007, -0.019),
+            (0.036, -0.002, -0.002),
+            (0.024, -0.002, -0.001),
+            (0.022, -0.002, -0.001),
+        ],
+        [
+            (0.028, -0.018, 0.030),
+            (0.026, -0.006, 0.026),
+            (0.022, -0.004, 0.016),
+            (0.018, -0.002, 0.010),
+        ],
+    ]
+)
 REST_JOINTS = _rest_joints()
 
 
 @dataclass(frozen=True)
 class Capsule:
-    """A tube from `start` to `end` skinned to `joint`; radii (start, end) along `side` (width) and across it.
+    """A tube from `start` to `end` skinned to `joint`; radii (start, end) along `side` (width) and
+    across it.
 
     `caps` are the lengths of the ellipsoidal end caps beyond start and end; `regresses` the joints
     (on the axis) whose J_regressor row is the vertex ring through them; `blend` mixes in the parent
@@ -122,21 +151,46 @@ class Capsule:
 def _bone(name, joint, end, width, depth, side, caps, n_lon, n_rings, regresses=None, blend=True):
     """A capsule starting at `joint`'s rest position; `end` is a joint index or a point."""
     end = REST_JOINTS[end] if isinstance(end, int) else np.asarray(end)
-    return Capsule(name, joint, tuple(REST_JOINTS[joint]), tuple(end), width, depth, side, caps,
-                   n_lon, n_rings, (joint,) if regresses is None else regresses, blend)
+    return Capsule(
+        name,
+        joint,
+        tuple(REST_JOINTS[joint]),
+        tuple(end),
+        width,
+        depth,
+        side,
+        caps,
+        n_lon,
+        n_rings,
+        (joint,) if regresses is None else regresses,
+        blend,
+    )
 
 
 def _finger_capsules() -> list[Capsule]:
     parts = []
-    for f, (first, label) in enumerate(zip((25, 28, 31, 34, 37), ("index", "middle", "pinky", "ring", "thumb"))):
+    for f, (first, label) in enumerate(
+        zip((25, 28, 31, 34, 37), ("index", "middle", "pinky", "ring", "thumb"))
+    ):
         r = 0.0105 if label == "thumb" else 0.009
         for k in range(3):
             joint = first + k
             tip = REST_JOINTS[joint] + _FINGERS[f][3]
             end = tip if k == 2 else joint + 1
             caps = (0.006, 0.008) if k == 2 else (0.006, 0.004)
-            parts.append(_bone(f"left_{label}{k + 1}", joint, end, (r, 0.9 * r), (0.85 * r, 0.8 * r),
-                               (0, 0, 1), caps, 8, 8 if k == 2 else 6))
+            parts.append(
+                _bone(
+                    f"left_{label}{k + 1}",
+                    joint,
+                    end,
+                    (r, 0.9 * r),
+                    (0.85 * r, 0.8 * r),
+                    (0, 0, 1),
+                    caps,
+                    8,
+                    8 if k == 2 else 6,
+                )
+            )
     return parts
 
 
@@ -149,32 +203,101 @@ def capsules() -> tuple[list[Capsule], list[Capsule]]:
         _bone("spine2", 6, 9, (0.155, 0.165), (0.105, 0.11), x, (0.02, 0.02), 40, 6),
         _bone("spine3", 9, 12, (0.165, 0.12), (0.11, 0.08), x, (0.02, 0.04), 40, 12),
         _bone("neck", 12, 15, (0.055, 0.05), (0.055, 0.05), x, (0.01, 0.01), 23, 9),
-        _bone("head", 15, (0.0, 0.43, 0.005), (0.075, 0.08), (0.09, 0.095), x, (0.035, 0.07), 40, 24),
+        _bone(
+            "head", 15, (0.0, 0.43, 0.005), (0.075, 0.08), (0.09, 0.095), x, (0.035, 0.07), 40, 24
+        ),
         _bone("jaw", 22, (0.0, 0.245, 0.085), (0.05, 0.03), (0.025, 0.02), x, (0.01, 0.015), 20, 8),
-        Capsule("nose", 15, (0.0, 0.325, 0.09), (0.0, 0.325, 0.118), (0.012, 0.008), (0.014, 0.008), x,
-                (0.005, 0.006), 12, 6, blend=False),
+        Capsule(
+            "nose",
+            15,
+            (0.0, 0.325, 0.09),
+            (0.0, 0.325, 0.118),
+            (0.012, 0.008),
+            (0.014, 0.008),
+            x,
+            (0.005, 0.006),
+            12,
+            6,
+            blend=False,
+        ),
     ]
     left = [
-        Capsule("left_eye", 23, tuple(REST_JOINTS[23]), tuple(REST_JOINTS[23]), (0.012, 0.012), (0.012, 0.012),
-                x, (0.012, 0.012), 12, 8, (23,), blend=False),
-        Capsule("left_ear", 15, (0.083, 0.365, 0.0), (0.083, 0.335, -0.005), (0.018, 0.016), (0.008, 0.007), z,
-                (0.015, 0.015), 12, 6, blend=False),
+        Capsule(
+            "left_eye",
+            23,
+            tuple(REST_JOINTS[23]),
+            tuple(REST_JOINTS[23]),
+            (0.012, 0.012),
+            (0.012, 0.012),
+            x,
+            (0.012, 0.012),
+            12,
+            8,
+            (23,),
+            blend=False,
+        ),
+        Capsule(
+            "left_ear",
+            15,
+            (0.083, 0.365, 0.0),
+            (0.083, 0.335, -0.005),
+            (0.018, 0.016),
+            (0.008, 0.007),
+            z,
+            (0.015, 0.015),
+            12,
+            6,
+            blend=False,
+        ),
         _bone("left_collar", 13, 16, (0.045, 0.05), (0.05, 0.05), y, (0.02, 0.02), 16, 8),
         _bone("left_upper_arm", 16, 18, (0.05, 0.042), (0.05, 0.042), y, (0.03, 0.02), 24, 16),
         _bone("left_forearm", 18, 20, (0.04, 0.03), (0.04, 0.03), y, (0.02, 0.015), 24, 16),
         _bone("left_palm", 20, 28, (0.03, 0.042), (0.018, 0.014), z, (0.015, 0.012), 20, 12),
         *_finger_capsules(),
         _bone("left_thigh", 1, 4, (0.08, 0.055), (0.085, 0.058), x, (0.05, 0.02), 24, 20),
-        _bone("left_shin", 4, 7, (0.055, 0.035), (0.058, 0.038), x, (0.02, 0.02), 28, 20, regresses=(4, 7)),
-        Capsule("left_foot", 7, (0.088, -1.26, -0.075), tuple(REST_JOINTS[10]), (0.04, 0.048), (0.035, 0.03), x,
-                (0.025, 0.01), 24, 14, blend=False),
-        _bone("left_toes", 10, (0.122, -1.26, 0.135), (0.045, 0.04), (0.03, 0.022), x, (0.01, 0.02), 20, 8),
+        _bone(
+            "left_shin",
+            4,
+            7,
+            (0.055, 0.035),
+            (0.058, 0.038),
+            x,
+            (0.02, 0.02),
+            28,
+            20,
+            regresses=(4, 7),
+        ),
+        Capsule(
+            "left_foot",
+            7,
+            (0.088, -1.26, -0.075),
+            tuple(REST_JOINTS[10]),
+            (0.04, 0.048),
+            (0.035, 0.03),
+            x,
+            (0.025, 0.01),
+            24,
+            14,
+            blend=False,
+        ),
+        _bone(
+            "left_toes",
+            10,
+            (0.122, -1.26, 0.135),
+            (0.045, 0.04),
+            (0.03, 0.022),
+            x,
+            (0.01, 0.02),
+            20,
+            8,
+        ),
     ]
     return centre, left
 
 
-# The `smplx` package's landmarks (left side; the right side mirrors them) → (capsule, axial position as a
-# fraction of the bone, past 1 reaching into the end cap, or "tip" for the end pole; outward direction).
+# The `smplx` package's landmarks (left side; the right side mirrors them) → (capsule, axial
+# position as a fraction of the bone, past 1 reaching into the end cap, or "tip" for the end pole;
+# outward direction).
 _LANDMARKS = {
     "nose": ("nose", "tip", None),
     "leye": ("left_eye", "tip", None),
@@ -188,14 +311,24 @@ _LANDMARKS = {
     "LSmallToe": ("left_toes", 0.8, (0.4, -1, 0.1)),
     "LHeel": ("left_foot", 0.0, (0, -1, 0)),
 }
-_RIGHT_NAMES = {"leye": "reye", "lear": "rear", "lthumb": "rthumb", "lindex": "rindex", "lmiddle": "rmiddle",
-                "lring": "rring", "lpinky": "rpinky", "LBigToe": "RBigToe", "LSmallToe": "RSmallToe",
-                "LHeel": "RHeel"}
+_RIGHT_NAMES = {
+    "leye": "reye",
+    "lear": "rear",
+    "lthumb": "rthumb",
+    "lindex": "rindex",
+    "lmiddle": "rmiddle",
+    "lring": "rring",
+    "lpinky": "rpinky",
+    "LBigToe": "RBigToe",
+    "LSmallToe": "RSmallToe",
+    "LHeel": "RHeel",
+}
 
 
 @dataclass
 class _Mesh:
-    """One capsule's surface: vertices, faces (local indices), axial position, ring centre per vertex."""
+    """One capsule's surface: vertices, faces (local indices), axial position, ring centre per
+    vertex."""
 
     verts: np.ndarray
     faces: np.ndarray
@@ -205,17 +338,25 @@ class _Mesh:
 
     def mirrored(self) -> _Mesh:
         flip = np.array([-1.0, 1.0, 1.0])
-        return _Mesh(self.verts * flip, self.faces[:, ::-1].copy(), self.s, self.centres * flip, self.rings)
+        return _Mesh(
+            self.verts * flip, self.faces[:, ::-1].copy(), self.s, self.centres * flip, self.rings
+        )
 
 
 def _profile(cap: Capsule, length: float) -> tuple[np.ndarray, np.ndarray]:
-    """Axial positions of the rings, evenly spaced along the outline, and the cap's radius factor at each."""
+    """Axial positions of the rings, evenly spaced along the outline, and the cap's radius factor at
+    each."""
     c0, c1 = cap.caps
     quarter0, quarter1 = c0 * np.pi / 2, c1 * np.pi / 2
     total = quarter0 + length + quarter1
     t = total * np.arange(1, cap.n_rings + 1) / (cap.n_rings + 1)
-    s = np.where(t < quarter0, -c0 * np.cos(t / c0),
-                 np.where(t <= quarter0 + length, t - quarter0, length + c1 * np.sin((t - quarter0 - length) / c1)))
+    s = np.where(
+        t < quarter0,
+        -c0 * np.cos(t / c0),
+        np.where(
+            t <= quarter0 + length, t - quarter0, length + c1 * np.sin((t - quarter0 - length) / c1)
+        ),
+    )
     for joint in cap.regresses:  # move the nearest ring exactly onto each regressed joint
         s_joint = _axial(cap, REST_JOINTS[joint])
         s[np.argmin(np.abs(s - s_joint))] = s_joint
@@ -247,15 +388,23 @@ def _capsule_mesh(cap: Capsule) -> _Mesh:
     r2 = factor * np.interp(frac, (0, 1), cap.depth)
     phi = 2 * np.pi * np.arange(cap.n_lon) / cap.n_lon
     centres = start + s[:, None] * d
-    ring_pts = (centres[:, None] + r1[:, None, None] * np.cos(phi)[None, :, None] * e1
-                + r2[:, None, None] * np.sin(phi)[None, :, None] * e2)
+    ring_pts = (
+        centres[:, None]
+        + r1[:, None, None] * np.cos(phi)[None, :, None] * e1
+        + r2[:, None, None] * np.sin(phi)[None, :, None] * e2
+    )
     back, front = start - cap.caps[0] * d, end + cap.caps[1] * d
     verts = np.concatenate([back[None], ring_pts.reshape(-1, 3), front[None]])
     n, m = cap.n_lon, cap.n_rings
     rings = [1 + k * n + np.arange(n) for k in range(m)]
-    faces = [np.stack([np.zeros(n, int), np.roll(rings[0], -1), rings[0]], 1)]  # fan around the back pole
+    faces = [
+        np.stack([np.zeros(n, int), np.roll(rings[0], -1), rings[0]], 1)
+    ]  # fan around the back pole
     for a, b in itertools.pairwise(rings):
-        faces += [np.stack([a, np.roll(a, -1), np.roll(b, -1)], 1), np.stack([a, np.roll(b, -1), b], 1)]
+        faces += [
+            np.stack([a, np.roll(a, -1), np.roll(b, -1)], 1),
+            np.stack([a, np.roll(b, -1), b], 1),
+        ]
     faces.append(np.stack([rings[-1], np.roll(rings[-1], -1), np.full(n, 1 + m * n)], 1))
     all_s = np.concatenate([[-cap.caps[0]], np.repeat(s, n), [length + cap.caps[1]]])
     all_centres = np.concatenate([back[None], np.repeat(centres, n, axis=0), front[None]])
@@ -264,8 +413,8 @@ def _capsule_mesh(cap: Capsule) -> _Mesh:
 
 
 def _pick(cap: Capsule, mesh: _Mesh, where, direction, mirrored: bool) -> int:
-    """Local index of a landmark: the end pole, or the vertex furthest along `direction` (given for the
-    left side, mirrored for the right) on the ring nearest to `where` × the bone length."""
+    """Local index of a landmark: the end pole, or the vertex furthest along `direction` (given for
+    the left side, mirrored for the right) on the ring nearest to `where` × the bone length."""
     if where == "tip":
         return int(mesh.rings[-1][0])
     length = float(np.linalg.norm(np.subtract(cap.end, cap.start)))
@@ -277,11 +426,16 @@ def _pick(cap: Capsule, mesh: _Mesh, where, direction, mirrored: bool) -> int:
 
 
 def _skinning(cap: Capsule, mesh: _Mesh, joint: int) -> np.ndarray:
-    """(V_part, 55) weights: the capsule's joint, blended with its parent over the first quarter of the bone."""
+    """(V_part, 55) weights: the capsule's joint, blended with its parent over the first quarter of
+    the bone."""
     w = np.zeros((len(mesh.verts), N_JOINTS))
     parent = PARENTS[joint]
     length = float(np.linalg.norm(np.subtract(cap.end, cap.start)))
-    to_parent = 0.5 * np.clip(1.0 - mesh.s / (0.25 * length), 0.0, 1.0) if cap.blend and parent >= 0 else 0.0
+    to_parent = (
+        0.5 * np.clip(1.0 - mesh.s / (0.25 * length), 0.0, 1.0)
+        if cap.blend and parent >= 0
+        else 0.0
+    )
     w[:, joint] = 1.0 - to_parent
     if cap.blend and parent >= 0:
         w[:, parent] += to_parent
@@ -292,8 +446,11 @@ def _assemble() -> list[tuple[Capsule, _Mesh, bool]]:
     """All parts in generation order: (capsule, mesh, is the mirrored right-side copy)."""
     centre, left = capsules()
     left_meshes = [(c, _capsule_mesh(c)) for c in left]
-    return ([(c, _capsule_mesh(c), False) for c in centre] + [(c, m, False) for c, m in left_meshes]
-            + [(c, m.mirrored(), True) for c, m in left_meshes])
+    return (
+        [(c, _capsule_mesh(c), False) for c in centre]
+        + [(c, m, False) for c, m in left_meshes]
+        + [(c, m.mirrored(), True) for c, m in left_meshes]
+    )
 
 
 def build_arrays() -> dict[str, np.ndarray]:
@@ -313,7 +470,9 @@ def build_arrays() -> dict[str, np.ndarray]:
         for name, (cap_name, where, direction) in _LANDMARKS.items():
             if cap.name == cap_name:
                 key = _RIGHT_NAMES[name] if right else name
-                landmarks[SMPLX_VERTEX_IDS["smplx"][key]] = _pick(cap, mesh, where, direction, right) + offset
+                landmarks[SMPLX_VERTEX_IDS["smplx"][key]] = (
+                    _pick(cap, mesh, where, direction, right) + offset
+                )
         if cap.name == "head":
             face_landmarks = _face_front(mesh) + n_faces
         offset += len(mesh.verts)
@@ -345,13 +504,16 @@ def build_arrays() -> dict[str, np.ndarray]:
         "hands_meanr": np.zeros(45),
         "lmk_faces_idx": _evenly(face_landmarks, N_FACE_LANDMARKS),
         "lmk_bary_coords": np.full((N_FACE_LANDMARKS, 3), 1.0 / 3.0),
-        "dynamic_lmk_faces_idx": np.tile(_evenly(face_landmarks, N_CONTOUR_LANDMARKS), (N_CONTOUR_ANGLES, 1)),
+        "dynamic_lmk_faces_idx": np.tile(
+            _evenly(face_landmarks, N_CONTOUR_LANDMARKS), (N_CONTOUR_ANGLES, 1)
+        ),
         "dynamic_lmk_bary_coords": np.full((N_CONTOUR_ANGLES, N_CONTOUR_LANDMARKS, 3), 1.0 / 3.0),
     }
 
 
 def _vertex_order(landmarks: dict[int, int]) -> np.ndarray:
-    """A permutation putting each landmark vertex at its `smplx` id and the others in generation order."""
+    """A permutation putting each landmark vertex at its `smplx` id and the others in generation
+    order."""
     order = np.full(N_VERTICES, -1)
     order[list(landmarks)] = list(landmarks.values())
     order[order < 0] = np.setdiff1d(np.arange(N_VERTICES), list(landmarks.values()))
@@ -366,13 +528,18 @@ def _face_front(mesh: _Mesh) -> np.ndarray:
     """Local indices of the head's faces that face forward between chin and brow, top to bottom."""
     centroid = mesh.verts[mesh.faces].mean(axis=1)
     outward = centroid - mesh.centres[mesh.faces].mean(axis=1)
-    front = (outward[:, 2] > 0.8 * np.linalg.norm(outward, axis=1)) & (centroid[:, 1] > 0.26) & (centroid[:, 1] < 0.40)
+    front = (
+        (outward[:, 2] > 0.8 * np.linalg.norm(outward, axis=1))
+        & (centroid[:, 1] > 0.26)
+        & (centroid[:, 1] < 0.40)
+    )
     idx = np.flatnonzero(front)
     return idx[np.argsort(-centroid[idx, 1], kind="stable")].astype(np.int64)
 
 
 def write_procedural_model(path: str | Path) -> Path:
-    """Write the procedural SMPL-X model to `path` atomically (temporary file + rename); returns the path.
+    """Write the procedural SMPL-X model to `path` atomically (temporary file + rename); returns the
+    path.
 
     The bytes are reproducible (no timestamps), so the file's SHA-256 can key caches.
     """
@@ -387,7 +554,9 @@ def write_procedural_model(path: str | Path) -> Path:
                 entry.compress_type = zipfile.ZIP_DEFLATED
                 with archive.open(entry, "w", force_zip64=True) as out:
                     np.lib.format.write_array(out, value, allow_pickle=False)
-        os.chmod(tmp, 0o644)  # mkstemp makes it private; the model file is shared like any checkpoint
+        os.chmod(
+            tmp, 0o644
+        )  # mkstemp makes it private; the model file is shared like any checkpoint
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -396,12 +565,20 @@ def write_procedural_model(path: str | Path) -> Path:
 
 
 def default_model_path() -> Path:
-    """`<repo>/checkpoints/body_models/smplx/SMPLX_NEUTRAL_2020.npz`, where the procedural model is cached."""
-    return Path(__file__).resolve().parents[3] / "checkpoints" / "body_models" / "smplx" / MODEL_FILE_NAME
+    """`<repo>/checkpoints/body_models/smplx/SMPLX_NEUTRAL_2020.npz`, where the procedural model is
+    cached."""
+    return (
+        Path(__file__).resolve().parents[3]
+        / "checkpoints"
+        / "body_models"
+        / "smplx"
+        / MODEL_FILE_NAME
+    )
 
 
 def ensure_model_file(path: str | Path | None = None) -> Path:
-    """The model file to load: `path` if given (it must exist), else the default, generated when missing."""
+    """The model file to load: `path` if given (it must exist), else the default, generated when
+    missing."""
     if path is None:
         default = default_model_path()
         return default if default.exists() else write_procedural_model(default)

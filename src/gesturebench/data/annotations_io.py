@@ -1,12 +1,14 @@
-"""Readers and writers for BEAT2's transcript files: `textgrid/*.TextGrid` (words) and `sem/*.txt` (semantic intervals).
+"""Readers and writers for BEAT2's transcript files: `textgrid/*.TextGrid` (words) and `sem/*.txt`
+(semantic intervals).
 
 Writes go through `gesturebench.io.atomic_path` (temporary file, then rename).
 
-BEAT2's `sem` files are tab-separated without a header: ``name, start, end, duration, score, keywords``, e.g.
-``07_iconic_h  3.119  4.785  1.666  0.7  relaxing``; rows without keywords have five fields. The name is BEAT's
-gesture-type code (the BEAT authors, PantoMatrix issue #53): 0 no gesture, 1 beat, 2–4 deictic, 5–7 iconic,
-8–10 metaphoric, the suffix ``_l``/``_m``/``_h`` being the annotated quality (low/middle/high). `sem_label` maps a
-name to the class vocabulary of the annotation spec by its first word after the numeric prefix:
+BEAT2's `sem` files are tab-separated without a header: ``name, start, end, duration, score,
+keywords``, e.g. ``07_iconic_h  3.119  4.785  1.666  0.7  relaxing``; rows without keywords have
+five fields. The name is BEAT's gesture-type code (the BEAT authors, PantoMatrix issue #53): 0 no
+gesture, 1 beat, 2–4 deictic, 5–7 iconic, 8–10 metaphoric, the suffix ``_l``/``_m``/``_h`` being the
+annotated quality (low/middle/high). `sem_label` maps a name to the class vocabulary of the
+annotation spec by its first word after the numeric prefix:
 
     beat_align → "beat", deictic_* → "deictic", iconic_* → "iconic", metaphoric_* → "metaphoric",
     nogesture → "none", anything else (habit, need_cut, unknown names) → None.
@@ -46,13 +48,15 @@ _CODE_PREFIX = re.compile(r"^\d+_")
 
 
 def sem_label(name: str) -> str | None:
-    """The gesture class of a BEAT `sem` name (see the module docstring), or None when it names no class."""
+    """The gesture class of a BEAT `sem` name (see the module docstring), or None when it names no
+    class."""
     word = _CODE_PREFIX.sub("", name.strip().lower()).split("_")[0]
     return SEM_CLASSES.get(word)
 
 
 def read_textgrid_words(path: str | Path) -> list[Word]:
-    """The words of a TextGrid's ``words`` tier (name matched case-insensitively), in time order; blanks dropped."""
+    """The words of a TextGrid's ``words`` tier (name matched case-insensitively), in time order;
+    blanks dropped."""
     path = Path(path)
     if not path.is_file():
         raise DataError(path, "TextGrid file not found")
@@ -71,7 +75,8 @@ def read_textgrid_words(path: str | Path) -> list[Word]:
 
 
 def write_textgrid_words(path: str | Path, words: Sequence[Word], duration: float) -> None:
-    """Write `words` as the ``words`` interval tier of a long-format TextGrid spanning [0, duration], atomically."""
+    """Write `words` as the ``words`` interval tier of a long-format TextGrid spanning [0,
+    duration], atomically."""
     entries = [(w.start, w.end, w.word) for w in sorted(words, key=lambda w: w.start)]
     tg = textgrid.Textgrid()
     tg.addTier(IntervalTier(WORDS_TIER, entries, 0.0, float(duration)))
@@ -80,7 +85,8 @@ def write_textgrid_words(path: str | Path, words: Sequence[Word], duration: floa
 
 
 def read_sem(path: str | Path) -> list[SemInterval]:
-    """The rows of a BEAT2 `sem` file as `SemInterval`s, with `label = sem_label(name)`; an empty file gives []."""
+    """The rows of a BEAT2 `sem` file as `SemInterval`s, with `label = sem_label(name)`; an empty
+    file gives []."""
     path = Path(path)
     if not path.is_file():
         raise DataError(path, "sem file not found")
@@ -115,8 +121,9 @@ def read_sem(path: str | Path) -> list[SemInterval]:
 def write_sem(path: str | Path, intervals: Sequence[SemInterval]) -> None:
     """Write `intervals` in BEAT2's `sem` layout (duration = end − start), atomically.
 
-    The file has no label column: a label is re-derived from the name when read, so an interval whose `label`
-    disagrees with `sem_label(name)` is refused (ValueError) rather than silently lost.
+    The file has no label column: a label is re-derived from the name when read, so an interval
+    whose `label` disagrees with `sem_label(name)` is refused (ValueError) rather than silently
+    lost.
     """
     for iv in intervals:
         if iv.label is not None and iv.label != sem_label(iv.name):

@@ -1,4 +1,5 @@
-"""Speech audio in and out: any file libsndfile reads (WAV, FLAC, MP3, …) as float32 mono at 16 kHz."""
+"""Speech audio in and out: any file libsndfile reads (WAV, FLAC, MP3, …) as float32 mono at 16 kHz.
+"""
 
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ from gesturebench.io import atomic_path, one_line
 
 
 def load_audio(path: str | Path, sr: int = SAMPLE_RATE) -> np.ndarray:
-    """Read `path`, average its channels and resample to `sr` (soxr via librosa): a float32 1-D array.
+    """Read `path`, average its channels and resample to `sr` (soxr via librosa): a float32 1-D
+    array.
 
-    BEAT2's `wave16k/` files are already 16 kHz mono; others (e.g. a 44.1 kHz stereo MP3 saved as .wav) are
-    converted. Missing, unreadable, empty or non-finite audio raises `DataError`.
+    BEAT2's `wave16k/` files are already 16 kHz mono; others (e.g. a 44.1 kHz stereo MP3 saved as
+    .wav) are converted. Missing, unreadable, empty or non-finite audio raises `DataError`.
     """
     path = Path(path)
     if not path.is_file():

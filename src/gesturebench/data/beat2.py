@@ -1,4 +1,5 @@
-"""BEAT2 on disk: motion `.npz` reading/writing with validation, and `Beat2Dataset`, a lazy per-sequence reader.
+"""BEAT2 on disk: motion `.npz` reading/writing with validation, and `Beat2Dataset`, a lazy
+per-sequence reader.
 
 Layout of a BEAT2 language folder (e.g. ``beat_english_v2.0.0/``)::
 
@@ -8,7 +9,8 @@ Layout of a BEAT2 language folder (e.g. ``beat_english_v2.0.0/``)::
     textgrid/{id}.TextGrid      word alignment, tier "words" (optional: words is None without it)
     sem/{id}.txt                semantic intervals (optional: sem is None without it)
 
-Ids read ``{speaker}_{name}_{type}_{start}_{end}`` (e.g. ``2_scott_0_1_1``); the speaker is the leading integer.
+Ids read ``{speaker}_{name}_{type}_{start}_{end}`` (e.g. ``2_scott_0_1_1``); the speaker is the
+leading integer.
 """
 
 from __future__ import annotations
@@ -57,7 +59,8 @@ def sequence_paths(root: str | Path, sequence_id: str) -> SequencePaths:
 
 
 def speaker_of(sequence_id: str) -> int:
-    """The speaker number that starts a BEAT2 id (``2_scott_0_1_1`` → 2); ValueError if there is none."""
+    """The speaker number that starts a BEAT2 id (``2_scott_0_1_1`` → 2); ValueError if there is
+    none."""
     head = sequence_id.split("_", 1)[0]
     if not head.isdigit():
         raise ValueError(f"sequence id {sequence_id!r} does not start with a speaker number (e.g. '2_scott_0_1_1')")
@@ -65,7 +68,8 @@ def speaker_of(sequence_id: str) -> int:
 
 
 def _first_bad(values: np.ndarray) -> tuple[int, str] | None:
-    """(first row/frame holding a non-finite value, "NaN" or "Inf"), or None when all values are finite."""
+    """(first row/frame holding a non-finite value, "NaN" or "Inf"), or None when all values are
+    finite."""
     finite = np.isfinite(values).reshape(len(values), -1).all(axis=1)
     if finite.all():
         return None
@@ -74,12 +78,14 @@ def _first_bad(values: np.ndarray) -> tuple[int, str] | None:
 
 
 def validate_motion_arrays(path: str | Path, arrays: dict, expected_fps: int = FPS) -> Motion:
-    """Check BEAT2 motion arrays (keys, shapes, finiteness, fps) and build a `Motion`; `DataError` names `path`.
+    """Check BEAT2 motion arrays (keys, shapes, finiteness, fps) and build a `Motion`; `DataError`
+    names `path`.
 
-    Required: ``poses`` (T,165) axis-angle, ``trans`` (T,3), ``betas`` 1-D. Defaults, chosen because many model
-    outputs are body-only or written without metadata: a missing ``expressions`` is a neutral face (zeros
-    (T,100)); fewer than 100 expression coefficients are zero-padded; a missing ``mocap_frame_rate`` is taken as
-    30 fps. Any other fps than `expected_fps` is refused (gesturebench does not resample motion).
+    Required: ``poses`` (T,165) axis-angle, ``trans`` (T,3), ``betas`` 1-D. Defaults, chosen because
+    many model outputs are body-only or written without metadata: a missing ``expressions`` is a
+    neutral face (zeros (T,100)); fewer than 100 expression coefficients are zero-padded; a missing
+    ``mocap_frame_rate`` is taken as 30 fps. Any other fps than `expected_fps` is refused
+    (gesturebench does not resample motion).
     """
     missing = [k for k in REQUIRED_KEYS if k not in arrays]
     if missing:
@@ -116,8 +122,8 @@ def validate_motion_arrays(path: str | Path, arrays: dict, expected_fps: int = F
 
 
 def read_npz(path: str | Path, kind: str = "motion") -> dict[str, np.ndarray]:
-    """All arrays of an `.npz` file (no pickles); a missing (``{kind} file not found``), truncated or corrupt file
-    is a `DataError`."""
+    """All arrays of an `.npz` file (no pickles); a missing (``{kind} file not found``), truncated
+    or corrupt file is a `DataError`."""
     path = Path(path)
     if not path.is_file():
         raise DataError(path, f"{kind} file not found")
@@ -136,7 +142,8 @@ def read_motion_npz(path: str | Path, expected_fps: int = FPS) -> Motion:
 
 
 def write_motion_npz(path: str | Path, motion: Motion) -> None:
-    """Write `motion` as a BEAT2 `smplxflame_30` npz (BEAT2's keys and dtypes, uncompressed), atomically."""
+    """Write `motion` as a BEAT2 `smplxflame_30` npz (BEAT2's keys and dtypes, uncompressed),
+    atomically."""
     with atomic_path(path) as tmp:
         with open(tmp, "wb") as f:
             np.savez(f, **motion.to_npz_dict())
@@ -145,9 +152,10 @@ def write_motion_npz(path: str | Path, motion: Motion) -> None:
 class Beat2Dataset:
     """The sequences of one split of a BEAT2 folder; each item is read from disk only when indexed.
 
-    `speakers` keeps only those speaker numbers (None: all); `max_sequences` keeps the first N in the split
-    file's order. Every kept id must have its motion npz (a missing one is a `DataError`, since dropping it would
-    silently change results); audio, TextGrid and sem files are optional and give `None` when absent.
+    `speakers` keeps only those speaker numbers (None: all); `max_sequences` keeps the first N in
+    the split file's order. Every kept id must have its motion npz (a missing one is a `DataError`,
+    since dropping it would silently change results); audio, TextGrid and sem files are optional and
+    give `None` when absent.
     """
 
     def __init__(self, root: str | Path, split: str = "test", speakers: list[int] | None = None,
@@ -205,7 +213,8 @@ class Beat2Dataset:
 
 
 def _split_ids(split_file: Path, split: str) -> list[str]:
-    """The ids of `split` in BEAT2's ``train_test_split.csv`` (columns ``id,type``), in file order."""
+    """The ids of `split` in BEAT2's ``train_test_split.csv`` (columns ``id,type``), in file order.
+    """
     if not split_file.is_file():
         raise DataError(split_file, f"split file not found; a BEAT2 folder holds {SPLIT_FILE}, {MOTION_DIR}/, "
                                     f"{AUDIO_DIR}/, {TEXTGRID_DIR}/ and {SEM_DIR}/")

@@ -1,7 +1,8 @@
-"""`GestureDataModule`: the evaluated split as a LightningDataModule, one `SequenceRecord` per batch.
+"""`GestureDataModule`: the evaluated split as a LightningDataModule, one `SequenceRecord` per
+batch.
 
-Under DDP every sequence goes to exactly one process (`UnrepeatedSampler`, no padding), so no sequence is
-counted twice; the Trainer must be built with `use_distributed_sampler=False`.
+Under DDP every sequence goes to exactly one process (`UnrepeatedSampler`, no padding), so no
+sequence is counted twice; the Trainer must be built with `use_distributed_sampler=False`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from gesturebench.errors import ConfigError
 
 
 class UnrepeatedSampler(Sampler[int]):
-    """Indices rank, rank+world, … of the dataset: a partition across processes, nothing repeated."""
+    """Indices rank, rank+world, … of the dataset: a partition across processes, nothing repeated.
+    """
 
     def __init__(self, length: int):
         self.length = length
@@ -43,7 +45,8 @@ def _first(batch: list[SequenceRecord]) -> SequenceRecord:
 
 
 def open_dataset(cfg, split: str | None = None, load_audio: bool | None = None) -> Sequence[SequenceRecord]:
-    """The records of `split` (default `cfg.split`) of the configured dataset, generating mini-BEAT2 if needed."""
+    """The records of `split` (default `cfg.split`) of the configured dataset, generating mini-BEAT2
+    if needed."""
     from gesturebench.data.beat2 import Beat2Dataset
 
     if cfg.root in (None, "", "???"):

@@ -11,7 +11,8 @@ POLICIES = ("truncate",)
 def align_lengths(
     generated: Motion, reference: Motion, sequence_id: str, policy: str = "truncate", max_gap: float = 1.0
 ) -> tuple[Motion, Motion, int]:
-    """Cut both motions to the shorter; return them and the number of frames dropped from the longer one.
+    """Cut both motions to the shorter; return them and the number of frames dropped from the longer
+    one.
 
     A frame-rate other than 30 fps or a gap above `max_gap` seconds is an error naming the sequence.
     """

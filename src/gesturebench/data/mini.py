@@ -1,47 +1,56 @@
-"""Mini-BEAT2: a synthetic dataset in BEAT2's exact on-disk layout, generated on first use in seconds.
+"""Mini-BEAT2: a synthetic dataset in BEAT2's exact on-disk layout, generated on first use in
+seconds.
 
-Why: every part of gesturebench (metrics, encoders, annotation, studies, the tests) needs data whose structure is
-known — which words are stressed, where the semantic gestures are and of which class — and that runs offline on a
-laptop. Real BEAT2 is large and licensed; this generator writes the same files, so the same reader serves both.
+Why: every part of gesturebench (metrics, encoders, annotation, studies, the tests) needs data whose
+structure is known — which words are stressed, where the semantic gestures are and of which class —
+and that runs offline on a laptop. Real BEAT2 is large and licensed; this generator writes the same
+files, so the same reader serves both.
 
-Layout (as in ``beat_english_v2.0.0``): ``smplxflame_30/{id}.npz`` (BEAT2's keys and dtypes), ``wave16k/{id}.wav``
-(16 kHz mono float), ``textgrid/{id}.TextGrid`` (tier ``words``), ``sem/{id}.txt`` (BEAT's six tab-separated
-columns), ``train_test_split.csv`` (``id,type``). Ids read ``{speaker}_{name}_0_{k}_{k}``. Sizes:
+Layout (as in ``beat_english_v2.0.0``): ``smplxflame_30/{id}.npz`` (BEAT2's keys and dtypes),
+``wave16k/{id}.wav`` (16 kHz mono float), ``textgrid/{id}.TextGrid`` (tier ``words``),
+``sem/{id}.txt`` (BEAT's six tab-separated columns), ``train_test_split.csv`` (``id,type``). Ids
+read ``{speaker}_{name}_0_{k}_{k}``. Sizes:
 
-* ``default``: 4 speakers × 6 sequences = 16 train, 4 val, 4 test (one per speaker, 30–36 s; others 30–60 s).
-* ``standard``: a BEAT2-sized test split (265 sequences of 10–75 s, lognormal like BEAT2's, ≈ 2 h over 25
-  speakers) plus 25 train and 5 val sequences of 30–60 s.
+* ``default``: 4 speakers × 6 sequences = 16 train, 4 val, 4 test (one per speaker, 30–36 s; others
+  30–60 s).
+* ``standard``: a BEAT2-sized test split (265 sequences of 10–75 s, lognormal like BEAT2's, ≈ 2 h
+  over 25 speakers) plus 25 train and 5 val sequences of 30–60 s.
 
-Generative model (all draws from ``numpy.random.default_rng`` keyed by (seed, speaker[, sequence]), so a sequence
-does not depend on which others are generated; same seed → byte-identical arrays):
+Generative model (all draws from ``numpy.random.default_rng`` keyed by (seed, speaker[, sequence]),
+so a sequence does not depend on which others are generated; same seed → byte-identical arrays):
 
-* **Speaker style**: voice pitch f0 ∈ [100, 220] Hz, syllable-duration range inside [0.12, 0.25] s (tempo),
-  gesture amplitude, handedness, beat rate, idle-sway scale, breathing rate, rest-arm variation and 300 betas.
-* **Speech**: phrases of 2–8 words separated by 0.25–0.7 s pauses; a word has 1–3 syllables (30–50 ms closures
-  inside, 60–140 ms gaps between words); content words are stressed on their first syllable (louder, higher).
-  Each syllable is a source-filter vowel — a sawtooth at f0 (gliding down 10 %) through three formant resonators —
-  preceded by a 15 ms consonant burst, with an 8 ms attack, so ``librosa.onset.onset_detect`` fires at syllable
-  starts. Words come from a small filler vocabulary; the TextGrid holds every word with its syllables' span.
-* **Semantic intervals** (``sem``), one every 4–6 s, classes cycling through a shuffled deictic / iconic /
-  metaphoric / beat order: the phrase carries a class keyword (deictic: there, you, this…; iconic: big, round,
-  box…; metaphoric: idea, whole, offer…; beat: really, never…) that starts 0.1 s after the interval, which lasts
-  0.6–1.5 s (beat: 1.0–1.5 s) and lies inside the phrase's words. Names follow BEAT's codes
-  (``01_beat_align``, ``02..04_deictic_{l,m,h}``, ``05..07_iconic_*``, ``08..10_metaphoric_*``), so the class
-  is the name's first word (`annotations_io.sem_label`); score ∈ [0.3, 1.0] by quality level (beat: 0.3, the
-  lowest — real BEAT gives beats 0.1); keywords = the class keyword.
-* **Motion** (SMPL-X axis-angle in BEAT2's joint order, 30 fps), a sum of smooth layers around the speaker's rest
-  pose (arms hanging, elbows soft, fingers relaxed): breathing on the spine; idle sway and weight shifts of the
-  pelvis (±1–3.5 cm, 0.8–1.5 s transitions) with the pelvis rolling toward the unloaded side, legs solved by
-  two-bone IK so both ankles stay fixed in world space and the feet flat (`REST_BODY_JOINTS`); head drift and
-  small nods on strokes; slow finger-curl articulation; jaw opening with the audio's frame RMS; smooth small
-  expressions (the first following the audio). Gestures blend the arms toward class forms with C²
-  (smootherstep) envelopes rising over the 0.35 s before an interval and falling from its last 0.05 s to 0.3 s
-  after it: deictic = the dominant arm extended forward, index finger out, other fingers curled, held;
-  iconic = both open hands tracing a circle or a box outline in front of the chest; metaphoric = both forearms
-  supinated (palms up), open hands moving outward; beat = forearm(s) raised to gesture space. Beat strokes
-  (inside beat intervals at every stressed word, elsewhere at some stressed words, never near a semantic
-  gesture) lift the forearm over 0.3 s and strike down in 0.15 s, ending with zero velocity exactly on the
-  stressed word's onset; a slow forward/back shoulder component keeps the top of the lift from being a stop.
+* **Speaker style**: voice pitch f0 ∈ [100, 220] Hz, syllable-duration range inside [0.12, 0.25] s
+  (tempo), gesture amplitude, handedness, beat rate, idle-sway scale, breathing rate, rest-arm
+  variation and 300 betas.
+* **Speech**: phrases of 2–8 words separated by 0.25–0.7 s pauses; a word has 1–3 syllables (30–50
+  ms closures inside, 60–140 ms gaps between words); content words are stressed on their first
+  syllable (louder, higher). Each syllable is a source-filter vowel — a sawtooth at f0 (gliding down
+  10 %) through three formant resonators — preceded by a 15 ms consonant burst, with an 8 ms attack,
+  so ``librosa.onset.onset_detect`` fires at syllable starts. Words come from a small filler
+  vocabulary; the TextGrid holds every word with its syllables' span.
+* **Semantic intervals** (``sem``), one every 4–6 s, classes cycling through a shuffled deictic /
+  iconic / metaphoric / beat order: the phrase carries a class keyword (deictic: there, you, this…;
+  iconic: big, round, box…; metaphoric: idea, whole, offer…; beat: really, never…) that starts 0.1 s
+  after the interval, which lasts 0.6–1.5 s (beat: 1.0–1.5 s) and lies inside the phrase's words.
+  Names follow BEAT's codes (``01_beat_align``, ``02..04_deictic_{l,m,h}``, ``05..07_iconic_*``,
+  ``08..10_metaphoric_*``), so the class is the name's first word (`annotations_io.sem_label`);
+  score ∈ [0.3, 1.0] by quality level (beat: 0.3, the lowest — real BEAT gives beats 0.1); keywords
+  = the class keyword.
+* **Motion** (SMPL-X axis-angle in BEAT2's joint order, 30 fps), a sum of smooth layers around the
+  speaker's rest pose (arms hanging, elbows soft, fingers relaxed): breathing on the spine; idle
+  sway and weight shifts of the pelvis (±1–3.5 cm, 0.8–1.5 s transitions) with the pelvis rolling
+  toward the unloaded side, legs solved by two-bone IK so both ankles stay fixed in world space and
+  the feet flat (`REST_BODY_JOINTS`); head drift and small nods on strokes; slow finger-curl
+  articulation; jaw opening with the audio's frame RMS; smooth small expressions (the first
+  following the audio). Gestures blend the arms toward class forms with C² (smootherstep) envelopes
+  rising over the 0.35 s before an interval and falling from its last 0.05 s to 0.3 s after it:
+  deictic = the dominant arm extended forward, index finger out, other fingers curled, held; iconic
+  = both open hands tracing a circle or a box outline in front of the chest; metaphoric = both
+  forearms supinated (palms up), open hands moving outward; beat = forearm(s) raised to gesture
+  space. Beat strokes (inside beat intervals at every stressed word, elsewhere at some stressed
+  words, never near a semantic gesture) lift the forearm over 0.3 s and strike down in 0.15 s,
+  ending with zero velocity exactly on the stressed word's onset; a slow forward/back shoulder
+  component keeps the top of the lift from being a stop.
 """
 
 from __future__ import annotations
@@ -100,13 +109,15 @@ FILLERS = {
         "doing", "started"),
     3: ("everything", "remember", "probably", "family", "together", "beautiful", "important"),
 }
-# BEAT's gesture-type codes: 1 beat, 2–4 deictic, 5–7 iconic, 8–10 metaphoric (low / middle / high quality).
+# BEAT's gesture-type codes: 1 beat, 2–4 deictic, 5–7 iconic, 8–10 metaphoric (low / middle / high
+# quality).
 _SEM_CODE = {"deictic": 2, "iconic": 5, "metaphoric": 8}
 _LEVELS = {"l": (0.3, 0.55), "m": (0.55, 0.8), "h": (0.8, 1.0)}
 BEAT_SEM_NAME, BEAT_SCORE = "01_beat_align", 0.3
 
-# Approximate SMPL-X neutral rest positions (metres, y up, facing +z, left = +x) of the 22 body joints: enough for
-# the leg IK that keeps the feet planted; the real model's offsets differ by millimetres to centimetres.
+# Approximate SMPL-X neutral rest positions (metres, y up, facing +z, left = +x) of the 22 body
+# joints: enough for the leg IK that keeps the feet planted; the real model's offsets differ by
+# millimetres to centimetres.
 REST_BODY_JOINTS = np.array([
     [0.003, -0.351, 0.012], [0.061, -0.444, -0.014], [-0.060, -0.455, -0.009], [0.000, -0.242, -0.016],
     [0.116, -0.823, -0.002], [-0.104, -0.818, -0.005], [0.010, -0.106, 0.006], [0.072, -1.224, -0.046],
@@ -115,22 +126,25 @@ REST_BODY_JOINTS = np.array([
     [0.171, 0.111, -0.028], [-0.176, 0.106, -0.021], [0.427, 0.075, -0.050], [-0.423, 0.073, -0.048],
     [0.683, 0.083, -0.047], [-0.679, 0.080, -0.044],
 ])
-# Syllables start ONSET_LEAD before a multiple of 32 ms (librosa's default 512-sample hop at 16 kHz): its onset
-# detector (128 ms frames, envelope shifted by n_fft / 2) then reports each syllable exactly once, 44 ms late.
+# Syllables start ONSET_LEAD before a multiple of 32 ms (librosa's default 512-sample hop at 16
+# kHz): its onset detector (128 ms frames, envelope shifted by n_fft / 2) then reports each syllable
+# exactly once, 44 ms late.
 ONSET_HOP_S = 512 / SAMPLE_RATE
 ONSET_LEAD = 0.012
 REST_TRANS_Y = 1.29
 _LEGS = ((1, 4, 7), (2, 5, 8))  # hip, knee, ankle of the left and right leg
 _KNEE_SOFTEN = 0.004  # the pelvis sits this much (m) below straight legs, so weight shifts never overstretch them
 
-# Arm parameters, in the left arm's convention (the right arm is its mirror image, rotvec (x, -y, -z)).
+# Arm parameters, in the left arm's convention (the right arm is its mirror image, rotvec (x, -y,
+# -z)).
 COLLAR, LOWER, FLEX, YAW, TWIST, ELBOW, PRON, WFLEX, WDEV = range(9)
 N_ARM = 9
 ARM_JOINTS = ((13, 16, 18, 20), (14, 17, 19, 21))  # collar, shoulder, elbow, wrist of the left and right arm
 _REST_ARM = np.array([0.0, 1.38, 0.12, 0.0, 0.0, 0.35, -0.3, 0.1, 0.0])
 BEAT_READY = np.array([0.03, 1.3, 0.35, 0.05, 0.0, 1.15, -0.6, 0.1, 0.0])  # forearms raised, ready to strike beats
 _PALM_UP = -1.5
-# Finger curls (index, middle, pinky, ring, thumb) of the hand shapes; curl is shared by a finger's three joints.
+# Finger curls (index, middle, pinky, ring, thumb) of the hand shapes; curl is shared by a finger's
+# three joints.
 RELAXED = np.array([0.30, 0.40, 0.55, 0.48, 0.15])
 OPEN = np.array([0.03, 0.03, 0.06, 0.05, 0.0])
 POINT = np.array([0.0, 1.35, 1.45, 1.40, 0.7])
@@ -165,7 +179,8 @@ class SpeakerStyle:
 
 @dataclass(frozen=True)
 class Syllable:
-    """One voiced syllable (seconds); a stressed one is louder, higher and may carry a beat stroke."""
+    """One voiced syllable (seconds); a stressed one is louder, higher and may carry a beat stroke.
+    """
 
     start: float
     end: float
@@ -174,7 +189,8 @@ class Syllable:
 
 @dataclass(frozen=True)
 class Stroke:
-    """A beat stroke whose downward motion ends (zero velocity) at `time`, on `arms` (0 left, 1 right)."""
+    """A beat stroke whose downward motion ends (zero velocity) at `time`, on `arms` (0 left, 1
+    right)."""
 
     time: float
     arms: tuple[int, ...]
@@ -183,7 +199,8 @@ class Stroke:
 
 @dataclass(frozen=True)
 class SequencePlan:
-    """The timeline of one sequence: what is said when, where the gestures are; audio and motion follow from it."""
+    """The timeline of one sequence: what is said when, where the gestures are; audio and motion
+    follow from it."""
 
     n_frames: int
     words: tuple[Word, ...]
@@ -217,7 +234,8 @@ class GeneratedSequence:
     audio: np.ndarray
 
 
-# ---------------------------------------------------------------------------------------------- small maths
+# ----------------------------------------------------------------------------------------------
+# small maths
 
 
 def smootherstep(x: np.ndarray) -> np.ndarray:
@@ -232,12 +250,14 @@ def window(t: np.ndarray, rise0: float, rise1: float, fall0: float, fall1: float
 
 
 def onset_grid(t: float) -> float:
-    """The first time ≥ `t` that lies `ONSET_LEAD` s before a multiple of librosa's 512-sample hop at 16 kHz."""
+    """The first time ≥ `t` that lies `ONSET_LEAD` s before a multiple of librosa's 512-sample hop
+    at 16 kHz."""
     return round(np.ceil((t + ONSET_LEAD) / ONSET_HOP_S - 1e-9) * ONSET_HOP_S - ONSET_LEAD, 4)
 
 
 def smooth_noise(rng: np.random.Generator, n: int, dims: int, cutoff_hz: float, rate: float = FPS) -> np.ndarray:
-    """(n, dims) Gaussian noise low-passed by a Gaussian kernel (σ = rate / 2π·cutoff), unit variance."""
+    """(n, dims) Gaussian noise low-passed by a Gaussian kernel (σ = rate / 2π·cutoff), unit
+    variance."""
     sigma = rate / (2.0 * np.pi * cutoff_hz)
     smoothed = gaussian_filter1d(rng.standard_normal((n, dims)), sigma, axis=0, mode="reflect")
     return smoothed * np.sqrt(2.0 * np.sqrt(np.pi) * sigma)  # the kernel's output std is (2√π σ)^-1/2
@@ -263,7 +283,8 @@ def mirror(rotvec: np.ndarray) -> np.ndarray:
     return rotvec * np.array([1.0, -1.0, -1.0])
 
 
-# ---------------------------------------------------------------------------------------------- sizes and styles
+# ----------------------------------------------------------------------------------------------
+# sizes and styles
 
 
 def sequence_specs(seed: int, size: str) -> list[SequenceSpec]:
@@ -312,11 +333,13 @@ def speaker_style(seed: int, speaker: int) -> SpeakerStyle:
     )
 
 
-# ---------------------------------------------------------------------------------------------- speech plan
+# ----------------------------------------------------------------------------------------------
+# speech plan
 
 
 class _Transcript:
-    """Accumulates words and syllables left to right, drawing their timing from the speaker's style."""
+    """Accumulates words and syllables left to right, drawing their timing from the speaker's style.
+    """
 
     def __init__(self, rng: np.random.Generator, style: SpeakerStyle):
         self.rng, self.style = rng, style
@@ -348,7 +371,8 @@ class _Transcript:
         return float(self.rng.uniform(0.06, 0.14))
 
     def keep_until(self, end: float, start: float) -> float:
-        """Drop the words that end after `end`; returns where the kept words end (`start` if none is kept)."""
+        """Drop the words that end after `end`; returns where the kept words end (`start` if none is
+        kept)."""
         self.words = [w for w in self.words if w.end <= end]
         last = self.words[-1].end if self.words else start
         self.syllables = [s for s in self.syllables if s.end <= last]
@@ -413,7 +437,8 @@ def plan_sequence(rng: np.random.Generator, style: SpeakerStyle, n_frames: int) 
 
 def _plan_strokes(rng: np.random.Generator, style: SpeakerStyle, stressed: list[float],
                   sem: list[SemInterval]) -> tuple[Stroke, ...]:
-    """Beat strokes: every stressed word in a beat interval, some elsewhere, none near a semantic gesture."""
+    """Beat strokes: every stressed word in a beat interval, some elsewhere, none near a semantic
+    gesture."""
     strokes: list[Stroke] = []
     both_in = {iv.start: bool(rng.random() < 0.35) for iv in sem if iv.label == "beat"}
     for onset in stressed:
@@ -431,7 +456,8 @@ def _plan_strokes(rng: np.random.Generator, style: SpeakerStyle, stressed: list[
     return tuple(strokes)
 
 
-# ---------------------------------------------------------------------------------------------- audio
+# ----------------------------------------------------------------------------------------------
+# audio
 
 
 def _resonator(frequency: float, bandwidth: float, sr: int) -> tuple[np.ndarray, np.ndarray]:
@@ -442,7 +468,8 @@ def _resonator(frequency: float, bandwidth: float, sr: int) -> tuple[np.ndarray,
 
 def synthesize_speech(rng: np.random.Generator, style: SpeakerStyle, plan: SequencePlan,
                       sr: int = SAMPLE_RATE) -> np.ndarray:
-    """Speech-like float32 audio for `plan`: one voiced, formant-filtered syllable per plan syllable."""
+    """Speech-like float32 audio for `plan`: one voiced, formant-filtered syllable per plan
+    syllable."""
     n = plan.n_frames * sr // FPS
     y = np.zeros(n)
     attack, release, burst_len = int(0.008 * sr), int(0.03 * sr), int(0.015 * sr)
@@ -474,14 +501,17 @@ def frame_envelope(audio: np.ndarray, n_frames: int, sr: int = SAMPLE_RATE) -> n
     return np.clip(rms / (np.percentile(rms, 95) + 1e-9), 0.0, 1.0)
 
 
-# ---------------------------------------------------------------------------------------------- motion
+# ----------------------------------------------------------------------------------------------
+# motion
 
 
 def _leg_ik(root: Rotation, pelvis: np.ndarray, ankles: np.ndarray, foot: Rotation,
             forward: np.ndarray) -> dict[int, np.ndarray]:
-    """Hip, knee and ankle rotvecs that put each ankle at its fixed world position with the foot at `foot`.
+    """Hip, knee and ankle rotvecs that put each ankle at its fixed world position with the foot at
+    `foot`.
 
-    Two-bone IK per leg on `REST_BODY_JOINTS`: the knee lies in the plane of the hip–ankle line and `forward`.
+    Two-bone IK per leg on `REST_BODY_JOINTS`: the knee lies in the plane of the hip–ankle line and
+    `forward`.
     """
     J = REST_BODY_JOINTS
     out = {}
@@ -506,7 +536,8 @@ def _leg_ik(root: Rotation, pelvis: np.ndarray, ankles: np.ndarray, foot: Rotati
 
 
 def arm_rotvecs(params: np.ndarray) -> np.ndarray:
-    """(T, 4, 3) collar, shoulder, elbow, wrist rotvecs of a left arm from its (T, N_ARM) parameters."""
+    """(T, 4, 3) collar, shoulder, elbow, wrist rotvecs of a left arm from its (T, N_ARM)
+    parameters."""
     p = params
     collar = _axis_rotation(2, p[:, COLLAR])
     shoulder = (_axis_rotation(1, p[:, YAW]) * _axis_rotation(0, -p[:, FLEX]) * _axis_rotation(2, -p[:, LOWER])
@@ -517,7 +548,8 @@ def arm_rotvecs(params: np.ndarray) -> np.ndarray:
 
 
 def hand_rotvecs(curl: np.ndarray, spread: np.ndarray) -> np.ndarray:
-    """(T, 15, 3) left-hand joint rotvecs (index, middle, pinky, ring, thumb × 3) from finger curls (T, 5)."""
+    """(T, 15, 3) left-hand joint rotvecs (index, middle, pinky, ring, thumb × 3) from finger curls
+    (T, 5)."""
     T = len(curl)
     out = np.zeros((T, 5, 3, 3))
     out[:, :4, :, 2] = -curl[:, :4, None] * _DISTAL
@@ -528,7 +560,8 @@ def hand_rotvecs(curl: np.ndarray, spread: np.ndarray) -> np.ndarray:
 
 def _gesture_form(rng: np.random.Generator, style: SpeakerStyle, iv: SemInterval, t: np.ndarray,
                   strokes: tuple[Stroke, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """Target arm parameters (T, 2, N_ARM) and finger curls (2, 5) of the gesture of interval `iv`."""
+    """Target arm parameters (T, 2, N_ARM) and finger curls (2, 5) of the gesture of interval `iv`.
+    """
     arms = np.broadcast_to(style.rest_arm, (len(t), 2, N_ARM)).copy()
     hands = np.stack([RELAXED, RELAXED])
     dom = style.dominant
@@ -564,9 +597,10 @@ def _gesture_form(rng: np.random.Generator, style: SpeakerStyle, iv: SemInterval
 def stroke_offsets(t: np.ndarray, strokes: tuple[Stroke, ...]) -> np.ndarray:
     """(T, 2, N_ARM) arm-parameter offsets of the beat strokes.
 
-    Each stroke lifts the forearm (elbow flexion) over 0.3 s and strikes it down in 0.15 s, stopping on the onset;
-    the hand drops at the wrist with the strike; a shoulder component moves forward through lift and strike (so the
-    top of the lift is no stop) and eases back over 0.5 s from the onset.
+    Each stroke lifts the forearm (elbow flexion) over 0.3 s and strikes it down in 0.15 s, stopping
+    on the onset; the hand drops at the wrist with the strike; a shoulder component moves forward
+    through lift and strike (so the top of the lift is no stop) and eases back over 0.5 s from the
+    onset.
     """
     out = np.zeros((len(t), 2, N_ARM))
     for s in strokes:
@@ -619,7 +653,8 @@ def synthesize_motion(rng: np.random.Generator, style: SpeakerStyle, plan: Seque
     for joint, rotvec in _leg_ik(root, pelvis, ankles, facing, facing.apply([0.0, 0.0, 1.0])).items():
         poses[:, joint] = rotvec
 
-    # Spine: breathing, and most of the pelvis sway taken back so the chest stays upright; head drift and nods.
+    # Spine: breathing, and most of the pelvis sway taken back so the chest stays upright; head
+    # drift and nods.
     breath = np.sin(2 * np.pi * style.breath_hz * t + rng.uniform(0, 2 * np.pi))
     for joint, share in ((3, 0.4), (6, 0.3), (9, 0.2)):
         poses[:, joint] = -share * sway + 0.01 * noise(3, 0.2)
@@ -661,7 +696,8 @@ def synthesize_motion(rng: np.random.Generator, style: SpeakerStyle, plan: Seque
                   expressions=expressions, fps=FPS)
 
 
-# ---------------------------------------------------------------------------------------------- dataset
+# ----------------------------------------------------------------------------------------------
+# dataset
 
 
 def generate_sequence(seed: int, spec: SequenceSpec) -> GeneratedSequence:
@@ -685,7 +721,8 @@ def _read_marker(root: Path) -> dict | None:
 
 
 def _install(tmp: Path, root: Path, marker: dict) -> None:
-    """Move the finished `tmp` folder onto `root`, replacing an older mini-BEAT2; keep a concurrent identical one."""
+    """Move the finished `tmp` folder onto `root`, replacing an older mini-BEAT2; keep a concurrent
+    identical one."""
     if _read_marker(root) not in (None, marker):
         old = root.with_name(f".{root.name}.old-{uuid.uuid4().hex[:8]}")
         os.replace(root, old)
@@ -698,12 +735,14 @@ def _install(tmp: Path, root: Path, marker: dict) -> None:
 
 
 def generate_mini_beat2(root: str | Path, seed: int = 0, size: str = "default") -> Path:
-    """Write mini-BEAT2 (`size` "default" or "standard") under `root` in BEAT2's layout and return `root`.
+    """Write mini-BEAT2 (`size` "default" or "standard") under `root` in BEAT2's layout and return
+    `root`.
 
-    Idempotent: a folder whose `.complete` marker names this generator version, seed and size is left as is. The
-    data are written sequence by sequence into a hidden sibling folder whose marker is written last, then renamed
-    onto `root`, so a crash never leaves a half dataset that looks complete. An older mini-BEAT2 (other version,
-    seed or size) is replaced; a non-empty folder without a marker is refused (`DataError`), never overwritten.
+    Idempotent: a folder whose `.complete` marker names this generator version, seed and size is
+    left as is. The data are written sequence by sequence into a hidden sibling folder whose marker
+    is written last, then renamed onto `root`, so a crash never leaves a half dataset that looks
+    complete. An older mini-BEAT2 (other version, seed or size) is replaced; a non-empty folder
+    without a marker is refused (`DataError`), never overwritten.
     """
     root = Path(root).expanduser()
     marker = {"generator": "gesturebench.data.mini", "version": GENERATOR_VERSION, "seed": int(seed), "size": size}
@@ -735,5 +774,6 @@ def generate_mini_beat2(root: str | Path, seed: int = 0, size: str = "default") 
 
 
 def ensure_mini_beat2(root: str | Path, seed: int = 0, size: str = "default") -> Path:
-    """The mini-BEAT2 folder at `root`, generated first if it is missing or from another seed, size or version."""
+    """The mini-BEAT2 folder at `root`, generated first if it is missing or from another seed, size
+    or version."""
     return generate_mini_beat2(root, seed, size)

@@ -1,4 +1,5 @@
-"""In-memory records shared by every part of the harness: motion, words, semantic intervals, sequences."""
+"""In-memory records shared by every part of the harness: motion, words, semantic intervals,
+sequences."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ N_EXPRESSIONS = 100
 
 @dataclass(frozen=True)
 class Motion:
-    """SMPL-X parameters in BEAT2's format: axis-angle `poses` (T,165), `trans` (T,3), `betas`, `expressions` (T,100)."""
+    """SMPL-X parameters in BEAT2's format: axis-angle `poses` (T,165), `trans` (T,3), `betas`,
+    `expressions` (T,100)."""
 
     poses: np.ndarray
     trans: np.ndarray
@@ -81,8 +83,9 @@ class Word:
 class SemInterval:
     """One row of a BEAT2 `sem` file: a semantically relevant gesture interval.
 
-    `name` is BEAT2's coarse category column (e.g. ``deictic``), `score` its relevance weight in [0,1],
-    `keywords` the words spoken. `label` is the true gesture class where a generator knows it (mini-BEAT2).
+    `name` is BEAT2's coarse category column (e.g. ``deictic``), `score` its relevance weight in
+    [0,1], `keywords` the words spoken. `label` is the true gesture class where a generator knows it
+    (mini-BEAT2).
     """
 
     name: str
@@ -99,7 +102,8 @@ class SemInterval:
 
 @dataclass
 class SequenceRecord:
-    """Everything the harness knows about one sequence; optional parts are `None`, never silently empty."""
+    """Everything the harness knows about one sequence; optional parts are `None`, never silently
+    empty."""
 
     id: str
     speaker: int

@@ -1,1 +1,2 @@
-"""Learned feature extractors: the motion autoencoder behind FGD / Density / Coverage (and the text–motion model for SC)."""
+"""Learned feature extractors: the motion autoencoder behind FGD / Density / Coverage (and the
+text–motion model for SC)."""

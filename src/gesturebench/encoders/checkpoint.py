@@ -1,11 +1,11 @@
-"""Encoder checkpoints: a plain dict readable with `torch.load(weights_only=True)`, written atomically,
-identified by the SHA-256 of its bytes, with its training config as JSON beside it.
+"""Encoder checkpoints: a plain dict readable with `torch.load(weights_only=True)`, written
+atomically, identified by the SHA-256 of its bytes, with its training config as JSON beside it.
 
-`<checkpoints>/encoders/<encoder>-<dataset>.pt` holds {"format", "state_dict" (weights and buffers, e.g. the
-motion autoencoder's normalisation `mean`/`std`), "hparams" (the module's constructor arguments), "config"
-(the full training config), "summary" (training figures)}. The helpers are generic over the encoder class;
-`load_or_train` is what metrics call in `prepare`: load the dataset's checkpoint, training it first where
-auto-training is allowed.
+`<checkpoints>/encoders/<encoder>-<dataset>.pt` holds {"format", "state_dict" (weights and buffers,
+e.g. the motion autoencoder's normalisation `mean`/`std`), "hparams" (the module's constructor
+arguments), "config" (the full training config), "summary" (training figures)}. The helpers are
+generic over the encoder class; `load_or_train` is what metrics call in `prepare`: load the
+dataset's checkpoint, training it first where auto-training is allowed.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def encoder_path(checkpoints_dir: str | Path, encoder: str, dataset: str) -> Pat
 def train_command(path: Path, encoder: str) -> str:
     """The command that creates `encoder`'s checkpoint at `path` (named `<encoder>-<dataset>.pt`)."""
     prefix = f"{encoder}-"
-    dataset = path.stem[len(prefix):] if path.stem.startswith(prefix) else ""
+    dataset = path.stem[len(prefix) :] if path.stem.startswith(prefix) else ""
     return f"python launch.py task=train_encoder encoder={encoder} dataset={dataset or '<name>'}"
 
 
@@ -55,17 +55,26 @@ def save_encoder(module: nn.Module, path: str | Path, fmt: str, config: dict, su
     data = buf.getvalue()
     sha = hashlib.sha256(data).hexdigest()
     write_atomic(path, data)
-    meta = {"checkpoint": path.name, "sha256": sha, **{k: payload[k] for k in ("config", "hparams", "summary")}}
+    meta = {
+        "checkpoint": path.name,
+        "sha256": sha,
+        **{k: payload[k] for k in ("config", "hparams", "summary")},
+    }
     write_atomic(path.with_suffix(".json"), json.dumps(meta, indent=2) + "\n")
     return sha
 
 
-def load_encoder(path: str | Path, module_cls: type[nn.Module], fmt: str, encoder: str) -> tuple[nn.Module, dict]:
-    """A frozen module in eval mode and its info {"path", "sha256", "config"}; `CheckpointError` if unusable."""
+def load_encoder(
+    path: str | Path, module_cls: type[nn.Module], fmt: str, encoder: str
+) -> tuple[nn.Module, dict]:
+    """A frozen module in eval mode and its info {"path", "sha256", "config"}; `CheckpointError` if
+    unusable."""
     path = Path(path)
     if not path.is_file():
         command = train_command(path, encoder)
-        raise CheckpointError(f"{path}: no {encoder} encoder checkpoint; create it with `{command}`")
+        raise CheckpointError(
+            f"{path}: no {encoder} encoder checkpoint; create it with `{command}`"
+        )
     data = path.read_bytes()
     try:
         payload = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
@@ -79,7 +88,11 @@ def load_encoder(path: str | Path, module_cls: type[nn.Module], fmt: str, encode
             f"recreate it with `{train_command(path, encoder)}`"
         ) from exc
     module.eval().requires_grad_(False)
-    return module, {"path": str(path), "sha256": hashlib.sha256(data).hexdigest(), "config": payload["config"]}
+    return module, {
+        "path": str(path),
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "config": payload["config"],
+    }
 
 
 def load_or_train(
@@ -90,8 +103,8 @@ def load_or_train(
     cfg,
     auto_train: bool,
 ):
-    """`load(path)`, after `train(split("train"), split("val"), cfg, path)` when the checkpoint is missing and
-    `auto_train`; without it a missing checkpoint is `load`'s `CheckpointError`."""
+    """`load(path)`, after `train(split("train"), split("val"), cfg, path)` when the checkpoint is
+    missing and `auto_train`; without it a missing checkpoint is `load`'s `CheckpointError`."""
     if not path.is_file() and auto_train:
         train(split("train"), split("val"), cfg, path)
     return load(path)

@@ -1,10 +1,12 @@
-"""`MotionAutoencoder`: the temporal convolutional autoencoder whose latent is the FGD / Density / Coverage feature.
+"""`MotionAutoencoder`: the temporal convolutional autoencoder whose latent is the FGD / Density /
+Coverage feature.
 
-Input windows (B, window, REP_DIM) are normalised with the train split's per-dimension mean and std (buffers,
-so they travel in the state dict). Per-frame 1×1 convolutions map between REP_DIM and `hidden_dim` (cheap on
-CPU); between them, strided temporal convolutions downsample time by 4 into a `latent_dim` latent per time
-step. A window's feature is the mean of its latent over time. The decoder upsamples back and reconstructs
-the normalised window. Loss = MSE(reconstruction) + `velocity_weight` · MSE(frame differences).
+Input windows (B, window, REP_DIM) are normalised with the train split's per-dimension mean and std
+(buffers, so they travel in the state dict). Per-frame 1×1 convolutions map between REP_DIM and
+`hidden_dim` (cheap on CPU); between them, strided temporal convolutions downsample time by 4 into a
+`latent_dim` latent per time step. A window's feature is the mean of its latent over time. The
+decoder upsamples back and reconstructs the normalised window. Loss = MSE(reconstruction) +
+`velocity_weight` · MSE(frame differences).
 """
 
 from __future__ import annotations
@@ -41,15 +43,23 @@ class MotionAutoencoder(pl.LightningModule):
         act = nn.LeakyReLU(0.2)
         k = kernel_size
         self.encoder = nn.Sequential(
-            _conv(rep_dim, hidden_dim, 1), act,
-            _conv(hidden_dim, hidden_dim, k, stride=2), act,
-            _conv(hidden_dim, hidden_dim, k, stride=2), act,
+            _conv(rep_dim, hidden_dim, 1),
+            act,
+            _conv(hidden_dim, hidden_dim, k, stride=2),
+            act,
+            _conv(hidden_dim, hidden_dim, k, stride=2),
+            act,
             _conv(hidden_dim, latent_dim, 1),
         )
         self.decoder = nn.Sequential(
-            _conv(latent_dim, hidden_dim, 1), act,
-            nn.Upsample(scale_factor=2), _conv(hidden_dim, hidden_dim, k), act,
-            nn.Upsample(scale_factor=2), _conv(hidden_dim, hidden_dim, k), act,
+            _conv(latent_dim, hidden_dim, 1),
+            act,
+            nn.Upsample(scale_factor=2),
+            _conv(hidden_dim, hidden_dim, k),
+            act,
+            nn.Upsample(scale_factor=2),
+            _conv(hidden_dim, hidden_dim, k),
+            act,
             _conv(hidden_dim, rep_dim, 1),
         )
 
@@ -73,7 +83,8 @@ class MotionAutoencoder(pl.LightningModule):
 
     @torch.no_grad()
     def features(self, windows: torch.Tensor, batch_size: int = 512) -> torch.Tensor:
-        """Raw representation windows (W, window, D) → features (W, latent_dim): the time-mean latent."""
+        """Raw representation windows (W, window, D) → features (W, latent_dim): the time-mean
+        latent."""
         out = [self.encode(self.normalise(w)).mean(1) for w in windows.split(batch_size)]
         return torch.cat(out) if out else windows.new_zeros((0, self.hparams.latent_dim))
 
@@ -82,7 +93,11 @@ class MotionAutoencoder(pl.LightningModule):
         x_hat = self(x)
         recon = F.mse_loss(x_hat, x)
         velocity = F.mse_loss(x_hat.diff(dim=1), x.diff(dim=1))
-        return {"loss": recon + self.hparams.velocity_weight * velocity, "recon": recon, "velocity": velocity}
+        return {
+            "loss": recon + self.hparams.velocity_weight * velocity,
+            "recon": recon,
+            "velocity": velocity,
+        }
 
     def training_step(self, batch, batch_idx):
         losses = self.losses(batch[0])

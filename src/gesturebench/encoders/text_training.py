@@ -1,8 +1,10 @@
-"""Training of the text–motion model (`task=train_encoder encoder=text_motion`, and auto-training on mini data).
+"""Training of the text–motion model (`task=train_encoder encoder=text_motion`, and auto-training on
+mini data).
 
-Pairs are (motion window, words spoken in it) from the train split, windows without words skipped. The
-sentence embeddings are computed once per distinct text before training (the sentence encoder is frozen),
-so an epoch only runs the small motion tower and the projection: mini-BEAT2 trains in seconds on a CPU.
+Pairs are (motion window, words spoken in it) from the train split, windows without words skipped.
+The sentence embeddings are computed once per distinct text before training (the sentence encoder is
+frozen), so an epoch only runs the small motion tower and the projection: mini-BEAT2 trains in
+seconds on a CPU.
 """
 
 from __future__ import annotations
@@ -27,10 +29,10 @@ from gesturebench.encoders.text_motion import (
     TextMotionEncoder,
     TextMotionModel,
     load_text_motion,
-    text_to_motion_ranks,
     save_text_motion,
     seconds_to_frames,
     text_motion_path,
+    text_to_motion_ranks,
     text_windows,
 )
 from gesturebench.encoders.training_common import EncoderConfig, fit
@@ -39,13 +41,15 @@ from gesturebench.errors import ConfigError
 
 @dataclass(frozen=True)
 class TextMotionConfig(EncoderConfig):
-    """Training config of the text–motion model (`conf/encoder/text_motion.yaml`); stored in the checkpoint.
+    """Training config of the text–motion model (`conf/encoder/text_motion.yaml`); stored in the
+    checkpoint.
 
-    `window_s`/`hop_s` are the windows SC scores; `train_hop_s` the (denser) hop of the training windows.
-    Training stops when the validation text→motion mean reciprocal rank has not improved for `patience`
-    epochs and keeps the best epoch's weights. The defaults are small and strongly regularised (text dropout,
-    weight decay, fixed temperature), for data whose text–motion link is, as in mini-BEAT2, mostly the class
-    of the semantic gesture; on mini-BEAT2 they train in seconds on 2 CPU cores.
+    `window_s`/`hop_s` are the windows SC scores; `train_hop_s` the (denser) hop of the training
+    windows. Training stops when the validation text→motion mean reciprocal rank has not improved
+    for `patience` epochs and keeps the best epoch's weights. The defaults are small and strongly
+    regularised (text dropout, weight decay, fixed temperature), for data whose text–motion link is,
+    as in mini-BEAT2, mostly the class of the semantic gesture; on mini-BEAT2 they train in seconds
+    on 2 CPU cores.
     """
 
     name: str = "text_motion"
@@ -70,13 +74,16 @@ class TextMotionConfig(EncoderConfig):
     def __post_init__(self):
         for key in ("window_s", "hop_s", "train_hop_s"):
             if seconds_to_frames(getattr(self, key)) <= 0:
-                raise ConfigError(f"encoder.{key}={getattr(self, key)} must be at least one frame (1/30 s)")
+                raise ConfigError(
+                    f"encoder.{key}={getattr(self, key)} must be at least one frame (1/30 s)"
+                )
 
 
 def worded_windows(
     records: Sequence[SequenceRecord], window: int, hop: int, what: str
 ) -> tuple[torch.Tensor, list[str]]:
-    """All worded windows (N, window, REP_DIM) of `records` and their texts; records without words are skipped."""
+    """All worded windows (N, window, REP_DIM) of `records` and their texts; records without words
+    are skipped."""
     windows, texts = [], []
     for record in records:
         if record.words:
@@ -84,19 +91,22 @@ def worded_windows(
             windows.append(w)
             texts.extend(t)
     if not texts:
-        raise ConfigError(f"text_motion training needs {what} sequences with transcripts (words), and found none")
+        raise ConfigError(
+            f"text_motion training needs {what} sequences with transcripts (words), and found none"
+        )
     return torch.cat(windows).contiguous(), texts
 
 
 @torch.no_grad()
 def retrieval_recall(motion: torch.Tensor, text: torch.Tensor, k: int = 1) -> float:
-    """Text→motion R@k of unit embeddings whose i-th rows pair up: how often motion i is in text i's top k
-    (ties count against it)."""
+    """Text→motion R@k of unit embeddings whose i-th rows pair up: how often motion i is in text i's
+    top k (ties count against it)."""
     return float((text_to_motion_ranks(motion, text) <= k).double().mean())
 
 
 class KeepBest(pl.Callback):
-    """Keeps the weights of the best validation epoch (highest `monitor`) and loads them back when training ends."""
+    """Keeps the weights of the best validation epoch (highest `monitor`) and loads them back when
+    training ends."""
 
     def __init__(self, monitor: str):
         self.monitor, self.best, self.state, self.step = monitor, -float("inf"), None, 0
@@ -119,30 +129,57 @@ def train_text_motion(
     out_path: str | Path,
     logger=None,
 ) -> Path:
-    """Train on `train_records`, early-stop on `val_records`, write the checkpoint at `out_path`; return it."""
+    """Train on `train_records`, early-stop on `val_records`, write the checkpoint at `out_path`;
+    return it."""
     cfg = TextMotionConfig.coerce(cfg)
     out_path = Path(out_path)
     started = time.perf_counter()
     pl.seed_everything(cfg.seed, workers=True)
     window = seconds_to_frames(cfg.window_s)
-    train_w, train_t = worded_windows(train_records, window, seconds_to_frames(cfg.train_hop_s), "train")
+    train_w, train_t = worded_windows(
+        train_records, window, seconds_to_frames(cfg.train_hop_s), "train"
+    )
     val_w, val_t = worded_windows(val_records, window, seconds_to_frames(cfg.hop_s), "val")
     embedder = SentenceEmbedder(cfg.text_model)
     train_e, val_e = embedder(train_t), embedder(val_t)
 
     model = TextMotionModel(
-        text_dim=embedder.dim, hidden_dim=cfg.hidden_dim, embed_dim=cfg.embed_dim, kernel_size=cfg.kernel_size,
-        temperature=cfg.temperature, text_dropout=cfg.text_dropout, lr=cfg.lr, weight_decay=cfg.weight_decay,
+        text_dim=embedder.dim,
+        hidden_dim=cfg.hidden_dim,
+        embed_dim=cfg.embed_dim,
+        kernel_size=cfg.kernel_size,
+        temperature=cfg.temperature,
+        text_dropout=cfg.text_dropout,
+        lr=cfg.lr,
+        weight_decay=cfg.weight_decay,
     )
-    std, mean = torch.std_mean(train_w.reshape(-1, train_w.shape[-1]), dim=0)  # over the training windows' frames
+    std, mean = torch.std_mean(
+        train_w.reshape(-1, train_w.shape[-1]), dim=0
+    )  # over the training windows' frames
     model.set_normalisation(mean, std.clamp_min(cfg.std_floor))
     shuffle = torch.Generator().manual_seed(cfg.seed)
-    train_loader = DataLoader(TensorDataset(train_w, train_e), batch_size=cfg.batch_size, shuffle=True,
-                              generator=shuffle, drop_last=len(train_t) > cfg.batch_size)
-    val_loader = DataLoader(TensorDataset(val_w, val_e), batch_size=len(val_t))  # one batch: MRR over all of it
+    train_loader = DataLoader(
+        TensorDataset(train_w, train_e),
+        batch_size=cfg.batch_size,
+        shuffle=True,
+        generator=shuffle,
+        drop_last=len(train_t) > cfg.batch_size,
+    )
+    val_loader = DataLoader(
+        TensorDataset(val_w, val_e), batch_size=len(val_t)
+    )  # one batch: MRR over all of it
     best = KeepBest("val_mrr")
     early_stopping = EarlyStopping(monitor="val_mrr", mode="max", patience=cfg.patience)
-    trainer = fit(model, train_loader, val_loader, cfg, [early_stopping, best], out_path, logger, progress_bar=False)
+    trainer = fit(
+        model,
+        train_loader,
+        val_loader,
+        cfg,
+        [early_stopping, best],
+        out_path,
+        logger,
+        progress_bar=False,
+    )
 
     model.eval()
     with torch.no_grad():
@@ -161,8 +198,10 @@ def train_text_motion(
         "seconds": round(time.perf_counter() - started, 2),
     }
     sha = save_text_motion(model, out_path, dataclasses.asdict(cfg), summary)
-    print(f"text_motion checkpoint {out_path} sha256={sha} val R@1={summary['val_r1']:.3f} "
-          f"(chance {summary['val_chance_r1']:.3f}) in {summary['seconds']} s")
+    print(
+        f"text_motion checkpoint {out_path} sha256={sha} val R@1={summary['val_r1']:.3f} "
+        f"(chance {summary['val_chance_r1']:.3f}) in {summary['seconds']} s"
+    )
     return out_path
 
 
@@ -175,8 +214,8 @@ def load_or_train_text_motion(
     path: str | Path | None = None,
     device: str = "cpu",
 ) -> TextMotionEncoder:
-    """The dataset's text–motion encoder (at `path`, default `text_motion_path`); trained first when missing and
-    `auto_train`, else `CheckpointError` naming the command that creates it."""
+    """The dataset's text–motion encoder (at `path`, default `text_motion_path`); trained first when
+    missing and `auto_train`, else `CheckpointError` naming the command that creates it."""
     path = Path(path) if path is not None else text_motion_path(checkpoints_dir, dataset_name)
     model, info = load_or_train(path, load_text_motion, train_text_motion, split, cfg, auto_train)
     return TextMotionEncoder(model, info, device)

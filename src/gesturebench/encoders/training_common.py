@@ -1,4 +1,5 @@
-"""What the encoders' training shares: config dataclasses built from a mapping, and the seeded CPU `Trainer` fit."""
+"""What the encoders' training shares: config dataclasses built from a mapping, and the seeded CPU
+`Trainer` fit."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from gesturebench.errors import ConfigError
 
 
 class EncoderConfig:
-    """Mixin for an encoder's frozen config dataclass, whose `name` field defaults to the encoder's name."""
+    """Mixin for an encoder's frozen config dataclass, whose `name` field defaults to the encoder's
+    name."""
 
     name: str
 
@@ -28,7 +30,9 @@ class EncoderConfig:
         fields = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(values) - fields)
         if unknown:
-            raise ConfigError(f"encoder ({cls.name}): unknown option(s) {unknown}; known: {sorted(fields)}")
+            raise ConfigError(
+                f"encoder ({cls.name}): unknown option(s) {unknown}; known: {sorted(fields)}"
+            )
         return cls(**values)
 
     @classmethod
@@ -39,11 +43,12 @@ class EncoderConfig:
 
 @contextmanager
 def torch_flags_restored() -> Iterator[None]:
-    """Put back torch's global determinism flags (and cuBLAS's workspace setting) after a block that changes them.
+    """Put back torch's global determinism flags (and cuBLAS's workspace setting) after a block that
+    changes them.
 
-    `Trainer(deterministic=True)` turns `torch.use_deterministic_algorithms` on for the whole process; an encoder
-    trained on the fly would otherwise leave it on for the evaluation that follows, where CUDA kernels without a
-    deterministic implementation raise.
+    `Trainer(deterministic=True)` turns `torch.use_deterministic_algorithms` on for the whole
+    process; an encoder trained on the fly would otherwise leave it on for the evaluation that
+    follows, where CUDA kernels without a deterministic implementation raise.
     """
     deterministic = torch.are_deterministic_algorithms_enabled()
     warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
@@ -70,10 +75,13 @@ def fit(
     logger=None,
     progress_bar: bool = True,
 ) -> pl.Trainer:
-    """Fit `module` with a deterministic single-CPU Trainer bounded by `cfg.max_epochs`/`cfg.max_steps`; no
-    Lightning checkpoints (the caller saves the encoder); torch's global flags are as before afterwards. Returns the
-    trainer (epochs, steps)."""
-    with torch_flags_restored(), warnings.catch_warnings():  # the Trainer sets the flags when it is built
+    """Fit `module` with a deterministic single-CPU Trainer bounded by
+    `cfg.max_epochs`/`cfg.max_steps`; no Lightning checkpoints (the caller saves the encoder);
+    torch's global flags are as before afterwards. Returns the trainer (epochs, steps)."""
+    with (
+        torch_flags_restored(),
+        warnings.catch_warnings(),
+    ):  # the Trainer sets the flags when it is built
         trainer = pl.Trainer(
             accelerator="cpu",
             devices=1,

@@ -1,4 +1,5 @@
-"""Dice ↑ (gesture area coverage): overlap of the frontal-plane bone rasters of a sequence (METRICS.md §9)."""
+"""Dice ↑ (gesture area coverage): overlap of the frontal-plane bone rasters of a sequence
+(METRICS.md §9)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from gesturebench.metrics.pair import MotionPair
 
 
 class Dice(SequenceMetric):
-    """Dice of the union-over-frames rasters of the upper-body and hand bones, generated vs reference."""
+    """Dice of the union-over-frames rasters of the upper-body and hand bones, generated vs
+    reference."""
 
     higher_is_better = True
 

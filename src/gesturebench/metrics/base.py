@@ -1,11 +1,13 @@
-"""`GestureMetric`, the interface every metric of the harness has, and `SequenceMetric`, the base of per-sequence metrics.
+"""`GestureMetric`, the interface every metric of the harness has, and `SequenceMetric`, the base of
+per-sequence metrics.
 
-A subclass implements `sequence_values(pair)`, returning its value for one sequence (and any extra values
-named in `extras`, such as ``diversity_ref``). The base keeps, with `dist_reduce_fx="sum"` in float64, the
-weighted sum and the weight of each value (model level = weighted mean over sequences; weight 1 unless a
-subclass returns one), and, as `"cat"` list states, every sequence's values with its split index for the
-per-sequence table. Sequences lacking an input named in `requires`, or for which `sequence_values` returns None, are counted in
-`missing`, not scored; a metric with no scored sequence reports `None` with a reason.
+A subclass implements `sequence_values(pair)`, returning its value for one sequence (and any extra
+values named in `extras`, such as ``diversity_ref``). The base keeps, with `dist_reduce_fx="sum"` in
+float64, the weighted sum and the weight of each value (model level = weighted mean over sequences;
+weight 1 unless a subclass returns one), and, as `"cat"` list states, every sequence's values with
+its split index for the per-sequence table. Sequences lacking an input named in `requires`, or for
+which `sequence_values` returns None, are counted in `missing`, not scored; a metric with no scored
+sequence reports `None` with a reason.
 """
 
 from __future__ import annotations
@@ -22,10 +24,12 @@ DIRECTIONS = {True: "higher", False: "lower", None: "zero"}
 
 
 class GestureMetric(Metric):
-    """What the evaluation loop relies on: a name, a direction, options, a dict result and a skip reason.
+    """What the evaluation loop relies on: a name, a direction, options, a dict result and a skip
+    reason.
 
     `update(pair: MotionPair)` takes one sequence; `compute()` returns ``{value_name: float | None}``.
-    `prepare(context)` runs once before evaluation (load or train an encoder, compute dataset statistics).
+    `prepare(context)` runs once before evaluation (load or train an encoder, compute dataset
+    statistics).
     """
 
     full_state_update = False
@@ -35,7 +39,8 @@ class GestureMetric(Metric):
     requires: tuple[str, ...] = ()
     #: names of extra values reported beside the main one (e.g. ``("diversity_ref",)``).
     extras: tuple[str, ...] = ()
-    #: whether `update` reads `pair.*_body.vertices` (the body forward skips vertices when no metric does).
+    #: whether `update` reads `pair.*_body.vertices` (the body forward skips vertices when no metric
+    #: does).
     needs_vertices: bool = False
 
     def __init__(self, name: str, **kwargs: Any):
@@ -86,7 +91,8 @@ class SequenceMetric(GestureMetric):
         self.add_state("seq_values", default=[], dist_reduce_fx="cat")
 
     def sequence_values(self, pair: MotionPair) -> tuple[list[float], float] | None:
-        """Return ([main, *extras] for this sequence, weight of the sequence), or None when it cannot be scored."""
+        """Return ([main, *extras] for this sequence, weight of the sequence), or None when it
+        cannot be scored."""
         raise NotImplementedError
 
     def update(self, pair: MotionPair) -> None:
@@ -98,7 +104,9 @@ class SequenceMetric(GestureMetric):
         v = torch.as_tensor(values, dtype=torch.float64, device=self.total.device).reshape(-1)
         self.total += w * v
         self.weight += w
-        self.seq_index.append(torch.tensor([pair.index], dtype=torch.int64, device=self.total.device))
+        self.seq_index.append(
+            torch.tensor([pair.index], dtype=torch.int64, device=self.total.device)
+        )
         self.seq_values.append(v.reshape(1, -1))
 
     def compute(self) -> dict[str, float | None]:

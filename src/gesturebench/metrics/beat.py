@@ -1,9 +1,9 @@
 """BC: beat consistency of generated (and reference) motion with the speech onsets (METRICS.md §12).
 
-Joint speeds come from global joint positions by default, as in EMAGE's evaluation (the body model is run
-with the sequence's translation); ``root_aligned=True`` measures them relative to the pelvis instead. The
-threshold divides each joint's speed by that joint's mean speed over the dataset's train split, computed
-once through the body model and cached in the context's cache folder.
+Joint speeds come from global joint positions by default, as in EMAGE's evaluation (the body model
+is run with the sequence's translation); ``root_aligned=True`` measures them relative to the pelvis
+instead. The threshold divides each joint's speed by that joint's mean speed over the dataset's
+train split, computed once through the body model and cached in the context's cache folder.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ import torch
 
 from gesturebench.body.joints import UPPER
 from gesturebench.body.output import BodyOutput
-from gesturebench.io import write_atomic
 from gesturebench.data.records import N_JOINTS, SequenceRecord
 from gesturebench.errors import ConfigError
+from gesturebench.io import write_atomic
 from gesturebench.metrics.base import SequenceMetric
 from gesturebench.metrics.functional.beat import (
     DIRECTIONS,
@@ -51,12 +51,15 @@ def reference_mean_speed(
         total += speeds.sum(axis=0)
         frames += speeds.shape[0]
     if frames == 0:
-        raise ConfigError("BC needs the train split's joint speeds, but the train split has no frames")
+        raise ConfigError(
+            "BC needs the train split's joint speeds, but the train split has no frames"
+        )
     return total / frames
 
 
 def _body_model_hash(body_model: Any) -> str:
-    """SHA-256 of the body model file (the joints, hence the speeds, depend on it); its class name otherwise."""
+    """SHA-256 of the body model file (the joints, hence the speeds, depend on it); its class name
+    otherwise."""
     path = getattr(body_model, "model_path", None)
     if path is not None and Path(path).is_file():
         return hashlib.sha256(Path(path).read_bytes()).hexdigest()
@@ -86,9 +89,13 @@ class BeatConsistency(SequenceMetric):
         self.extras = (f"{name}_ref",)  # the reference motion's score, e.g. ``bc_ref``
         super().__init__(name, **kwargs)
         if direction not in DIRECTIONS:
-            raise ConfigError(f"metric {name}: direction must be one of {DIRECTIONS}, got {direction!r}")
+            raise ConfigError(
+                f"metric {name}: direction must be one of {DIRECTIONS}, got {direction!r}"
+            )
         if mean_speed is not None and len(mean_speed) != N_JOINTS:
-            raise ConfigError(f"metric {name}: mean_speed needs one value per SMPL-X joint ({N_JOINTS})")
+            raise ConfigError(
+                f"metric {name}: mean_speed needs one value per SMPL-X joint ({N_JOINTS})"
+            )
         self.sigma, self.order, self.threshold, self.trim = sigma, order, threshold, trim
         # `direction` is the metric's ↑/↓ property; the option is kept as `alignment`
         self.alignment, self.joints, self.root_aligned = direction, list(joints), root_aligned
@@ -98,9 +105,15 @@ class BeatConsistency(SequenceMetric):
 
     def options(self) -> dict:
         return {
-            "sigma": self.sigma, "order": self.order, "threshold": self.threshold, "trim": self.trim,
-            "direction": self.alignment, "joints": self.joints, "root_aligned": self.root_aligned,
-            "hop_length": self.hop_length, "mean_speed_source": self.mean_speed_source,
+            "sigma": self.sigma,
+            "order": self.order,
+            "threshold": self.threshold,
+            "trim": self.trim,
+            "direction": self.alignment,
+            "joints": self.joints,
+            "root_aligned": self.root_aligned,
+            "hop_length": self.hop_length,
+            "mean_speed_source": self.mean_speed_source,
         }
 
     def prepare(self, context: Any) -> None:
@@ -114,24 +127,43 @@ class BeatConsistency(SequenceMetric):
         if path.is_file():
             speed = json.loads(path.read_text())["mean_speed"]
         else:
-            speed = reference_mean_speed(context.split("train"), context.body_model, self.root_aligned).tolist()
+            speed = reference_mean_speed(
+                context.split("train"), context.body_model, self.root_aligned
+            ).tolist()
             write_atomic(path, json.dumps({"dataset": context.dataset_name, "mean_speed": speed}))
         self.mean_speed = np.asarray(speed, dtype=np.float64)
         self.mean_speed_source = str(path)
 
-    def _score(self, body: BodyOutput, onsets: np.ndarray, start: int, stop: int, fps: float) -> float:
-        speeds = joint_speeds(body_positions(body, self.root_aligned)[:, self.joints], fps)[start:stop]
+    def _score(
+        self, body: BodyOutput, onsets: np.ndarray, start: int, stop: int, fps: float
+    ) -> float:
+        speeds = joint_speeds(body_positions(body, self.root_aligned)[:, self.joints], fps)[
+            start:stop
+        ]
         return beat_consistency(
-            speeds, onsets, self.mean_speed[self.joints], fps,
-            self.sigma, self.order, self.threshold, self.alignment,
+            speeds,
+            onsets,
+            self.mean_speed[self.joints],
+            fps,
+            self.sigma,
+            self.order,
+            self.threshold,
+            self.alignment,
         )
 
     def sequence_values(self, pair: MotionPair):
         if self.mean_speed is None:
-            raise ConfigError(f"metric {self.name}: prepare(context) must run before update (mean joint speeds)")
+            raise ConfigError(
+                f"metric {self.name}: prepare(context) must run before update (mean joint speeds)"
+            )
         start, stop = trim_frames(pair.n_frames, pair.fps, self.trim)
         if stop - start < 2 * self.order + 1:
             return None  # too short to find a speed minimum: counted as missing
-        onsets = segment_onsets(pair.audio, pair.sample_rate, start, stop, pair.fps, self.hop_length)
-        values = [self._score(body, onsets, start, stop, pair.fps) for body in (pair.gen_body, pair.ref_body)]
+        onsets = segment_onsets(
+            pair.audio, pair.sample_rate, start, stop, pair.fps, self.hop_length
+        )
+        values = [
+            self._score(body, onsets, start, stop, pair.fps)
+            for body in (pair.gen_body, pair.ref_body)
+        ]
         return values, float(stop - start)

@@ -1,17 +1,21 @@
-"""Metrics computed from other metrics, for the perceptual study: per-sequence scoring and the fitted composites.
+"""Metrics computed from other metrics, for the perceptual study: per-sequence scoring and the
+fitted composites.
 
-A metric's `update` sees one `MotionPair`, never the other metrics' values, so a metric that needs other
-metrics holds them itself (as child modules) and scores each sequence with them alone (`score_alone`: reset,
-update with the pair, compute without any cross-process sync). This keeps the composite self-contained — the
-sub-metrics are built from the very configs the study used, so their options cannot drift from the fit — and
-per-sequence, so DDP and the per-sequence table work as for any `SequenceMetric`.
+A metric's `update` sees one `MotionPair`, never the other metrics' values, so a metric that needs
+other metrics holds them itself (as child modules) and scores each sequence with them alone
+(`score_alone`: reset, update with the pair, compute without any cross-process sync). This keeps the
+composite self-contained — the sub-metrics are built from the very configs the study used, so their
+options cannot drift from the fit — and per-sequence, so DDP and the per-sequence table work as for
+any `SequenceMetric`.
 
-* `PerSequence(metric)` scores a distributional metric (FGD, Density, Coverage) on every sequence alone, giving
-  it per-sequence values (a study clip's FGD against its own reference); model level = mean over sequences.
-* `CompositeRatings(path)` reads the `composites.json` of a `task=analyze` run and reports, per sequence, the
-  predicted rating of each dimension: intercept + Σ coef · (x − mean) / scale over the composite's predictor
-  metrics; values ``composite_hl`` … ``composite_cm`` (model level = mean over sequences, ↑). The composites
-  were fitted on the study's clips (10 s windows by default), so they are calibrated for clips of that length.
+* `PerSequence(metric)` scores a distributional metric (FGD, Density, Coverage) on every sequence
+  alone, giving it per-sequence values (a study clip's FGD against its own reference); model level =
+  mean over sequences.
+* `CompositeRatings(path)` reads the `composites.json` of a `task=analyze` run and reports, per
+  sequence, the predicted rating of each dimension: intercept + Σ coef · (x − mean) / scale over the
+  composite's predictor metrics; values ``composite_hl`` … ``composite_cm`` (model level = mean over
+  sequences, ↑). The composites were fitted on the study's clips (10 s windows by default), so they
+  are calibrated for clips of that length.
 """
 
 from __future__ import annotations
@@ -50,7 +54,8 @@ def _finite(values: list[float | None]) -> list[float] | None:
 
 
 class DerivedMetric(SequenceMetric):
-    """A per-sequence metric whose values come from `derived_values(pair)`; None counts the sequence as missing."""
+    """A per-sequence metric whose values come from `derived_values(pair)`; None counts the sequence
+    as missing."""
 
     def derived_values(self, pair: MotionPair) -> list[float] | None:
         raise NotImplementedError
@@ -66,11 +71,14 @@ class DerivedMetric(SequenceMetric):
 
 
 class PerSequence(DerivedMetric):
-    """`metric` (any GestureMetric, typically distributional) scored on each sequence alone; same value names."""
+    """`metric` (any GestureMetric, typically distributional) scored on each sequence alone; same
+    value names."""
 
     def __init__(self, metric: GestureMetric, **kwargs: Any):
         if not isinstance(metric, GestureMetric):
-            raise ConfigError(f"PerSequence needs a metric config with a _target_, got {type(metric).__name__}")
+            raise ConfigError(
+                f"PerSequence needs a metric config with a _target_, got {type(metric).__name__}"
+            )
         self.extras = tuple(metric.value_names[1:])
         super().__init__(metric.name, **kwargs)
         self.metric = metric
@@ -96,38 +104,57 @@ class PerSequence(DerivedMetric):
 
 
 def load_composites(path: str | Path) -> dict:
-    """A composites.json written by `task=analyze` (`gesturebench.study.composites.composites_document`), checked."""
+    """A composites.json written by `task=analyze`
+    (`gesturebench.study.composites.composites_document`), checked."""
     path = Path(path)
     if not path.is_file():
-        raise ConfigError(f"{path}: composites file not found (run `python launch.py task=analyze` to create one)")
+        raise ConfigError(
+            f"{path}: composites file not found (run `python launch.py task=analyze` to create one)"
+        )
     try:
         spec = json.loads(path.read_text())
     except ValueError as err:
         raise ConfigError(f"{path}: not a readable composites.json ({err})") from err
-    if not isinstance(spec, dict) or not isinstance(spec.get("composites"), dict) or "metrics" not in spec:
+    if (
+        not isinstance(spec, dict)
+        or not isinstance(spec.get("composites"), dict)
+        or "metrics" not in spec
+    ):
         raise ConfigError(f"{path}: not a composites.json (needs 'composites' and 'metrics')")
     for d, c in spec["composites"].items():
         sizes = {len(c.get(k, ())) for k in ("predictors", "mean", "scale", "coef")}
         if len(sizes) != 1 or "intercept" not in c:
-            raise ConfigError(f"{path}: composite {d!r} needs predictors, mean, scale, coef of one length and intercept")
+            raise ConfigError(
+                f"{path}: composite {d!r} needs predictors, mean, scale, coef of one length and intercept"
+            )
     return spec
 
 
 class CompositeRatings(DerivedMetric):
-    """Predicted ratings ``{name}_{dimension}`` of the composites in `path` (one value per dimension, ↑)."""
+    """Predicted ratings ``{name}_{dimension}`` of the composites in `path` (one value per
+    dimension, ↑)."""
 
     higher_is_better = True
 
-    def __init__(self, name: str = "composite", path: str | None = None, dimensions: list[str] | None = None,
-                 **kwargs: Any):
+    def __init__(
+        self,
+        name: str = "composite",
+        path: str | None = None,
+        dimensions: list[str] | None = None,
+        **kwargs: Any,
+    ):
         if path in (None, "", "???"):
-            raise ConfigError("metric composite needs path=/run/folder/of/task=analyze/composites.json")
+            raise ConfigError(
+                "metric composite needs path=/run/folder/of/task=analyze/composites.json"
+            )
         spec = load_composites(path)
         dims = list(dimensions or spec["composites"])
         unknown = [d for d in dims if d not in spec["composites"]]
         if unknown or not dims:
-            raise ConfigError(f"{path}: no composite for dimension(s) {unknown or dims}; "
-                              f"it has {sorted(spec['composites'])}")
+            raise ConfigError(
+                f"{path}: no composite for dimension(s) {unknown or dims}; "
+                f"it has {sorted(spec['composites'])}"
+            )
         self.extras = tuple(f"{name}_{d}" for d in dims[1:])
         super().__init__(f"{name}_{dims[0]}", **kwargs)
         self.path, self.dimensions = str(path), dims
@@ -135,7 +162,9 @@ class CompositeRatings(DerivedMetric):
         self.composites = {d: spec["composites"][d] for d in dims}
         needed = {p for d in dims for p in self.composites[d]["predictors"]}
         self.sub_metrics = self._build(spec["metrics"], needed)
-        self.requires = tuple(dict.fromkeys(r for m in self.sub_metrics.values() for r in m.requires))
+        self.requires = tuple(
+            dict.fromkeys(r for m in self.sub_metrics.values() for r in m.requires)
+        )
         self.needs_vertices = any(m.needs_vertices for m in self.sub_metrics.values())
 
     def _build(self, configs: dict, needed: set[str]) -> torch.nn.ModuleDict:
@@ -149,12 +178,18 @@ class CompositeRatings(DerivedMetric):
                 metrics[key] = metric
         missing = needed - {n for m in metrics.values() for n in m.value_names}
         if missing:
-            raise ConfigError(f"{self.path}: no metric config produces predictor(s) {sorted(missing)}")
+            raise ConfigError(
+                f"{self.path}: no metric config produces predictor(s) {sorted(missing)}"
+            )
         return torch.nn.ModuleDict(metrics)
 
     def options(self) -> dict:
-        return {"path": self.path, "sha256": self.sha256, "dimensions": self.dimensions,
-                "sub_metrics": {k: m.options() for k, m in self.sub_metrics.items()}}
+        return {
+            "path": self.path,
+            "sha256": self.sha256,
+            "dimensions": self.dimensions,
+            "sub_metrics": {k: m.options() for k, m in self.sub_metrics.items()},
+        }
 
     def provenance(self) -> dict:
         out = {}
@@ -177,4 +212,3 @@ class CompositeRatings(DerivedMetric):
                 return None
             out.append(float(predict(self.composites[d], np.asarray(x))))
         return out
-

@@ -1,4 +1,5 @@
-"""Foot contact ↓: difference in foot-contact rate between reference and generated motion (METRICS.md §10)."""
+"""Foot contact ↓: difference in foot-contact rate between reference and generated motion
+(METRICS.md §10)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,12 @@ class FootContact(SequenceMetric):
         **kwargs: Any,
     ):
         super().__init__(name, **kwargs)
-        self.height, self.speed, self.percentile, self.min_points = height, speed, percentile, min_points
+        self.height, self.speed, self.percentile, self.min_points = (
+            height,
+            speed,
+            percentile,
+            min_points,
+        )
 
     def options(self) -> dict:
         return {

@@ -1,11 +1,13 @@
-"""Distribution metrics in the motion autoencoder's feature space: FGD (with `fgd_raw_pose`), Density, Coverage.
+"""Distribution metrics in the motion autoencoder's feature space: FGD (with `fgd_raw_pose`),
+Density, Coverage.
 
-Each sequence contributes the windows (`window`/`hop` of the encoder's training config) of its reference and
-of its generated motion; features are pooled over all sequences. `prepare` loads the dataset's encoder
-(`<checkpoints>/encoders/motion_ae-<dataset>.pt`), training it first where the context allows auto-training.
+Each sequence contributes the windows (`window`/`hop` of the encoder's training config) of its
+reference and of its generated motion; features are pooled over all sequences. `prepare` loads the
+dataset's encoder (`<checkpoints>/encoders/motion_ae-<dataset>.pt`), training it first where the
+context allows auto-training.
 
-`fgd_raw_pose` is the same Fréchet distance on encoder-free features: the window mean of the per-frame
-representation (55 6D rotations + root velocity, REP_DIM values).
+`fgd_raw_pose` is the same Fréchet distance on encoder-free features: the window mean of the
+per-frame representation (55 6D rotations + root velocity, REP_DIM values).
 """
 
 from __future__ import annotations
@@ -30,10 +32,11 @@ REFERENCE, GENERATED = 0, 1
 
 
 class MotionFeatureMetric(GestureMetric):
-    """Base of the metrics that pool motion-autoencoder features: encoder loading, provenance, windowing.
+    """Base of the metrics that pool motion-autoencoder features: encoder loading, provenance,
+    windowing.
 
-    `encoder_config` is the motion_ae training config used when the encoder has to be auto-trained; its
-    `latent_dim` must match the checkpoint's.
+    `encoder_config` is the motion_ae training config used when the encoder has to be auto-trained;
+    its `latent_dim` must match the checkpoint's.
     """
 
     def __init__(self, name: str, encoder_config: Mapping | None = None, **kwargs: Any):
@@ -44,7 +47,11 @@ class MotionFeatureMetric(GestureMetric):
 
     def prepare(self, context) -> None:
         encoder, info = load_or_train_motion_ae(
-            context.checkpoints_dir, context.dataset_name, context.split, context.auto_train, self.encoder_config
+            context.checkpoints_dir,
+            context.dataset_name,
+            context.split,
+            context.auto_train,
+            self.encoder_config,
         )
         if encoder.hparams.latent_dim != self.encoder_config.latent_dim:
             raise CheckpointError(
@@ -55,11 +62,20 @@ class MotionFeatureMetric(GestureMetric):
         self.encoder_info = info
 
     def _window_config(self) -> dict:
-        return self.encoder_info["config"] if self.encoder_info else dataclasses.asdict(self.encoder_config)
+        return (
+            self.encoder_info["config"]
+            if self.encoder_info
+            else dataclasses.asdict(self.encoder_config)
+        )
 
     def options(self) -> dict:
         cfg = self._window_config()
-        return {"encoder": "motion_ae", "window": cfg["window"], "hop": cfg["hop"], "dim": cfg["latent_dim"]}
+        return {
+            "encoder": "motion_ae",
+            "window": cfg["window"],
+            "hop": cfg["hop"],
+            "dim": cfg["latent_dim"],
+        }
 
     def provenance(self) -> dict:
         return {"motion_ae": dict(self.encoder_info)} if self.encoder_info else {}
@@ -69,26 +85,39 @@ class MotionFeatureMetric(GestureMetric):
         if self.encoder is None:
             raise RuntimeError(f"metric {self.name}: call prepare(context) before update()")
         cfg = self._window_config()
-        return sliding_windows(motion_representation(motion, self.device), cfg["window"], cfg["hop"])
+        return sliding_windows(
+            motion_representation(motion, self.device), cfg["window"], cfg["hop"]
+        )
 
     def encode(self, motion) -> tuple[torch.Tensor, torch.Tensor]:
-        """A motion's (W, window, REP_DIM) windows and their (W, latent_dim) float64 encoder features."""
+        """A motion's (W, window, REP_DIM) windows and their (W, latent_dim) float64 encoder
+        features."""
         windows = self.windows(motion)
         return windows, self.encoder.features(windows).double()
 
     def pair_features(self, pair: MotionPair, side: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """`encode` of the pair's reference (`side` 0) or generated motion (1), once per pair for all metrics
-        with the same encoder checkpoint, windowing and device."""
+        """`encode` of the pair's reference (`side` 0) or generated motion (1), once per pair for
+        all metrics with the same encoder checkpoint, windowing and device."""
         cfg = self._window_config()
-        key = ("motion_ae", (self.encoder_info or {}).get("sha256"), cfg["window"], cfg["hop"], str(self.device), side)
-        return pair.shared(key, lambda: self.encode(pair.generated if side == GENERATED else pair.reference))
+        key = (
+            "motion_ae",
+            (self.encoder_info or {}).get("sha256"),
+            cfg["window"],
+            cfg["hop"],
+            str(self.device),
+            side,
+        )
+        return pair.shared(
+            key, lambda: self.encode(pair.generated if side == GENERATED else pair.reference)
+        )
 
 
 class FGD(MotionFeatureMetric):
-    """Fréchet Gesture Distance between reference and generated window features (↓), plus `fgd_raw_pose`.
+    """Fréchet Gesture Distance between reference and generated window features (↓), plus
+    `fgd_raw_pose`.
 
-    States per feature space, index 0 = reference, 1 = generated: Σx, Σxxᵀ (float64) and window counts, all
-    summed across processes.
+    States per feature space, index 0 = reference, 1 = generated: Σx, Σxxᵀ (float64) and window
+    counts, all summed across processes.
     """
 
     higher_is_better = False
@@ -99,12 +128,21 @@ class FGD(MotionFeatureMetric):
         super().__init__(name, encoder_config, **kwargs)
         dims = {"feat": self.encoder_config.latent_dim, "raw": REP_DIM}
         for space, dim in dims.items():
-            self.add_state(f"{space}_sum", torch.zeros(2, dim, dtype=torch.float64), dist_reduce_fx="sum")
-            self.add_state(f"{space}_outer", torch.zeros(2, dim, dim, dtype=torch.float64), dist_reduce_fx="sum")
+            self.add_state(
+                f"{space}_sum", torch.zeros(2, dim, dtype=torch.float64), dist_reduce_fx="sum"
+            )
+            self.add_state(
+                f"{space}_outer",
+                torch.zeros(2, dim, dim, dtype=torch.float64),
+                dist_reduce_fx="sum",
+            )
         self.add_state("count", torch.zeros(2, dtype=torch.float64), dist_reduce_fx="sum")
 
     def options(self) -> dict:
-        return {**super().options(), "raw_pose_features": f"window mean of the {REP_DIM}-d representation"}
+        return {
+            **super().options(),
+            "raw_pose_features": f"window mean of the {REP_DIM}-d representation",
+        }
 
     def update(self, pair: MotionPair) -> None:
         for i in (REFERENCE, GENERATED):
@@ -128,8 +166,10 @@ class FGD(MotionFeatureMetric):
     def skip_reason(self) -> str | None:
         if self.count.min() >= 2:
             return None
-        return (f"FGD needs at least 2 windows of reference and of generated motion; got "
-                f"{int(self.count[REFERENCE])} and {int(self.count[GENERATED])}")
+        return (
+            f"FGD needs at least 2 windows of reference and of generated motion; got "
+            f"{int(self.count[REFERENCE])} and {int(self.count[GENERATED])}"
+        )
 
 
 def _cat(state) -> torch.Tensor | None:
@@ -144,8 +184,14 @@ class NeighbourMetric(MotionFeatureMetric):
 
     higher_is_better = True
 
-    def __init__(self, name: str, k: int = 5, chunk_size: int = 1024, encoder_config: Mapping | None = None,
-                 **kwargs: Any):
+    def __init__(
+        self,
+        name: str,
+        k: int = 5,
+        chunk_size: int = 1024,
+        encoder_config: Mapping | None = None,
+        **kwargs: Any,
+    ):
         super().__init__(name, encoder_config, **kwargs)
         self.k = k
         self.chunk_size = chunk_size
@@ -181,7 +227,8 @@ class NeighbourMetric(MotionFeatureMetric):
 
 
 class Density(NeighbourMetric):
-    """Density (Naeem et al. 2020, ↑): mean count of reference k-NN balls containing a generated feature, over k."""
+    """Density (Naeem et al. 2020, ↑): mean count of reference k-NN balls containing a generated
+    feature, over k."""
 
     statistic = staticmethod(density)
 
@@ -190,7 +237,8 @@ class Density(NeighbourMetric):
 
 
 class Coverage(NeighbourMetric):
-    """Coverage (Naeem et al. 2020, ↑): fraction of reference k-NN balls containing a generated feature."""
+    """Coverage (Naeem et al. 2020, ↑): fraction of reference k-NN balls containing a generated
+    feature."""
 
     statistic = staticmethod(coverage)
 

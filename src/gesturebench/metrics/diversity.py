@@ -1,4 +1,5 @@
-"""Diversity ↑: L1 spread of root-aligned body+hand joints around their temporal mean (METRICS.md §4)."""
+"""Diversity ↑: L1 spread of root-aligned body+hand joints around their temporal mean (METRICS.md
+§4)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from gesturebench.metrics.pair import MotionPair
 
 
 class Diversity(SequenceMetric):
-    """Diversity of the generated motion, with the reference's (`diversity_ref`) beside it for scale."""
+    """Diversity of the generated motion, with the reference's (`diversity_ref`) beside it for
+    scale."""
 
     higher_is_better = True
     extras = ("diversity_ref",)

@@ -22,7 +22,8 @@ class MeanJointDistance(SequenceMetric):
 
 
 class PCK(SequenceMetric):
-    """PCK ↑: fraction of (frame, BODY_HANDS joint) pairs within `threshold` metres of the reference."""
+    """PCK ↑: fraction of (frame, BODY_HANDS joint) pairs within `threshold` metres of the
+    reference."""
 
     higher_is_better = True
 

@@ -16,10 +16,12 @@ T = TypeVar("T")
 
 @dataclass
 class MotionPair:
-    """Generated and reference motion of one sequence (same length, 30 fps) with their body-model output.
+    """Generated and reference motion of one sequence (same length, 30 fps) with their body-model
+    output.
 
-    `index` is the sequence's position in the evaluated split: metrics store it (not the string id) so that
-    per-sequence values survive a DDP gather. Optional inputs are `None` when the dataset lacks them.
+    `index` is the sequence's position in the evaluated split: metrics store it (not the string id)
+    so that per-sequence values survive a DDP gather. Optional inputs are `None` when the dataset
+    lacks them.
     """
 
     index: int
@@ -37,8 +39,9 @@ class MotionPair:
     _shared: dict = field(default_factory=dict, repr=False, compare=False)
 
     def shared(self, key: Hashable, compute: Callable[[], T]) -> T:
-        """`compute()` once per pair and `key`: work several metrics need (the nearest-neighbour pass of Chamfer
-        and Hausdorff, the encoder features of FGD, Density and Coverage). Freed with the pair."""
+        """`compute()` once per pair and `key`: work several metrics need (the nearest-neighbour
+        pass of Chamfer and Hausdorff, the encoder features of FGD, Density and Coverage). Freed
+        with the pair."""
         if key not in self._shared:
             self._shared[key] = compute()
         return self._shared[key]

@@ -1,4 +1,5 @@
-"""SC: semantic score, the text–motion agreement of generated motion with its transcript (METRICS.md §14)."""
+"""SC: semantic score, the text–motion agreement of generated motion with its transcript (METRICS.md
+§14)."""
 
 from __future__ import annotations
 
@@ -12,12 +13,13 @@ from gesturebench.metrics.pair import MotionPair
 
 
 class SemanticScore(SequenceMetric):
-    """SC ↑: mean cosine, in the learned text–motion space, of each worded 4 s window of generated motion with
-    the words spoken in it (mean over windows, then over sequences); ``sc_ref`` scores the reference motion.
+    """SC ↑: mean cosine, in the learned text–motion space, of each worded 4 s window of generated
+    motion with the words spoken in it (mean over windows, then over sequences); ``sc_ref`` scores
+    the reference motion.
 
-    The encoder is the dataset's `text_motion` checkpoint (`checkpoint` overrides its path); where it is
-    missing it is trained with `encoder` options when the context allows auto-training (mini-BEAT2).
-    A sequence with no worded window counts as missing, like one without a transcript.
+    The encoder is the dataset's `text_motion` checkpoint (`checkpoint` overrides its path); where
+    it is missing it is trained with `encoder` options when the context allows auto-training
+    (mini-BEAT2). A sequence with no worded window counts as missing, like one without a transcript.
     """
 
     higher_is_better = True
@@ -44,14 +46,24 @@ class SemanticScore(SequenceMetric):
 
     def prepare(self, context: Any) -> None:
         self.encoder = load_or_train_text_motion(
-            context.checkpoints_dir, context.dataset_name, context.split, context.auto_train,
-            self.encoder_cfg, path=self.checkpoint, device=context.device,
+            context.checkpoints_dir,
+            context.dataset_name,
+            context.split,
+            context.auto_train,
+            self.encoder_cfg,
+            path=self.checkpoint,
+            device=context.device,
         )
 
     def sequence_values(self, pair: MotionPair):
         if self.encoder is None:
-            raise ConfigError(f"metric {self.name}: prepare(context) must run before update (text_motion encoder)")
+            raise ConfigError(
+                f"metric {self.name}: prepare(context) must run before update (text_motion encoder)"
+            )
         if not any(self.encoder.texts(pair.generated, pair.words)):
             return None  # no window holds a word: counted as missing
-        values = [float(self.encoder.window_scores(m, pair.words).mean()) for m in (pair.generated, pair.reference)]
+        values = [
+            float(self.encoder.window_scores(m, pair.words).mean())
+            for m in (pair.generated, pair.reference)
+        ]
         return values, 1.0

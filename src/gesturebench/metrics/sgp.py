@@ -1,18 +1,20 @@
 """SGP, semantic gesture preservation (spec/METRICS.md §15, spec/ANNOTATION.md "SGP").
 
-For each clip c (a sequence, or a study window) the valid semantic events E_c are the events whose reference
-annotation class is iconic, metaphoric or deictic; the generated motion of each is classified by the configured
+For each clip c (a sequence, or a study window) the valid semantic events E_c are the events whose
+reference annotation class is iconic, metaphoric or deictic; the generated motion of each is
+classified by the configured
 annotator (same clip rendering, same prompt, `source` = the model); SGP_c = 1 − #{beat}/|E_c|, and the model's
 SGP is the mean over clips with |E_c| ≥ 1. Events whose generated annotation is not `ok` (invalid, error, or
-beyond the generated motion) are excluded from E_c and counted in `sgp_invalid`; a clip left with no event is
-excluded. Reported beside it: `sgp_events` (events scored) and `sgp_class_<c>`, the share of each class among
-the generated annotations of valid events.
+beyond the generated motion) are excluded from E_c and counted in `sgp_invalid`; a clip left with no
+event is excluded. Reported beside it: `sgp_events` (events scored) and `sgp_class_<c>`, the share
+of each class among the generated annotations of valid events.
 
-Reference annotations come from `<store_root>/reference/<annotator>.jsonl` (default store root: the dataset's
-cache folder `annotations/`). Where an event has none, an offline annotator (kinematic) annotates the reference
-motion on the fly and stores it; for an LLM annotator that is an error naming the command that creates them.
-Generated annotations of LLM annotators are stored under `<store_root>/<model>/<annotator>.jsonl` (re-scoring
-costs no request); those of offline annotators are recomputed.
+Reference annotations come from `<store_root>/reference/<annotator>.jsonl` (default store root: the
+dataset's cache folder `annotations/`). Where an event has none, an offline annotator (kinematic)
+annotates the reference motion on the fly and stores it; for an LLM annotator that is an error
+naming the command that creates them. Generated annotations of LLM annotators are stored under
+`<store_root>/<model>/<annotator>.jsonl` (re-scoring costs no request); those of offline annotators
+are recomputed.
 """
 
 from __future__ import annotations
@@ -41,15 +43,20 @@ from gesturebench.metrics.pair import MotionPair
 
 
 def clip_sgp(generated: Sequence[str | None]) -> float | None:
-    """SGP_c from the generated classes of a clip's valid events (None = invalid, excluded); None if none is left."""
+    """SGP_c from the generated classes of a clip's valid events (None = invalid, excluded); None if
+    none is left."""
     scored = [c for c in generated if c is not None]
     return None if not scored else 1.0 - sum(c == "beat" for c in scored) / len(scored)
 
 
 def _ok_classes(records: dict[str, AnnotationRecord], events: list[Event]) -> dict[str, str | None]:
     """Event id → class of its record, None where it has no `ok` record."""
-    return {e.id: records[e.id].gesture_class if e.id in records and records[e.id].status == "ok" else None
-            for e in events}
+    return {
+        e.id: records[e.id].gesture_class
+        if e.id in records and records[e.id].status == "ok"
+        else None
+        for e in events
+    }
 
 
 class SemanticGesturePreservation(GestureMetric):
@@ -59,12 +66,21 @@ class SemanticGesturePreservation(GestureMetric):
     requires = ("sem",)
     extras = ("sgp_invalid", "sgp_events", *(f"sgp_class_{c}" for c in GESTURE_CLASSES))
 
-    def __init__(self, name: str = "sgp", annotator: Annotator | None = None, store_root: str | None = None,
-                 concurrency: int = 4, max_requests: int | None = None, **kwargs: Any):
+    def __init__(
+        self,
+        name: str = "sgp",
+        annotator: Annotator | None = None,
+        store_root: str | None = None,
+        concurrency: int = 4,
+        max_requests: int | None = None,
+        **kwargs: Any,
+    ):
         super().__init__(name, **kwargs)
         if annotator is not None and not isinstance(annotator, Annotator):
-            raise ConfigError(f"metrics.{name}.annotator must be an annotator config (conf/annotator/*), "
-                              f"got {type(annotator).__name__}")
+            raise ConfigError(
+                f"metrics.{name}.annotator must be an annotator config (conf/annotator/*), "
+                f"got {type(annotator).__name__}"
+            )
         self.annotator = annotator or KinematicAnnotator()
         self.store_root = Path(store_root) if store_root else None
         self.concurrency = int(concurrency)
@@ -74,45 +90,74 @@ class SemanticGesturePreservation(GestureMetric):
         self.add_state("clip_sum", default=torch.zeros((), dtype=f64), dist_reduce_fx="sum")
         self.add_state("clips", default=torch.zeros((), dtype=f64), dist_reduce_fx="sum")
         self.add_state("invalid", default=torch.zeros((), dtype=f64), dist_reduce_fx="sum")
-        self.add_state("class_counts", default=torch.zeros(len(GESTURE_CLASSES), dtype=f64), dist_reduce_fx="sum")
+        self.add_state(
+            "class_counts",
+            default=torch.zeros(len(GESTURE_CLASSES), dtype=f64),
+            dist_reduce_fx="sum",
+        )
         self.add_state("missing", default=torch.zeros((), dtype=f64), dist_reduce_fx="sum")
         self.add_state("seq_index", default=[], dist_reduce_fx="cat")
         self.add_state("seq_values", default=[], dist_reduce_fx="cat")
 
     def options(self) -> dict:
-        return {"annotator": self.annotator.describe(), "store_root": str(self.store_root),
-                "max_requests": self.budget.limit}
+        return {
+            "annotator": self.annotator.describe(),
+            "store_root": str(self.store_root),
+            "max_requests": self.budget.limit,
+        }
 
     def prepare(self, context: Any) -> None:
         self.store_root = self.store_root or Path(context.cache_dir) / "annotations"
         self.annotator.prepare(context, self.store_root)
-        self.reference = AnnotationStore(store_path(self.store_root, "reference", self.annotator.name))
+        self.reference = AnnotationStore(
+            store_path(self.store_root, "reference", self.annotator.name)
+        )
         if not self.annotator.offline and not self.reference.exists():
-            raise CheckpointError(self._no_reference(f"no reference annotations at {self.reference.path}"))
+            raise CheckpointError(
+                self._no_reference(f"no reference annotations at {self.reference.path}")
+            )
 
     def _no_reference(self, problem: str) -> str:
-        return (f"sgp: {problem}; create them with `python launch.py task=annotate task.source=reference "
-                f"annotator={self.annotator.name} dataset.split=<the evaluated split>`")
+        return (
+            f"sgp: {problem}; create them with `python launch.py task=annotate task.source=reference "
+            f"annotator={self.annotator.name} dataset.split=<the evaluated split>`"
+        )
 
-    # ------------------------------------------------------------------------------------------ per sequence
+    # ------------------------------------------------------------------------------------------ per
+    # sequence
 
     def _runner(self, store: AnnotationStore | None) -> AnnotationRunner:
         offline = self.annotator.offline
-        return AnnotationRunner(self.annotator, store, concurrency=1 if offline else self.concurrency,
-                                budget=self.budget)
+        return AnnotationRunner(
+            self.annotator,
+            store,
+            concurrency=1 if offline else self.concurrency,
+            budget=self.budget,
+        )
 
-    def _clips(self, events: list[Event], source: str, motion, joints: torch.Tensor, audio) -> dict[str, EventClip]:
+    def _clips(
+        self, events: list[Event], source: str, motion, joints: torch.Tensor, audio
+    ) -> dict[str, EventClip]:
         clip_dir = self.store_root / "clips" / source
         out = {}
         for event in events:
-            clip = make_clip(event, source, motion, lambda a, b: joints[a:b].detach().cpu().numpy(), audio,
-                             context=self.annotator.context, camera=self.annotator.camera, clip_dir=clip_dir)
+            clip = make_clip(
+                event,
+                source,
+                motion,
+                lambda a, b: joints[a:b].detach().cpu().numpy(),
+                audio,
+                context=self.annotator.context,
+                camera=self.annotator.camera,
+                clip_dir=clip_dir,
+            )
             if clip is not None:
                 out[event.id] = clip
         return out
 
     def reference_classes(self, pair: MotionPair, events: list[Event]) -> dict[str, str | None]:
-        """Event id → reference class (None: not `ok`), annotating missing events with an offline annotator."""
+        """Event id → reference class (None: not `ok`), annotating missing events with an offline
+        annotator."""
         if self.reference is None:
             raise ConfigError("sgp: prepare(context) must run before update")
         found: dict[str, AnnotationRecord] = {}
@@ -125,9 +170,15 @@ class SemanticGesturePreservation(GestureMetric):
                 found[event.id] = record
         if missing:
             if not self.annotator.offline:
-                raise CheckpointError(self._no_reference(f"{len(missing)} event(s) of {pair.sequence_id} have no "
-                                                         f"reference annotation in {self.reference.path}"))
-            clips = self._clips(missing, "reference", pair.reference, pair.ref_body.joints, pair.audio)
+                raise CheckpointError(
+                    self._no_reference(
+                        f"{len(missing)} event(s) of {pair.sequence_id} have no "
+                        f"reference annotation in {self.reference.path}"
+                    )
+                )
+            clips = self._clips(
+                missing, "reference", pair.reference, pair.ref_body.joints, pair.audio
+            )
             found.update(self._runner(self.reference).run(clips.values()).records)
         return _ok_classes(found, events)
 
@@ -158,12 +209,18 @@ class SemanticGesturePreservation(GestureMetric):
         if value is not None:
             self.clip_sum += value
             self.clips += 1
-        row = torch.tensor([[float("nan") if value is None else value, invalid, len(classes) - invalid]],
-                           dtype=torch.float64, device=self.clip_sum.device)
-        self.seq_index.append(torch.tensor([pair.index], dtype=torch.int64, device=self.clip_sum.device))
+        row = torch.tensor(
+            [[float("nan") if value is None else value, invalid, len(classes) - invalid]],
+            dtype=torch.float64,
+            device=self.clip_sum.device,
+        )
+        self.seq_index.append(
+            torch.tensor([pair.index], dtype=torch.int64, device=self.clip_sum.device)
+        )
         self.seq_values.append(row)
 
-    # ------------------------------------------------------------------------------------------ results
+    # ------------------------------------------------------------------------------------------
+    # results
 
     def compute(self) -> dict[str, float | None]:
         out: dict[str, float | None] = {n: None for n in self.value_names}
@@ -180,14 +237,18 @@ class SemanticGesturePreservation(GestureMetric):
     def skip_reason(self) -> str | None:
         if self.clips > 0:
             return None
-        return (f"no clip had a valid semantic event (reference class iconic, metaphoric or deictic) with a valid "
-                f"generated annotation; {int(self.missing)} sequence(s) had no sem file, "
-                f"{int(self.invalid)} generated annotation(s) were invalid")
+        return (
+            f"no clip had a valid semantic event (reference class iconic, metaphoric or deictic) with a valid "
+            f"generated annotation; {int(self.missing)} sequence(s) had no sem file, "
+            f"{int(self.invalid)} generated annotation(s) were invalid"
+        )
 
     def per_sequence(self) -> dict[int, dict[str, float]]:
         if isinstance(self.seq_index, list) and not self.seq_index:
             return {}
         idx = dim_zero_cat(self.seq_index).tolist()
         rows = dim_zero_cat(self.seq_values).reshape(len(idx), -1).tolist()
-        return {i: {self.name: v, "sgp_invalid": n_invalid, "sgp_events": n_scored}
-                for i, (v, n_invalid, n_scored) in zip(idx, rows)}
+        return {
+            i: {self.name: v, "sgp_invalid": n_invalid, "sgp_events": n_scored}
+            for i, (v, n_invalid, n_scored) in zip(idx, rows)
+        }

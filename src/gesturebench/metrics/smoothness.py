@@ -1,4 +1,5 @@
-"""LDLJ_rel →0: how much smoother (log dimensionless jerk) the reference is than the generated motion (METRICS.md §11)."""
+"""LDLJ_rel →0: how much smoother (log dimensionless jerk) the reference is than the generated
+motion (METRICS.md §11)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,12 @@ from gesturebench.metrics.pair import MotionPair
 
 
 class LDLJRel(SequenceMetric):
-    """LDLJ_ref − LDLJ_gen per sequence over the root-aligned UPPER joints, with `ldlj_gen` and `ldlj_ref`.
+    """LDLJ_ref − LDLJ_gen per sequence over the root-aligned UPPER joints, with `ldlj_gen` and
+    `ldlj_ref`.
 
     A sequence whose generated or reference upper body does not move at all (or that is shorter than
-    `MIN_SAMPLES` frames) has no LDLJ: it is counted as not scored rather than given an arbitrary value.
+    `MIN_SAMPLES` frames) has no LDLJ: it is counted as not scored rather than given an arbitrary
+    value.
     """
 
     higher_is_better = None
@@ -50,11 +53,20 @@ class LDLJRel(SequenceMetric):
         """Windowed LDLJ of the root-aligned UPPER joints of `joints` (T,55,3); NaN when undefined."""
         upper = joints[:, list(UPPER)] - joints[:, :1]
         return windowed_ldlj(
-            upper, fps, self.window_s, self.hop_s, self.savgol_window, self.savgol_order, self.min_path
+            upper,
+            fps,
+            self.window_s,
+            self.hop_s,
+            self.savgol_window,
+            self.savgol_order,
+            self.min_path,
         )
 
     def sequence_values(self, pair: MotionPair):
-        gen, ref = self.ldlj(pair.gen_body.joints, pair.fps), self.ldlj(pair.ref_body.joints, pair.fps)
+        gen, ref = (
+            self.ldlj(pair.gen_body.joints, pair.fps),
+            self.ldlj(pair.ref_body.joints, pair.fps),
+        )
         if math.isnan(gen) or math.isnan(ref):
             return None
         return [ref - gen, gen, ref], 1.0

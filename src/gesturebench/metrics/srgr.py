@@ -10,10 +10,11 @@ from gesturebench.metrics.pair import MotionPair
 
 
 class SemanticRelevanceRecall(SequenceMetric):
-    """SRGR ↑: PCK (δ = `threshold` m, root-aligned BODY_HANDS) weighted per frame by the `sem` interval scores.
+    """SRGR ↑: PCK (δ = `threshold` m, root-aligned BODY_HANDS) weighted per frame by the `sem`
+    interval scores.
 
-    Needs the sequence's `sem` intervals; a dataset without them reports `null` with a reason. Identical
-    motion scores the sequence's mean weight (not 1), as in BEAT's definition.
+    Needs the sequence's `sem` intervals; a dataset without them reports `null` with a reason.
+    Identical motion scores the sequence's mean weight (not 1), as in BEAT's definition.
     """
 
     higher_is_better = True

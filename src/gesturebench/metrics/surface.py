@@ -1,8 +1,9 @@
-"""Chamfer and Hausdorff distances between the generated and reference body surfaces (METRICS.md §5–6).
+"""Chamfer and Hausdorff distances between the generated and reference body surfaces (METRICS.md
+§5–6).
 
-Both need the same nearest-neighbour pass over every frame's root-aligned vertices, the dominant cost of the
-geometric metrics. The two metric objects share it through `MotionPair.shared` (keyed by the options), so the
-second metric updated with the same pair reuses the first one's work.
+Both need the same nearest-neighbour pass over every frame's root-aligned vertices, the dominant
+cost of the geometric metrics. The two metric objects share it through `MotionPair.shared` (keyed by
+the options), so the second metric updated with the same pair reuses the first one's work.
 """
 
 from __future__ import annotations
@@ -12,18 +13,26 @@ from typing import Any
 import torch
 
 from gesturebench.metrics.base import SequenceMetric
-from gesturebench.metrics.functional.surface import chamfer_hausdorff, check_options, subsample_indices
+from gesturebench.metrics.functional.surface import (
+    chamfer_hausdorff,
+    check_options,
+    subsample_indices,
+)
 from gesturebench.metrics.pair import MotionPair
 
 #: Frames root-aligned at a time (bounds the extra memory to a chunk of vertices).
 FRAME_CHUNK = 256
 
+
 def surface_per_frame(
     pair: MotionPair, method: str = "auto", num_points: int | None = None, seed: int = 0
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-frame Chamfer and Hausdorff (float64 (T,) each) of a pair's root-aligned vertices, computed once per pair."""
-    return pair.shared(("surface", method, num_points, seed),
-                       lambda: _surface_per_frame(pair, method, num_points, seed))
+    """Per-frame Chamfer and Hausdorff (float64 (T,) each) of a pair's root-aligned vertices,
+    computed once per pair."""
+    return pair.shared(
+        ("surface", method, num_points, seed),
+        lambda: _surface_per_frame(pair, method, num_points, seed),
+    )
 
 
 def _surface_per_frame(pair: MotionPair, method: str, num_points: int | None, seed: int):
@@ -41,12 +50,20 @@ def _surface_per_frame(pair: MotionPair, method: str, num_points: int | None, se
 
 
 class _SurfaceMetric(SequenceMetric):
-    """Shared options of Chamfer and Hausdorff: exact nearest neighbours over all vertices unless `num_points`."""
+    """Shared options of Chamfer and Hausdorff: exact nearest neighbours over all vertices unless
+    `num_points`."""
 
     higher_is_better = False
     needs_vertices = True
 
-    def __init__(self, name: str, method: str = "auto", num_points: int | None = None, seed: int = 0, **kwargs: Any):
+    def __init__(
+        self,
+        name: str,
+        method: str = "auto",
+        num_points: int | None = None,
+        seed: int = 0,
+        **kwargs: Any,
+    ):
         super().__init__(name, **kwargs)
         check_options(method, num_points)
         self.method, self.num_points, self.seed = method, num_points, seed
@@ -59,7 +76,8 @@ class _SurfaceMetric(SequenceMetric):
 
 
 class Chamfer(_SurfaceMetric):
-    """Chamfer ↓: per-frame symmetric mean squared nearest-vertex distance (m²), averaged over frames."""
+    """Chamfer ↓: per-frame symmetric mean squared nearest-vertex distance (m²), averaged over
+    frames."""
 
     def __init__(self, name: str = "chamfer", **kwargs: Any):
         super().__init__(name, **kwargs)
@@ -69,7 +87,8 @@ class Chamfer(_SurfaceMetric):
 
 
 class Hausdorff(_SurfaceMetric):
-    """Hausdorff ↓: per-frame symmetric Hausdorff distance of the vertex sets (m), averaged over frames."""
+    """Hausdorff ↓: per-frame symmetric Hausdorff distance of the vertex sets (m), averaged over
+    frames."""
 
     def __init__(self, name: str = "hausdorff", **kwargs: Any):
         super().__init__(name, **kwargs)

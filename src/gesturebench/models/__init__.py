@@ -1,1 +1,2 @@
-"""Motion sources: LightningModules that produce SMPL-X motion for a sequence (ground truth, files, baselines, adapters)."""
+"""Motion sources: LightningModules that produce SMPL-X motion for a sequence (ground truth, files,
+baselines, adapters)."""

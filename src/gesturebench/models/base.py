@@ -1,4 +1,5 @@
-"""`GestureModel`: the base LightningModule of every motion source; subclasses implement only `generate`."""
+"""`GestureModel`: the base LightningModule of every motion source; subclasses implement only
+`generate`."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ from gesturebench.data.records import Motion, SequenceRecord
 class GestureModel(pl.LightningModule):
     """Produces generated motion for a sequence, in BEAT2's SMPL-X format at 30 fps.
 
-    `prepare(context)` runs once before generation (fit a baseline, load weights); `generate(record)` must
-    return a `Motion` for the record. Outputs are cached by `cache_key` unless `cacheable` is False.
+    `prepare(context)` runs once before generation (fit a baseline, load weights);
+    `generate(record)` must return a `Motion` for the record. Outputs are cached by `cache_key`
+    unless `cacheable` is False.
     """
 
     #: whether generated motion is worth caching (False for sources that are cheaper than the cache)
@@ -33,11 +35,13 @@ class GestureModel(pl.LightningModule):
         raise NotImplementedError
 
     def describe(self) -> dict:
-        """results.json `model_info` for this motion source (e.g. which fields it copies from the reference)."""
+        """results.json `model_info` for this motion source (e.g. which fields it copies from the
+        reference)."""
         return {}
 
     def skip_notes(self, value_names) -> dict[str, str]:
-        """Notes on metric values this source makes partly meaningless (merged into results.json `skipped`)."""
+        """Notes on metric values this source makes partly meaningless (merged into results.json
+        `skipped`)."""
         return {}
 
     def predict_step(self, batch: SequenceRecord, batch_idx: int = 0) -> Motion:

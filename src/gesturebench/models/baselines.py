@@ -11,7 +11,8 @@ from gesturebench.models.base import GestureModel
 
 
 class MeanPose(GestureModel):
-    """The training split's mean pose, translation and expression, held for every frame (betas: the reference's)."""
+    """The training split's mean pose, translation and expression, held for every frame (betas: the
+    reference's)."""
 
     cacheable = False
 
@@ -40,7 +41,8 @@ class MeanPose(GestureModel):
 
 
 class RandomClip(GestureModel):
-    """Real training motion of the same length, chosen by a seeded draw per sequence (speech-agnostic)."""
+    """Real training motion of the same length, chosen by a seeded draw per sequence
+    (speech-agnostic)."""
 
     cacheable = False
 

@@ -1,4 +1,5 @@
-"""On-disk cache of generated motion per (model, sequence), keyed by content hash, written atomically."""
+"""On-disk cache of generated motion per (model, sequence), keyed by content hash, written
+atomically."""
 
 from __future__ import annotations
 

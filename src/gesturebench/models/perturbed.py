@@ -1,4 +1,5 @@
-"""`Perturbed`: the reference with one controlled defect, to check that metrics react to what they should."""
+"""`Perturbed`: the reference with one controlled defect, to check that metrics react to what they
+should."""
 
 from __future__ import annotations
 
@@ -24,16 +25,20 @@ from gesturebench.data.records import N_JOINTS, Motion, SemInterval, SequenceRec
 from gesturebench.errors import ConfigError
 from gesturebench.models.base import GestureModel
 
-# Pose channels of the body and hand joints other than the root (global orientation is left untouched).
+# Pose channels of the body and hand joints other than the root (global orientation is left
+# untouched).
 _JOINTS = [j for j in BODY_HANDS if j != 0]
 _CHANNELS = np.array([3 * j + c for j in _JOINTS for c in range(3)])
 SEMANTIC_LABELS = ("iconic", "metaphoric", "deictic")
 
 
 def rotation_noise(record: SequenceRecord, level: float, rng: np.random.Generator) -> Motion:
-    """Smooth (σ = 5 frames) Gaussian noise of standard deviation `level` rad on every body/hand joint angle."""
+    """Smooth (σ = 5 frames) Gaussian noise of standard deviation `level` rad on every body/hand
+    joint angle."""
     m = record.motion
-    noise = gaussian_filter1d(rng.standard_normal((m.n_frames, _CHANNELS.size)), sigma=5, axis=0, mode="nearest")
+    noise = gaussian_filter1d(
+        rng.standard_normal((m.n_frames, _CHANNELS.size)), sigma=5, axis=0, mode="nearest"
+    )
     noise *= level / max(float(noise.std()), 1e-12)
     poses = m.poses.copy()
     poses[:, _CHANNELS] += noise
@@ -70,27 +75,33 @@ def freeze(record: SequenceRecord, level: float, rng: np.random.Generator) -> Mo
 
 
 def _beat_strokes(interval: SemInterval, words) -> tuple[Stroke, ...]:
-    """Strokes on both arms at the word onsets inside `interval` (≥ 0.5 s apart), else one in its middle."""
+    """Strokes on both arms at the word onsets inside `interval` (≥ 0.5 s apart), else one in its
+    middle."""
     times: list[float] = []
     for w in sorted(words or (), key=lambda w: w.start):
-        if interval.start <= w.start <= interval.end - 0.05 and (not times or w.start - times[-1] >= 0.5):
+        if interval.start <= w.start <= interval.end - 0.05 and (
+            not times or w.start - times[-1] >= 0.5
+        ):
             times.append(w.start)
     return tuple(Stroke(t, (0, 1), 1.0) for t in times or [(interval.start + interval.end) / 2])
 
 
 def beat_collapse(record: SequenceRecord, level: float, rng: np.random.Generator) -> Motion:
-    """A fraction `level` of the semantic intervals (iconic, metaphoric, deictic by their sem name; round(level·n)
-    of them, chosen with `rng`) turned into beat gestures, as mini-BEAT2 draws them.
+    """A fraction `level` of the semantic intervals (iconic, metaphoric, deictic by their sem name;
+    round(level·n) of them, chosen with `rng`) turned into beat gestures, as mini-BEAT2 draws them.
 
-    Over each chosen interval ± 0.6 s the arm and finger joints leave the original gesture — their pose is
-    interpolated between the frames just outside that span — and, with mini-BEAT2's envelope (rising over the
-    0.35 s before the interval, falling over the 0.35 s around its end), blend into the beat-ready forearms with
-    a relaxed hand and strike down at each word onset inside the interval. A record without sem is unchanged.
+    Over each chosen interval ± 0.6 s the arm and finger joints leave the original gesture — their
+    pose is interpolated between the frames just outside that span — and, with mini-BEAT2's envelope
+    (rising over the 0.35 s before the interval, falling over the 0.35 s around its end), blend into
+    the beat-ready forearms with a relaxed hand and strike down at each word onset inside the
+    interval. A record without sem is unchanged.
     """
     m = record.motion
     semantic = [iv for iv in record.sem or () if iv.label in SEMANTIC_LABELS]
     k = round(float(np.clip(level, 0.0, 1.0)) * len(semantic))
-    chosen = [semantic[i] for i in sorted(rng.choice(len(semantic), size=k, replace=False))] if k else []
+    chosen = (
+        [semantic[i] for i in sorted(rng.choice(len(semantic), size=k, replace=False))] if k else []
+    )
     poses = m.poses.reshape(m.n_frames, N_JOINTS, 3).copy()
     joints = [j for arm in ARM_JOINTS for j in arm] + list(range(25, 55))
     for iv in chosen:
@@ -101,9 +112,11 @@ def beat_collapse(record: SequenceRecord, level: float, rng: np.random.Generator
         base = (1 - share) * poses[a, joints] + share * poses[b, joints]
         arm = BEAT_READY + stroke_offsets(t, _beat_strokes(iv, record.words))  # (T, 2, N_ARM)
         hand = hand_rotvecs(np.broadcast_to(BEAT_HAND, (len(t), 5)), np.zeros(len(t)))
-        target = np.concatenate([arm_rotvecs(arm[:, 0]), mirror(arm_rotvecs(arm[:, 1])), hand, mirror(hand)], 1)
+        target = np.concatenate(
+            [arm_rotvecs(arm[:, 0]), mirror(arm_rotvecs(arm[:, 1])), hand, mirror(hand)], 1
+        )
         envelope = window(t, iv.start - 0.35, iv.start, iv.end - 0.05, iv.end + 0.3)[:, None, None]
-        poses[a:b + 1, joints] = base + envelope * (target - base)
+        poses[a : b + 1, joints] = base + envelope * (target - base)
     return replace(m, poses=poses.reshape(m.n_frames, -1))
 
 
@@ -111,12 +124,18 @@ PERTURBATIONS = {f.__name__: f for f in (rotation_noise, jitter, time_shift, fre
 
 
 class Perturbed(GestureModel):
-    """Reference motion with `kind` ∈ rotation_noise, jitter, time_shift, freeze, beat_collapse at `level` (seeded
-    per sequence)."""
+    """Reference motion with `kind` ∈ rotation_noise, jitter, time_shift, freeze, beat_collapse at
+    `level` (seeded per sequence)."""
 
     cacheable = False
 
-    def __init__(self, name: str = "perturbed", kind: str = "rotation_noise", level: float = 0.1, seed: int = 0):
+    def __init__(
+        self,
+        name: str = "perturbed",
+        kind: str = "rotation_noise",
+        level: float = 0.1,
+        seed: int = 0,
+    ):
         super().__init__(name, kind=kind, level=level, seed=seed)
         if kind not in PERTURBATIONS:
             raise ConfigError(f"model.kind={kind!r} is not one of {sorted(PERTURBATIONS)}")

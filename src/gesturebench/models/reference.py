@@ -30,13 +30,19 @@ class Precomputed(GestureModel):
     def __init__(self, name: str = "precomputed", dir: str | None = None):
         super().__init__(name, dir=dir)
         if dir in (None, "", "???"):
-            raise CheckpointError("model=precomputed needs model.dir=/folder/with/{sequence_id}.npz files")
+            raise CheckpointError(
+                "model=precomputed needs model.dir=/folder/with/{sequence_id}.npz files"
+            )
         self.dir = Path(dir)
         if not self.dir.is_dir():
-            raise CheckpointError(f"{self.dir}: model.dir does not exist (it should hold one {{sequence_id}}.npz per sequence)")
+            raise CheckpointError(
+                f"{self.dir}: model.dir does not exist (it should hold one {{sequence_id}}.npz per sequence)"
+            )
 
     def generate(self, record: SequenceRecord) -> Motion:
         path = self.dir / f"{record.id}.npz"
         if not path.exists():
-            raise CheckpointError(f"{path}: missing generated motion for sequence {record.id} (expected in model.dir)")
+            raise CheckpointError(
+                f"{path}: missing generated motion for sequence {record.id} (expected in model.dir)"
+            )
         return read_motion_npz(path)

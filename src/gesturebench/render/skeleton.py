@@ -1,7 +1,8 @@
 """Frontal skeleton rendering with matplotlib, encoded to MP4 by imageio-ffmpeg.
 
-Every clip uses the same camera: an orthographic frontal (x–y) view of a fixed 2 m × 2 m box centred on
-the first frame's pelvis (or on a given `centre`), so clips of different sources of one sequence are comparable.
+Every clip uses the same camera: an orthographic frontal (x–y) view of a fixed 2 m × 2 m box centred
+on the first frame's pelvis (or on a given `centre`), so clips of different sources of one sequence
+are comparable.
 """
 
 from __future__ import annotations
@@ -12,18 +13,21 @@ import imageio.v2 as imageio
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
 
-from gesturebench.body.joints import PARENTS  # noqa: E402
-from gesturebench.io import atomic_path  # noqa: E402
+from gesturebench.body.joints import PARENTS
+from gesturebench.io import atomic_path
 
 # Bones drawn: every joint but the eyes to its parent.
 _BONES = [(j, int(PARENTS[j])) for j in range(1, 55) if j not in (23, 24)]
 
 
-def render_frames(joints: np.ndarray, size: int = 256, centre: np.ndarray | None = None) -> np.ndarray:
-    """(T,55,3) joints → (T,size,size,3) uint8 RGB frames of the box x ∈ centre ± 1 m, y ∈ centre − 1.1 … + 0.9 m.
+def render_frames(
+    joints: np.ndarray, size: int = 256, centre: np.ndarray | None = None
+) -> np.ndarray:
+    """(T,55,3) joints → (T,size,size,3) uint8 RGB frames of the box x ∈ centre ± 1 m, y ∈ centre −
+    1.1 … + 0.9 m.
 
     `centre` (x, y[, z]): where the box is anchored; None: the first frame's pelvis.
     """
@@ -34,7 +38,10 @@ def render_frames(joints: np.ndarray, size: int = 256, centre: np.ndarray | None
     ax.set_ylim(centre[1] - 1.1, centre[1] + 0.9)
     ax.set_aspect("equal")
     ax.axis("off")
-    lines = [ax.plot([], [], color="tab:blue" if b < 25 else "tab:orange", lw=2 if b < 25 else 1)[0] for b, _ in _BONES]
+    lines = [
+        ax.plot([], [], color="tab:blue" if b < 25 else "tab:orange", lw=2 if b < 25 else 1)[0]
+        for b, _ in _BONES
+    ]
     frames = np.empty((len(joints), size, size, 3), dtype=np.uint8)
     for t, pose in enumerate(joints):
         for line, (b, p) in zip(lines, _BONES):
@@ -48,7 +55,9 @@ def render_frames(joints: np.ndarray, size: int = 256, centre: np.ndarray | None
 def write_video(path: str | Path, frames: np.ndarray, fps: int = 30) -> Path:
     """Encode frames as H.264 MP4 (atomically: temp file + rename)."""
     with atomic_path(path) as tmp:
-        imageio.mimwrite(tmp, list(frames), fps=fps, codec="libx264", macro_block_size=1, format="FFMPEG")
+        imageio.mimwrite(
+            tmp, list(frames), fps=fps, codec="libx264", macro_block_size=1, format="FFMPEG"
+        )
     return Path(path)
 
 

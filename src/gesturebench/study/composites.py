@@ -1,13 +1,16 @@
-"""Target-specific composites (Table 3): one linear model per dimension from the metrics to the mean rating.
+"""Target-specific composites (Table 3): one linear model per dimension from the metrics to the mean
+rating.
 
-The model is scikit-learn's `Pipeline(StandardScaler, LinearRegression)` (or `Ridge(alpha)`), so every fold
-z-scores the predictors with its own training rows only. Out-of-fold predictions come from
-`cross_val_predict` with `LeaveOneOut` (the paper) or `LeaveOneGroupOut` over sequences (the generated
-observations share sequences, so plain LOOCV is optimistic). Reported per dimension: out-of-fold MSE, MAE,
+The model is scikit-learn's `Pipeline(StandardScaler, LinearRegression)` (or `Ridge(alpha)`), so
+every fold z-scores the predictors with its own training rows only. Out-of-fold predictions come
+from `cross_val_predict` with `LeaveOneOut` (the paper) or `LeaveOneGroupOut` over sequences (the
+generated observations share sequences, so plain LOOCV is optimistic). Reported per dimension:
+out-of-fold MSE, MAE,
 composite ρ (Spearman of out-of-fold predictions and ratings), the best individual metric by |ρ| over the same
 observations, Δ|ρ| = |ρ_composite| − |ρ_best|, a bootstrap CI of the composite ρ and a permutation p-value of the
-grouped gain: the predictors other than the best are shuffled together across observations (breaking what they
-add beyond the best metric) and the whole grouped CV is refitted; p = (1 + #{Δ_perm ≥ Δ}) / (1 + B).
+grouped gain: the predictors other than the best are shuffled together across observations (breaking
+what they add beyond the best metric) and the whole grouped CV is refitted; p = (1 + #{Δ_perm ≥ Δ})
+/ (1 + B).
 """
 
 from __future__ import annotations
@@ -26,11 +29,17 @@ from gesturebench.study.correlation import bootstrap_ci
 
 def composite_model(alpha: float | None = None) -> Pipeline:
     """Fold-standardised OLS with intercept (`alpha=None`) or ridge regression with penalty `alpha`."""
-    return Pipeline([("scale", StandardScaler()), ("fit", LinearRegression() if alpha is None else Ridge(alpha=alpha))])
+    return Pipeline(
+        [
+            ("scale", StandardScaler()),
+            ("fit", LinearRegression() if alpha is None else Ridge(alpha=alpha)),
+        ]
+    )
 
 
-def out_of_fold(X: np.ndarray, y: np.ndarray, groups: np.ndarray | None = None,
-                alpha: float | None = None) -> np.ndarray:
+def out_of_fold(
+    X: np.ndarray, y: np.ndarray, groups: np.ndarray | None = None, alpha: float | None = None
+) -> np.ndarray:
     """Out-of-fold predictions: leave-one-out, or leave-one-group-out when `groups` is given."""
     cv = LeaveOneOut() if groups is None else LeaveOneGroupOut()
     return cross_val_predict(composite_model(alpha), X, y, cv=cv, groups=groups)
@@ -40,13 +49,22 @@ def spearman_abs(a: np.ndarray, b: np.ndarray) -> float:
     return abs(float(stats.spearmanr(a, b).statistic))
 
 
-def gain(X: np.ndarray, y: np.ndarray, best: int, groups: np.ndarray | None, alpha: float | None) -> float:
+def gain(
+    X: np.ndarray, y: np.ndarray, best: int, groups: np.ndarray | None, alpha: float | None
+) -> float:
     """Δ|ρ| of the out-of-fold composite over predictor column `best`."""
     return spearman_abs(out_of_fold(X, y, groups, alpha), y) - spearman_abs(X[:, best], y)
 
 
-def permutation_p(X: np.ndarray, y: np.ndarray, best: int, groups: np.ndarray | None, alpha: float | None,
-                  n_permutations: int, rng: np.random.Generator) -> float:
+def permutation_p(
+    X: np.ndarray,
+    y: np.ndarray,
+    best: int,
+    groups: np.ndarray | None,
+    alpha: float | None,
+    n_permutations: int,
+    rng: np.random.Generator,
+) -> float:
     """Permutation p-value of the composite's gain over column `best` (see the module docstring)."""
     if n_permutations <= 0 or X.shape[1] < 2:
         return float("nan")
@@ -60,8 +78,11 @@ def permutation_p(X: np.ndarray, y: np.ndarray, best: int, groups: np.ndarray | 
     return (1 + exceed) / (1 + n_permutations)
 
 
-def fit_composite(X: np.ndarray, y: np.ndarray, predictors: list[str], alpha: float | None = None) -> dict:
-    """The composite fitted on all observations: predicted rating = intercept + Σ coef · (x − mean) / scale."""
+def fit_composite(
+    X: np.ndarray, y: np.ndarray, predictors: list[str], alpha: float | None = None
+) -> dict:
+    """The composite fitted on all observations: predicted rating = intercept + Σ coef · (x − mean)
+    / scale."""
     model = composite_model(alpha).fit(X, y)
     scaler, reg = model.named_steps["scale"], model.named_steps["fit"]
     return {
@@ -78,14 +99,25 @@ def fit_composite(X: np.ndarray, y: np.ndarray, predictors: list[str], alpha: fl
 
 def predict(composite: dict, values: np.ndarray) -> np.ndarray:
     """Predicted ratings of rows of predictor `values` (columns in `composite["predictors"]` order)."""
-    z = (np.asarray(values, dtype=float) - np.asarray(composite["mean"])) / np.asarray(composite["scale"])
+    z = (np.asarray(values, dtype=float) - np.asarray(composite["mean"])) / np.asarray(
+        composite["scale"]
+    )
     return composite["intercept"] + z @ np.asarray(composite["coef"])
 
 
-def evaluate_composite(X: np.ndarray, y: np.ndarray, groups: np.ndarray, predictors: list[str],
-                       alpha: float | None = None, n_permutations: int = 0, n_resamples: int = 0,
-                       confidence: float = 0.95, seed: int = 0) -> tuple[dict, pd.DataFrame]:
-    """Table 3's row for one dimension, and the out-of-fold predictions (LOO and grouped) per observation."""
+def evaluate_composite(
+    X: np.ndarray,
+    y: np.ndarray,
+    groups: np.ndarray,
+    predictors: list[str],
+    alpha: float | None = None,
+    n_permutations: int = 0,
+    n_resamples: int = 0,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[dict, pd.DataFrame]:
+    """Table 3's row for one dimension, and the out-of-fold predictions (LOO and grouped) per
+    observation."""
     rng = np.random.default_rng(seed)
     loo = out_of_fold(X, y, None, alpha)
     grouped = out_of_fold(X, y, groups, alpha)
@@ -118,7 +150,10 @@ def evaluate_composite(X: np.ndarray, y: np.ndarray, groups: np.ndarray, predict
     return row, predictions
 
 
-def composites_document(composites: dict[str, dict], metric_configs: dict[str, dict], study: dict) -> dict:
-    """composites.json: the fitted composites, the configs of the metrics producing their predictors (the options
-    the composites assume; `CompositeRatings` rebuilds those metrics from them) and where they come from."""
+def composites_document(
+    composites: dict[str, dict], metric_configs: dict[str, dict], study: dict
+) -> dict:
+    """composites.json: the fitted composites, the configs of the metrics producing their predictors
+    (the options the composites assume; `CompositeRatings` rebuilds those metrics from them) and
+    where they come from."""
     return {"version": 1, "composites": composites, "metrics": metric_configs, "study": study}

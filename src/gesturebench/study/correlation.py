@@ -1,4 +1,5 @@
-"""Spearman correlations with p-values (scipy), bootstrap confidence intervals, stars and multiple-test correction."""
+"""Spearman correlations with p-values (scipy), bootstrap confidence intervals, stars and
+multiple-test correction."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ def stars(p: float) -> str:
 
 
 def holm(p: np.ndarray) -> np.ndarray:
-    """Holm–Bonferroni adjusted p-values: step-down max of (m − i)·p_(i), capped at 1, in the input order."""
+    """Holm–Bonferroni adjusted p-values: step-down max of (m − i)·p_(i), capped at 1, in the input
+    order."""
     p = np.asarray(p, dtype=float)
     order = np.argsort(p)
     m = len(p)
@@ -30,7 +32,8 @@ def holm(p: np.ndarray) -> np.ndarray:
 
 
 def adjust(p: Iterable[float], method: str) -> np.ndarray:
-    """Adjusted p-values (`holm`, or `bh` = Benjamini–Hochberg via scipy); NaNs stay NaN and are not counted."""
+    """Adjusted p-values (`holm`, or `bh` = Benjamini–Hochberg via scipy); NaNs stay NaN and are not
+    counted."""
     p = np.asarray(list(p), dtype=float)
     out = np.full(p.shape, np.nan)
     ok = np.isfinite(p)
@@ -53,18 +56,31 @@ def spearman_rho(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
         return (rx * ry).sum(axis) / np.sqrt((rx**2).sum(axis) * (ry**2).sum(axis))
 
 
-def bootstrap_ci(x: np.ndarray, y: np.ndarray, n_resamples: int, confidence: float,
-                 rng: np.random.Generator) -> tuple[float, float]:
-    """Percentile bootstrap CI of Spearman's ρ over (x, y) pairs resampled together (scipy.stats.bootstrap)."""
+def bootstrap_ci(
+    x: np.ndarray, y: np.ndarray, n_resamples: int, confidence: float, rng: np.random.Generator
+) -> tuple[float, float]:
+    """Percentile bootstrap CI of Spearman's ρ over (x, y) pairs resampled together
+    (scipy.stats.bootstrap)."""
     if n_resamples <= 0 or len(x) < 3:
         return float("nan"), float("nan")
-    res = stats.bootstrap((x, y), spearman_rho, paired=True, vectorized=True, n_resamples=n_resamples,
-                          confidence_level=confidence, method="percentile", random_state=rng)
+    res = stats.bootstrap(
+        (x, y),
+        spearman_rho,
+        paired=True,
+        vectorized=True,
+        n_resamples=n_resamples,
+        confidence_level=confidence,
+        method="percentile",
+        random_state=rng,
+    )
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
-def spearman(x, y, n_resamples: int = 0, confidence: float = 0.95, rng: np.random.Generator | None = None) -> dict:
-    """ρ, p (scipy.stats.spearmanr), n and bootstrap CI of two columns over the rows where both are finite."""
+def spearman(
+    x, y, n_resamples: int = 0, confidence: float = 0.95, rng: np.random.Generator | None = None
+) -> dict:
+    """ρ, p (scipy.stats.spearmanr), n and bootstrap CI of two columns over the rows where both are
+    finite."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     ok = np.isfinite(x) & np.isfinite(y)
     x, y = x[ok], y[ok]
@@ -72,12 +88,25 @@ def spearman(x, y, n_resamples: int = 0, confidence: float = 0.95, rng: np.rando
         return {"n": len(x), "rho": np.nan, "p": np.nan, "ci_low": np.nan, "ci_high": np.nan}
     res = stats.spearmanr(x, y)
     low, high = bootstrap_ci(x, y, n_resamples, confidence, rng or np.random.default_rng(0))
-    return {"n": len(x), "rho": float(res.statistic), "p": float(res.pvalue), "ci_low": low, "ci_high": high}
+    return {
+        "n": len(x),
+        "rho": float(res.statistic),
+        "p": float(res.pvalue),
+        "ci_low": low,
+        "ci_high": high,
+    }
 
 
-def correlation_table(frame: pd.DataFrame, pairs: Iterable[tuple[str, str]], names: tuple[str, str],
-                      n_resamples: int = 0, confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
-    """One row per (a, b) column pair of `frame`: the two names, n, ρ, p, stars and the bootstrap CI."""
+def correlation_table(
+    frame: pd.DataFrame,
+    pairs: Iterable[tuple[str, str]],
+    names: tuple[str, str],
+    n_resamples: int = 0,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """One row per (a, b) column pair of `frame`: the two names, n, ρ, p, stars and the bootstrap
+    CI."""
     rng = np.random.default_rng(seed)
     rows = []
     for a, b in pairs:

@@ -28,11 +28,14 @@ def format_p(p: float) -> str:
 
 
 def _dimension_label(d: str) -> str:
-    return f"{d.upper()}\n{DIMENSIONS.get(d, d)}".replace("Absence of animation errors", "Absence of\nanim. errors")
+    return f"{d.upper()}\n{DIMENSIONS.get(d, d)}".replace(
+        "Absence of animation errors", "Absence of\nanim. errors"
+    )
 
 
 def plot_ratings(means: pd.DataFrame, sources: list[str], path: Path) -> Path:
-    """Figure 2: mean rating per source (bars) and dimension (groups), error bars = SD between sequences."""
+    """Figure 2: mean rating per source (bars) and dimension (groups), error bars = SD between
+    sequences."""
     dims = [d for d in DIMENSIONS if d in set(means["dimension"])]
     fig = Figure(figsize=(2.0 + 1.7 * len(dims), 4.8))
     ax = fig.add_subplot()
@@ -41,8 +44,16 @@ def plot_ratings(means: pd.DataFrame, sources: list[str], path: Path) -> Path:
     table = means.set_index(["source", "dimension"])
     for i, source in enumerate(sources):
         rows = table.reindex([(source, d) for d in dims])
-        ax.bar(x + (i - (len(sources) - 1) / 2) * width, rows["mean"], width, yerr=rows["sd_between_sequences"],
-               capsize=2.5, label=source, color=f"C{i}", error_kw={"elinewidth": 0.8})
+        ax.bar(
+            x + (i - (len(sources) - 1) / 2) * width,
+            rows["mean"],
+            width,
+            yerr=rows["sd_between_sequences"],
+            capsize=2.5,
+            label=source,
+            color=f"C{i}",
+            error_kw={"elinewidth": 0.8},
+        )
     ax.set_xticks(x, [_dimension_label(d) for d in dims])
     ax.set_ylim(SCALE[0], SCALE[1])
     ax.set_ylabel("Mean rating (1 = very poor, 7 = excellent)")
@@ -54,11 +65,14 @@ def plot_ratings(means: pd.DataFrame, sources: list[str], path: Path) -> Path:
 
 
 def plot_correlations(table: pd.DataFrame, correction: str, n: int, path: Path) -> Path:
-    """Figure 3: heatmap of Spearman ρ (metric × dimension) with stars, raw and corrected p in every cell."""
+    """Figure 3: heatmap of Spearman ρ (metric × dimension) with stars, raw and corrected p in every
+    cell."""
     metrics = list(dict.fromkeys(table["metric"]))
     dims = [d for d in DIMENSIONS if d in set(table["dimension"])]
     grid = table.set_index(["metric", "dimension"])
-    rho = np.array([[grid.at[(m, d), "rho"] for d in dims] for m in metrics], dtype=float).reshape(len(metrics), len(dims))
+    rho = np.array([[grid.at[(m, d), "rho"] for d in dims] for m in metrics], dtype=float).reshape(
+        len(metrics), len(dims)
+    )
     fig = Figure(figsize=(3.0 + 1.6 * len(dims), 1.3 + 0.62 * max(len(metrics), 1)))
     ax = fig.add_subplot()
     image = ax.imshow(np.ma.masked_invalid(rho), cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto")
@@ -70,24 +84,43 @@ def plot_correlations(table: pd.DataFrame, correction: str, n: int, path: Path) 
                 ax.text(j, i, "n/a", ha="center", va="center", fontsize=8, color="grey")
                 continue
             colour = "white" if abs(row["rho"]) > 0.6 else "black"
-            ax.text(j, i - 0.12, f"{row['rho']:+.2f}{row['stars']}", ha="center", va="center", fontsize=9,
-                    color=colour, fontweight="bold")
-            ax.text(j, i + 0.24, f"{format_p(row['p'])} · {label} {format_p(row[padj])}", ha="center", va="center",
-                    fontsize=6.5, color=colour)
+            ax.text(
+                j,
+                i - 0.12,
+                f"{row['rho']:+.2f}{row['stars']}",
+                ha="center",
+                va="center",
+                fontsize=9,
+                color=colour,
+                fontweight="bold",
+            )
+            ax.text(
+                j,
+                i + 0.24,
+                f"{format_p(row['p'])} · {label} {format_p(row[padj])}",
+                ha="center",
+                va="center",
+                fontsize=6.5,
+                color=colour,
+            )
     ax.set_xticks(range(len(dims)), [_dimension_label(d) for d in dims])
     ax.set_yticks(range(len(metrics)), [metric_label(m) for m in metrics])
     ax.set_xlabel("Perceptual dimension (mean rating per clip)")
     ax.set_ylabel("Objective metric")
-    ax.set_title(f"Spearman ρ, metric vs rating, generated clips (n = {n})\n"
-                 f"stars: raw p (* <.05, ** <.01, *** <.001); second line: raw and {label}-corrected p",
-                 fontsize=10)
+    ax.set_title(
+        f"Spearman ρ, metric vs rating, generated clips (n = {n})\n"
+        f"stars: raw p (* <.05, ** <.01, *** <.001); second line: raw and {label}-corrected p",
+        fontsize=10,
+    )
     fig.colorbar(image, ax=ax, label="Spearman ρ", fraction=0.04, pad=0.02)
     return _save(fig, path)
 
 
-def plot_composites(predictions: pd.DataFrame, table3: pd.DataFrame, sources: list[str], path: Path) -> Path:
-    """Out-of-fold (leave-one-out) composite prediction against the mean rating, one panel per dimension
-    (each source in its Figure 2 colour)."""
+def plot_composites(
+    predictions: pd.DataFrame, table3: pd.DataFrame, sources: list[str], path: Path
+) -> Path:
+    """Out-of-fold (leave-one-out) composite prediction against the mean rating, one panel per
+    dimension (each source in its Figure 2 colour)."""
     dims = list(table3["dimension"])
     fig = Figure(figsize=(3.2 * max(len(dims), 1), 3.6))
     rows = table3.set_index("dimension")
@@ -97,18 +130,30 @@ def plot_composites(predictions: pd.DataFrame, table3: pd.DataFrame, sources: li
         for i, source in enumerate(sources):
             group = part[part["source"] == source]
             if len(group):
-                ax.scatter(group["rating"], group["loo_prediction"], s=14, label=source, color=f"C{i}", alpha=0.8)
+                ax.scatter(
+                    group["rating"],
+                    group["loo_prediction"],
+                    s=14,
+                    label=source,
+                    color=f"C{i}",
+                    alpha=0.8,
+                )
         lo, hi = SCALE
         ax.plot([lo, hi], [lo, hi], color="grey", lw=0.8, ls="--")
         ax.set_xlim(lo, hi)
         ax.set_ylim(lo, hi)
         r = rows.loc[d]
-        ax.set_title(f"{d.upper()}: composite ρ = {r['rho']:.2f}\nbest single: {metric_label(r['best_metric'])} "
-                     f"ρ = {r['rho_best']:.2f}", fontsize=9)
+        ax.set_title(
+            f"{d.upper()}: composite ρ = {r['rho']:.2f}\nbest single: {metric_label(r['best_metric'])} "
+            f"ρ = {r['rho_best']:.2f}",
+            fontsize=9,
+        )
         ax.set_xlabel("Mean rating")
         if k == 0:
             ax.set_ylabel("Out-of-fold composite prediction")
     if dims:
-        fig.axes[-1].legend(title="Source", loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False, fontsize=8)
+        fig.axes[-1].legend(
+            title="Source", loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False, fontsize=8
+        )
     fig.suptitle("Target-specific composites: leave-one-out predictions vs ratings", y=1.04)
     return _save(fig, path)

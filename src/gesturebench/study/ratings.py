@@ -1,11 +1,13 @@
-"""The long-format ratings file (`study=csv`): reading, row validation with line numbers, and the refusal rule.
+"""The long-format ratings file (`study=csv`): reading, row validation with line numbers, and the
+refusal rule.
 
-One row per rating: ``participant_id, condition, source, sequence_id, dimension, rating`` (1–7); attention
-checks are rows with ``dimension=attention`` and a boolean ``passed`` (their source and sequence may be blank).
-A row is invalid when pydantic rejects it (unknown condition or dimension, a rating that is not an integer
-from 1 to 7, a missing `passed`), when it names a source or sequence the study does not have, when its dimension
-is not rated in its condition, or when its participant already appeared in the other condition. Invalid rows
-are reported with their line numbers (the header is line 1); the analysis refuses them unless dropped.
+One row per rating: ``participant_id, condition, source, sequence_id, dimension, rating`` (1–7);
+attention checks are rows with ``dimension=attention`` and a boolean ``passed`` (their source and
+sequence may be blank). A row is invalid when pydantic rejects it (unknown condition or dimension, a
+rating that is not an integer from 1 to 7, a missing `passed`), when it names a source or sequence
+the study does not have, when its dimension is not rated in its condition, or when its participant
+already appeared in the other condition. Invalid rows are reported with their line numbers (the
+header is line 1); the analysis refuses them unless dropped.
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ DESCRIBED_ROWS = 5
 
 
 class RatingRow(BaseModel):
-    """One row of the ratings file; `model_validate(row, context={"sources": …, "sequences": …})` checks it."""
+    """One row of the ratings file; `model_validate(row, context={"sources": …, "sequences": …})`
+    checks it."""
 
     model_config = ConfigDict(str_strip_whitespace=True, extra="ignore")
 
@@ -73,13 +76,20 @@ class RatingRow(BaseModel):
             if self.rating is None:
                 problems.append("missing rating")
             if self.dimension not in CONDITIONS[self.condition]:
-                problems.append(f"dimension '{self.dimension}' is not rated in condition '{self.condition}' "
-                                f"({self.condition} rates {', '.join(CONDITIONS[self.condition])})")
-        for column, known in (("source", context.get("sources")), ("sequence_id", context.get("sequences"))):
+                problems.append(
+                    f"dimension '{self.dimension}' is not rated in condition '{self.condition}' "
+                    f"({self.condition} rates {', '.join(CONDITIONS[self.condition])})"
+                )
+        for column, known in (
+            ("source", context.get("sources")),
+            ("sequence_id", context.get("sequences")),
+        ):
             value = getattr(self, column)
             needed = self.dimension != ATTENTION or value
             if known is not None and needed and value not in known:
-                problems.append(f"unknown {column.replace('_id', '')} '{value}' (known: {', '.join(sorted(known))})")
+                problems.append(
+                    f"unknown {column.replace('_id', '')} '{value}' (known: {', '.join(sorted(known))})"
+                )
         if problems:
             raise ValueError("; ".join(problems))
         return self
@@ -87,7 +97,8 @@ class RatingRow(BaseModel):
 
 @dataclass
 class Ratings:
-    """A read ratings file: the valid rows (with their `line`) and the invalid ones as (line, reason)."""
+    """A read ratings file: the valid rows (with their `line`) and the invalid ones as (line,
+    reason)."""
 
     path: Path
     frame: pd.DataFrame
@@ -110,33 +121,46 @@ def _reason(err: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def read_ratings(path: str | Path, sources: Collection[str] | None = None,
-                 sequences: Collection[str] | None = None) -> Ratings:
-    """Read and validate a ratings CSV; `sources`/`sequences` (None: any) are the names the study knows."""
+def read_ratings(
+    path: str | Path,
+    sources: Collection[str] | None = None,
+    sequences: Collection[str] | None = None,
+) -> Ratings:
+    """Read and validate a ratings CSV; `sources`/`sequences` (None: any) are the names the study
+    knows."""
     path = Path(path)
     if not path.is_file():
         raise DataError(path, "ratings file not found")
-    context = {"sources": None if sources is None else set(sources),
-               "sequences": None if sequences is None else set(sequences)}
+    context = {
+        "sources": None if sources is None else set(sources),
+        "sequences": None if sequences is None else set(sequences),
+    }
     rows, invalid, condition_of = [], [], {}
     try:
         with open(path, newline="", encoding="utf-8") as f:
             reader = csv.DictReader(f)
             missing = [c for c in REQUIRED_COLUMNS if c not in (reader.fieldnames or [])]
             if missing:
-                raise DataError(path, f"missing column(s) {', '.join(missing)}; a ratings file needs "
-                                      f"{', '.join(COLUMNS)} ('passed' only for attention checks)")
+                raise DataError(
+                    path,
+                    f"missing column(s) {', '.join(missing)}; a ratings file needs "
+                    f"{', '.join(COLUMNS)} ('passed' only for attention checks)",
+                )
             for raw in reader:
                 line = reader.line_num
                 try:
-                    row = RatingRow.model_validate({k: v or "" for k, v in raw.items() if k}, context=context)
+                    row = RatingRow.model_validate(
+                        {k: v or "" for k, v in raw.items() if k}, context=context
+                    )
                 except ValidationError as err:
                     invalid.append((line, _reason(err)))
                     continue
                 first = condition_of.setdefault(row.participant_id, (row.condition, line))
                 if first[0] != row.condition:
-                    clash = (f"participant '{row.participant_id}' already rated in condition '{first[0]}' "
-                             f"(line {first[1]}); conditions have different participants")
+                    clash = (
+                        f"participant '{row.participant_id}' already rated in condition '{first[0]}' "
+                        f"(line {first[1]}); conditions have different participants"
+                    )
                     invalid.append((line, clash))
                     continue
                 rows.append({**row.model_dump(), "line": line})
@@ -149,11 +173,18 @@ def read_ratings(path: str | Path, sources: Collection[str] | None = None,
 
 
 def require_valid(ratings: Ratings, drop_invalid: bool) -> pd.DataFrame:
-    """The valid rows; with invalid rows present and `drop_invalid` false, a `RatingsError` listing their lines."""
+    """The valid rows; with invalid rows present and `drop_invalid` false, a `RatingsError` listing
+    their lines."""
     if ratings.invalid and not drop_invalid:
         lines = ", ".join(str(line) for line, _ in ratings.invalid)
-        described = " | ".join(f"line {line}: {reason}" for line, reason in ratings.invalid[:DESCRIBED_ROWS])
-        more = f" | … {len(ratings.invalid) - DESCRIBED_ROWS} more" if len(ratings.invalid) > DESCRIBED_ROWS else ""
+        described = " | ".join(
+            f"line {line}: {reason}" for line, reason in ratings.invalid[:DESCRIBED_ROWS]
+        )
+        more = (
+            f" | … {len(ratings.invalid) - DESCRIBED_ROWS} more"
+            if len(ratings.invalid) > DESCRIBED_ROWS
+            else ""
+        )
         raise RatingsError(
             ratings.path,
             f"{len(ratings.invalid)} invalid row(s) at line(s) {lines} ({described}{more}); fix them or set "
@@ -163,9 +194,9 @@ def require_valid(ratings: Ratings, drop_invalid: bool) -> pd.DataFrame:
 
 
 def write_ratings(path: str | Path, frame: pd.DataFrame) -> None:
-    """Write a ratings frame in the file format (the `COLUMNS`, blanks for missing values), atomically."""
+    """Write a ratings frame in the file format (the `COLUMNS`, blanks for missing values),
+    atomically."""
     out = frame.loc[:, list(COLUMNS)].copy()
     out["rating"] = out["rating"].astype("Int64")
     out["passed"] = out["passed"].map({True: "true", False: "false"})
     write_atomic(path, out.to_csv(index=False))
-

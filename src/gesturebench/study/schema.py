@@ -1,4 +1,5 @@
-"""The study's fixed vocabulary: conditions, perceptual dimensions, the composite predictors, the rating scale."""
+"""The study's fixed vocabulary: conditions, perceptual dimensions, the composite predictors, the
+rating scale."""
 
 from __future__ import annotations
 
@@ -20,14 +21,37 @@ SCALE = (1, 7)
 COLUMNS = ("participant_id", "condition", "source", "sequence_id", "dimension", "rating", "passed")
 #: The 13 metrics of the paper's composite analysis (Chamfer excluded as redundant with Hausdorff).
 PREDICTORS = (
-    "fgd", "bc", "density", "coverage", "dice", "ldlj_rel", "srgr", "pck", "mjd", "hausdorff",
-    "foot_contact", "sc", "sgp",
+    "fgd",
+    "bc",
+    "density",
+    "coverage",
+    "dice",
+    "ldlj_rel",
+    "srgr",
+    "pck",
+    "mjd",
+    "hausdorff",
+    "foot_contact",
+    "sc",
+    "sgp",
 )
 #: Display names of the metrics in tables and figures.
 METRIC_LABELS = {
-    "fgd": "FGD", "bc": "BC", "density": "Density", "coverage": "Coverage", "dice": "Dice",
-    "ldlj_rel": "LDLJ_rel", "srgr": "SRGR", "pck": "PCK", "mjd": "MJD", "hausdorff": "Hausdorff",
-    "foot_contact": "Foot contact", "sc": "SC", "sgp": "SGP", "chamfer": "Chamfer", "diversity": "Diversity",
+    "fgd": "FGD",
+    "bc": "BC",
+    "density": "Density",
+    "coverage": "Coverage",
+    "dice": "Dice",
+    "ldlj_rel": "LDLJ_rel",
+    "srgr": "SRGR",
+    "pck": "PCK",
+    "mjd": "MJD",
+    "hausdorff": "Hausdorff",
+    "foot_contact": "Foot contact",
+    "sc": "SC",
+    "sgp": "SGP",
+    "chamfer": "Chamfer",
+    "diversity": "Diversity",
 }
 
 

@@ -1,13 +1,16 @@
-"""Study stimuli: the window of each sequence richest in semantic gestures, and records cut to such windows.
+"""Study stimuli: the window of each sequence richest in semantic gestures, and records cut to such
+windows.
 
-The paper rates 15 BEAT2 test sequences, each through the 10-second window holding the most iconic, metaphoric
-and deictic events; every source is shown on the same window. `select_windows` does this over the splits it is
-given (the mini dataset's test split has only 4 sequences, so its synthetic study takes the best window of every
-split's sequences and keeps the 15 richest, test sequences first on ties). An event counts for a window when its
-`sem` interval lies entirely inside it. `cut_window` turns a record into the window's own `SequenceRecord`
-(same id, so ratings and per-sequence tables join on `sequence_id`): motion frames and audio samples of the
-window, and words, semantic intervals and annotations that overlap it, shifted to start at 0 and clipped.
-A source whose outputs are whole sequences is wrapped in `WindowedSource`, which cuts them to the window.
+The paper rates 15 BEAT2 test sequences, each through the 10-second window holding the most iconic,
+metaphoric and deictic events; every source is shown on the same window. `select_windows` does this
+over the splits it is given (the mini dataset's test split has only 4 sequences, so its synthetic
+study takes the best window of every split's sequences and keeps the 15 richest, test sequences
+first on ties). An event counts for a window when its `sem` interval lies entirely inside it.
+`cut_window` turns a record into the window's own `SequenceRecord` (same id, so ratings and
+per-sequence tables join on `sequence_id`): motion frames and audio samples of the window, and
+words, semantic intervals and annotations that overlap it, shifted to start at 0 and clipped. A
+source whose outputs are whole sequences is wrapped in `WindowedSource`, which cuts them to the
+window.
 """
 
 from __future__ import annotations
@@ -32,7 +35,8 @@ WINDOW_COLUMNS = ("sequence_id", "split", "start", "end", "semantic_events")
 
 @dataclass(frozen=True)
 class Window:
-    """The rated stretch [start, end) seconds of one sequence, and how many semantic events lie inside it."""
+    """The rated stretch [start, end) seconds of one sequence, and how many semantic events lie
+    inside it."""
 
     sequence_id: str
     split: str
@@ -52,12 +56,15 @@ def interval_class(interval: SemInterval) -> str | None:
 def semantic_events(sem: Sequence[SemInterval] | None, start: float, end: float) -> int:
     """Number of iconic, metaphoric and deictic intervals lying entirely inside [start, end]."""
     return sum(
-        1 for s in sem or () if interval_class(s) in SEMANTIC_CLASSES and s.start >= start and s.end <= end
+        1
+        for s in sem or ()
+        if interval_class(s) in SEMANTIC_CLASSES and s.start >= start and s.end <= end
     )
 
 
 def best_window(record: SequenceRecord, split: str, seconds: float, step: float) -> Window | None:
-    """The record's window of `seconds` (starts on a `step` grid) with the most semantic events, earliest on ties.
+    """The record's window of `seconds` (starts on a `step` grid) with the most semantic events,
+    earliest on ties.
 
     None when the sequence is shorter than `seconds`.
     """
@@ -67,11 +74,16 @@ def best_window(record: SequenceRecord, split: str, seconds: float, step: float)
     starts = np.round(np.arange(0.0, duration - seconds + 1e-9, step), 6)
     counts = [semantic_events(record.sem, s, s + seconds) for s in starts]
     best = int(np.argmax(counts))
-    return Window(record.id, split, float(starts[best]), float(starts[best] + seconds), int(counts[best]))
+    return Window(
+        record.id, split, float(starts[best]), float(starts[best] + seconds), int(counts[best])
+    )
 
 
-def select_windows(splits: dict[str, Sequence[SequenceRecord]], n: int, seconds: float, step: float = 0.5) -> list[Window]:
-    """The `n` sequences whose best window has the most semantic events (ties: split order, then id)."""
+def select_windows(
+    splits: dict[str, Sequence[SequenceRecord]], n: int, seconds: float, step: float = 0.5
+) -> list[Window]:
+    """The `n` sequences whose best window has the most semantic events (ties: split order, then
+    id)."""
     candidates = []
     for rank, (split, records) in enumerate(splits.items()):
         for record in records:
@@ -82,8 +94,9 @@ def select_windows(splits: dict[str, Sequence[SequenceRecord]], n: int, seconds:
 
 
 def shift_events(items: Iterable | None, start: float, end: float) -> list | None:
-    """Timed items (dataclasses with `start`/`end`: words, semantic intervals, annotation events) overlapping
-    [start, end], shifted by −start and clipped to the window; other items are kept as they are."""
+    """Timed items (dataclasses with `start`/`end`: words, semantic intervals, annotation events)
+    overlapping [start, end], shifted by −start and clipped to the window; other items are kept as
+    they are."""
     if items is None:
         return None
     out = []
@@ -106,7 +119,7 @@ def cut_window(record: SequenceRecord, window: Window, index: int) -> SequenceRe
     audio = None
     if record.audio is not None:
         a = round(window.start * SAMPLE_RATE)
-        audio = record.audio[a:a + round(window.seconds * SAMPLE_RATE)]
+        audio = record.audio[a : a + round(window.seconds * SAMPLE_RATE)]
     return dataclasses.replace(
         record,
         motion=motion,
@@ -120,8 +133,9 @@ def cut_window(record: SequenceRecord, window: Window, index: int) -> SequenceRe
 
 
 class WindowedSource(GestureModel):
-    """A study source whose motion covers whole sequences (e.g. a model's precomputed test outputs), cut to the
-    window of the record it is asked for; output that is already window-long is passed through unchanged."""
+    """A study source whose motion covers whole sequences (e.g. a model's precomputed test outputs),
+    cut to the window of the record it is asked for; output that is already window-long is passed
+    through unchanged."""
 
     cacheable = False
 
@@ -144,7 +158,8 @@ class WindowedSource(GestureModel):
 
 
 class StudyWindows(Sequence[SequenceRecord]):
-    """The study's window records as a dataset (`ids`, `len`, indexing), ready for `tasks.evaluate.score`."""
+    """The study's window records as a dataset (`ids`, `len`, indexing), ready for
+    `tasks.evaluate.score`."""
 
     def __init__(self, records: Sequence[SequenceRecord]):
         self.records = list(records)
@@ -161,8 +176,12 @@ class StudyWindows(Sequence[SequenceRecord]):
 
 
 def write_windows(path: str | Path, windows: Sequence[Window]) -> None:
-    write_atomic(path, pd.DataFrame([dataclasses.asdict(w) for w in windows], columns=WINDOW_COLUMNS)
-                 .to_csv(index=False))
+    write_atomic(
+        path,
+        pd.DataFrame([dataclasses.asdict(w) for w in windows], columns=WINDOW_COLUMNS).to_csv(
+            index=False
+        ),
+    )
 
 
 def read_windows(path: str | Path, seconds: float) -> list[Window]:
@@ -176,11 +195,17 @@ def read_windows(path: str | Path, seconds: float) -> list[Window]:
         raise DataError(path, f"not a readable CSV file ({err})") from err
     missing = [c for c in ("sequence_id", "split", "start") if c not in table.columns]
     if missing:
-        raise DataError(path, f"missing column(s) {', '.join(missing)}; need sequence_id, split, start[, end]")
+        raise DataError(
+            path, f"missing column(s) {', '.join(missing)}; need sequence_id, split, start[, end]"
+        )
     if table["sequence_id"].duplicated().any():
         dup = table.loc[table["sequence_id"].duplicated(), "sequence_id"].iloc[0]
-        raise DataError(path, f"sequence {dup!r} has more than one window (one window per sequence)")
+        raise DataError(
+            path, f"sequence {dup!r} has more than one window (one window per sequence)"
+        )
     end = table["end"] if "end" in table.columns else table["start"] + seconds
     events = table["semantic_events"] if "semantic_events" in table.columns else [0] * len(table)
-    return [Window(str(i), str(s), float(a), float(b), int(e))
-            for i, s, a, b, e in zip(table["sequence_id"], table["split"], table["start"], end, events)]
+    return [
+        Window(str(i), str(s), float(a), float(b), int(e))
+        for i, s, a, b, e in zip(table["sequence_id"], table["split"], table["start"], end, events)
+    ]

@@ -1,14 +1,16 @@
 """`task=analyze`: the perceptual-study analysis of spec/STUDY.md, end to end, into the run folder.
 
-1. Study windows: `study.windows.file`, or the `n` sequences of `study.windows.splits` whose `seconds`-long window
-   holds the most semantic events (`windows.csv`).
-2. Every source of `study.sources` is evaluated on the windows with `metrics` (`tasks.evaluate.score`, one
-   subfolder `sources/<name>/` each); a folder already holding a complete results.json for the same config and
-   windows is reused (`resume=true`).
-3. Ratings: `study.path` (`study=csv`), or generated from the clips' metrics (`study=synthetic`, `ratings.csv`).
-   Invalid rows stop the run with their line numbers unless `study.drop_invalid=true`.
-4. The analysis (`gesturebench.study.analysis`): CSV tables, Figures 2 and 3 and the composites' scatter (PNG),
-   `analysis.json`, `composites.json`; tables and figures to the logger (W&B by default).
+1. Study windows: `study.windows.file`, or the `n` sequences of `study.windows.splits` whose
+   `seconds`-long window holds the most semantic events (`windows.csv`).
+2. Every source of `study.sources` is evaluated on the windows with `metrics`
+   (`tasks.evaluate.score`, one subfolder `sources/<name>/` each); a folder already holding a
+   complete results.json for the same config and windows is reused (`resume=true`).
+3. Ratings: `study.path` (`study=csv`), or generated from the clips' metrics (`study=synthetic`,
+   `ratings.csv`). Invalid rows stop the run with their line numbers unless
+   `study.drop_invalid=true`.
+4. The analysis (`gesturebench.study.analysis`): CSV tables, Figures 2 and 3 and the composites'
+   scatter (PNG), `analysis.json`, `composites.json`; tables and figures to the logger (W&B by
+   default).
 """
 
 from __future__ import annotations
@@ -59,9 +61,13 @@ def analysis_options(study: DictConfig) -> AnalysisOptions:
         raise ConfigError(f"study.analysis: unknown option(s) {unknown}; known: {sorted(known)}")
     if "predictors" in given:
         given["predictors"] = tuple(given["predictors"])
-    options = AnalysisOptions(reference_source=study.get("reference_source", "ground_truth"), **given)
+    options = AnalysisOptions(
+        reference_source=study.get("reference_source", "ground_truth"), **given
+    )
     if options.correction not in ("holm", "bh"):
-        raise ConfigError(f"study.analysis.correction must be holm or bh, got {options.correction!r}")
+        raise ConfigError(
+            f"study.analysis.correction must be holm or bh, got {options.correction!r}"
+        )
     return options
 
 
@@ -79,20 +85,32 @@ def study_windows(cfg: DictConfig) -> tuple[list[Window], StudyWindows]:
     if spec.get("file"):
         windows = read_windows(spec.file, spec.seconds)
     else:
-        windows = select_windows({s: split(s, False) for s in spec.splits}, spec.n, spec.seconds, spec.step)
+        windows = select_windows(
+            {s: split(s, False) for s in spec.splits}, spec.n, spec.seconds, spec.step
+        )
     if not windows:
-        raise ConfigError(f"no sequence of split(s) {list(spec.splits)} is at least {spec.seconds} s long")
+        raise ConfigError(
+            f"no sequence of split(s) {list(spec.splits)} is at least {spec.seconds} s long"
+        )
     records = []
     for i, w in enumerate(windows):
         dataset = split(w.split)
         if w.sequence_id not in dataset.ids:
-            raise DataError(spec.get("file") or cfg.dataset.root,
-                            f"sequence {w.sequence_id!r} is not in split '{w.split}' of dataset {cfg.dataset.name}")
+            raise DataError(
+                spec.get("file") or cfg.dataset.root,
+                f"sequence {w.sequence_id!r} is not in split '{w.split}' of dataset {cfg.dataset.name}",
+            )
         record = dataset[dataset.ids.index(w.sequence_id)]
-        if w.start < 0 or w.end <= w.start or w.end > record.motion.duration + 1.0 / record.motion.fps:
-            raise DataError(spec.get("file") or cfg.dataset.root,
-                            f"window [{w.start}, {w.end}] s of {w.sequence_id} is outside its "
-                            f"{record.motion.duration:.2f} s")
+        if (
+            w.start < 0
+            or w.end <= w.start
+            or w.end > record.motion.duration + 1.0 / record.motion.fps
+        ):
+            raise DataError(
+                spec.get("file") or cfg.dataset.root,
+                f"window [{w.start}, {w.end}] s of {w.sequence_id} is outside its "
+                f"{record.motion.duration:.2f} s",
+            )
         records.append(cut_window(record, w, i))
     if len(windows) < spec.get("n", len(windows)):
         log.warning("only %d study windows (study.windows.n=%d)", len(windows), spec.n)
@@ -100,7 +118,8 @@ def study_windows(cfg: DictConfig) -> tuple[list[Window], StudyWindows]:
 
 
 def source_config(cfg: DictConfig, name: str, node: DictConfig) -> DictConfig:
-    """The evaluate config of one source: `model` = the source, no logger (the analysis logs), no clips."""
+    """The evaluate config of one source: `model` = the source, no logger (the analysis logs), no
+    clips."""
     src = cfg.copy()
     with open_dict(src):
         src.model = node
@@ -111,8 +130,11 @@ def source_config(cfg: DictConfig, name: str, node: DictConfig) -> DictConfig:
     return src
 
 
-def evaluate_sources(cfg: DictConfig, windows: list[Window], records: StudyWindows, root: Path) -> tuple[pd.DataFrame, dict]:
-    """The metrics table (index (source, sequence_id)) and, per metric, the reason a source skipped it."""
+def evaluate_sources(
+    cfg: DictConfig, windows: list[Window], records: StudyWindows, root: Path
+) -> tuple[pd.DataFrame, dict]:
+    """The metrics table (index (source, sequence_id)) and, per metric, the reason a source skipped
+    it."""
     frames, skipped = [], {}
     described = [dataclasses.asdict(w) for w in windows]
     for name, node in cfg.study.sources.items():
@@ -139,13 +161,15 @@ def is_synthetic(study: DictConfig) -> bool:
 
 
 def read_study_ratings(path: Path, sources: list[str], windows: list[Window], drop_invalid: bool):
-    """The ratings file read and validated against the study's sources and windows (refused if invalid)."""
+    """The ratings file read and validated against the study's sources and windows (refused if
+    invalid)."""
     ratings = read_ratings(path, sources=sources, sequences=[w.sequence_id for w in windows])
     return ratings, require_valid(ratings, drop_invalid)
 
 
 def synthetic_ratings(study: DictConfig, metrics: pd.DataFrame, path: Path) -> list[str]:
-    """Generate the synthetic study from the clips' metrics into `path`; returns the generator's notes."""
+    """Generate the synthetic study from the clips' metrics into `path`; returns the generator's
+    notes."""
     generator = SyntheticStudy.from_mapping(OmegaConf.to_container(study.generator, resolve=True))
     ratings, notes = generate_study(metrics, study.reference_source, generator)
     write_ratings(path, ratings)
@@ -153,7 +177,8 @@ def synthetic_ratings(study: DictConfig, metrics: pd.DataFrame, path: Path) -> l
 
 
 def metric_configs(cfg: DictConfig, predictors: list[str]) -> dict:
-    """The `metrics` configs whose metrics produce the composites' predictors (resolved, with `_target_`)."""
+    """The `metrics` configs whose metrics produce the composites' predictors (resolved, with
+    `_target_`)."""
     out = {}
     for key, node in cfg.metrics.items():
         if set(build(node).value_names) & set(predictors):
@@ -168,14 +193,24 @@ def write_outputs(analysis: StudyAnalysis, sources: list[str], out: Path) -> dic
         files[name] = out / f"{name}.csv"
         write_atomic(files[name], table.to_csv(index=False))
     t = analysis.tables
-    files["figure2"] = figures.plot_ratings(t["figure2_source_means"], sources, out / "figure2_ratings.png")
+    files["figure2"] = figures.plot_ratings(
+        t["figure2_source_means"], sources, out / "figure2_ratings.png"
+    )
     if len(t["figure3_metric_correlations"]):
         n = int(t["figure3_metric_correlations"]["n"].max())
-        files["figure3"] = figures.plot_correlations(t["figure3_metric_correlations"], analysis.options.correction, n,
-                                                     out / "figure3_correlations.png")
+        files["figure3"] = figures.plot_correlations(
+            t["figure3_metric_correlations"],
+            analysis.options.correction,
+            n,
+            out / "figure3_correlations.png",
+        )
     if len(t["table3_composites"]):
         files["composites_figure"] = figures.plot_composites(
-            t["composite_predictions"], t["table3_composites"], sources, out / "figure_composites.png")
+            t["composite_predictions"],
+            t["table3_composites"],
+            sources,
+            out / "figure_composites.png",
+        )
     return files
 
 
@@ -184,13 +219,24 @@ def log_analysis(logger, analysis: StudyAnalysis, files: dict[str, Path]) -> Non
     if logger is None:
         return
     table3 = analysis.tables["table3_composites"]
-    logger.log_metrics({f"study/{r.dimension}/{k}": getattr(r, k) for r in table3.itertuples()
-                        for k in ("rho", "delta_abs_rho", "group_rho")})
+    logger.log_metrics(
+        {
+            f"study/{r.dimension}/{k}": getattr(r, k)
+            for r in table3.itertuples()
+            for k in ("rho", "delta_abs_rho", "group_rho")
+        }
+    )
     from pytorch_lightning.loggers import WandbLogger
 
     if isinstance(logger, WandbLogger):
-        for name in ("qc_summary", "figure2_source_means", "table2_dimension_correlations",
-                     "figure3_metric_correlations", "table3_composites", "composite_coefficients"):
+        for name in (
+            "qc_summary",
+            "figure2_source_means",
+            "table2_dimension_correlations",
+            "figure3_metric_correlations",
+            "table3_composites",
+            "composite_coefficients",
+        ):
             logger.log_table(name, dataframe=analysis.tables[name])
         for name in ("figure2", "figure3", "composites_figure"):
             if name in files:
@@ -199,18 +245,29 @@ def log_analysis(logger, analysis: StudyAnalysis, files: dict[str, Path]) -> Non
 
 def ratings_file(study: DictConfig) -> Path:
     if OmegaConf.is_missing(study, "path") or not study.get("path"):
-        raise ConfigError(f"study={study.name} needs study.path=/path/to/ratings.csv (long format, spec/STUDY.md)")
+        raise ConfigError(
+            f"study={study.name} needs study.path=/path/to/ratings.csv (long format, spec/STUDY.md)"
+        )
     return Path(study.path)
 
 
-def export_composites(cfg: DictConfig, analysis: StudyAnalysis, windows: list[Window], ratings: Path,
-                      path: Path) -> None:
-    """composites.json: the fitted composites with the metric configs they assume and the study they come from."""
+def export_composites(
+    cfg: DictConfig, analysis: StudyAnalysis, windows: list[Window], ratings: Path, path: Path
+) -> None:
+    """composites.json: the fitted composites with the metric configs they assume and the study they
+    come from."""
     predictors = next(iter(analysis.composites.values()))["predictors"]
-    study = {"ratings": str(ratings), "dataset": cfg.dataset.name, "window_seconds": float(cfg.study.windows.seconds),
-             "windows": [dataclasses.asdict(w) for w in windows], "sources": list(cfg.study.sources),
-             "generated_clips": int((~analysis.tables["observations"]["reference"]).sum())}
-    write_json(path, composites_document(analysis.composites, metric_configs(cfg, predictors), study))
+    study = {
+        "ratings": str(ratings),
+        "dataset": cfg.dataset.name,
+        "window_seconds": float(cfg.study.windows.seconds),
+        "windows": [dataclasses.asdict(w) for w in windows],
+        "sources": list(cfg.study.sources),
+        "generated_clips": int((~analysis.tables["observations"]["reference"]).sum()),
+    }
+    write_json(
+        path, composites_document(analysis.composites, metric_configs(cfg, predictors), study)
+    )
 
 
 def analyze_study(cfg: DictConfig, out: Path) -> dict:
@@ -219,7 +276,9 @@ def analyze_study(cfg: DictConfig, out: Path) -> dict:
     options = analysis_options(study)
     sources = list(study.sources)
     if options.reference_source not in sources:
-        log.warning("reference source %r is not among study.sources %s", options.reference_source, sources)
+        log.warning(
+            "reference source %r is not among study.sources %s", options.reference_source, sources
+        )
     drop_invalid = bool(study.get("drop_invalid", False))
     windows, records = study_windows(cfg)
     write_windows(out / "windows.csv", windows)
@@ -235,8 +294,10 @@ def analyze_study(cfg: DictConfig, out: Path) -> dict:
     analysis.notes[:0] = generator_notes
     if ratings.invalid:
         analysis.tables["qc_invalid_rows"] = ratings.invalid_table()
-        analysis.notes.append(f"{len(ratings.invalid)} invalid row(s) dropped (study.drop_invalid=true): "
-                              "see qc_invalid_rows.csv")
+        analysis.notes.append(
+            f"{len(ratings.invalid)} invalid row(s) dropped (study.drop_invalid=true): "
+            "see qc_invalid_rows.csv"
+        )
     for metric, reason in analysis.left_out.items():
         if metric in skipped and reason.startswith("null"):
             analysis.left_out[metric] = f"{reason} ({skipped[metric]})"

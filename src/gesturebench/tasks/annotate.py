@@ -1,10 +1,11 @@
-"""`task=annotate`: annotate the semantic intervals of the dataset's split into the store (spec/ANNOTATION.md).
+"""`task=annotate`: annotate the semantic intervals of the dataset's split into the store
+(spec/ANNOTATION.md).
 
-`task.source=reference` annotates the dataset's own motion, `task.source=model` the configured model's output
-(store folder = the model's name). Resumable: events already in the store for the same annotator model, prompt
-hash and motion are skipped. `task.mode=review` writes a review sheet of the store, ingests a filled one
-(`task.review.filled`) and compares classes with another annotator's store (`task.review.compare`).
-`task.dry_run=true` only counts what a run would ask.
+`task.source=reference` annotates the dataset's own motion, `task.source=model` the configured
+model's output (store folder = the model's name). Resumable: events already in the store for the
+same annotator model, prompt hash and motion are skipped. `task.mode=review` writes a review sheet
+of the store, ingests a filled one (`task.review.filled`) and compares classes with another
+annotator's store (`task.review.compare`). `task.dry_run=true` only counts what a run would ask.
 """
 
 from __future__ import annotations
@@ -64,11 +65,24 @@ def run(cfg: DictConfig) -> dict:
             motion = motion_of(record)
             joints_of = _joints_of(body_model, motion)
             for event in collect_events(record.id, record.sem, record.words):
-                clip = make_clip(event, source, motion, joints_of, record.audio, context=annotator.context,
-                                 camera=annotator.camera, clip_dir=root / "clips" / source)
+                clip = make_clip(
+                    event,
+                    source,
+                    motion,
+                    joints_of,
+                    record.audio,
+                    context=annotator.context,
+                    camera=annotator.camera,
+                    clip_dir=root / "clips" / source,
+                )
                 if clip is None:
-                    log.warning("%s: event %s (%.2f–%.2f s) lies beyond the motion; skipped",
-                                record.id, event.id, event.start, event.end)
+                    log.warning(
+                        "%s: event %s (%.2f–%.2f s) lies beyond the motion; skipped",
+                        record.id,
+                        event.id,
+                        event.start,
+                        event.end,
+                    )
                 else:
                     yield clip
 
@@ -78,10 +92,22 @@ def run(cfg: DictConfig) -> dict:
             summary = review(cfg, annotator, store, root, dataset, clips, out)
         else:
             summary = annotate(cfg, annotator, store, dataset, clips)
-        summary.update({"task": "annotate", "mode": t.mode, "source": source, "annotator": annotator.describe(),
-                        "dataset": cfg.dataset.name, "split": cfg.dataset.split, "store": str(store.path),
-                        "config": config, "versions": versions()})
-        write_json(out / ("review_results.json" if t.mode == "review" else "annotate.json"), summary)
+        summary.update(
+            {
+                "task": "annotate",
+                "mode": t.mode,
+                "source": source,
+                "annotator": annotator.describe(),
+                "dataset": cfg.dataset.name,
+                "split": cfg.dataset.split,
+                "store": str(store.path),
+                "config": config,
+                "versions": versions(),
+            }
+        )
+        write_json(
+            out / ("review_results.json" if t.mode == "review" else "annotate.json"), summary
+        )
         if logger is not None:
             logger.log_metrics({f"annotate/{k}": v for k, v in _scalars(summary).items()})
         return summary
@@ -90,20 +116,30 @@ def run(cfg: DictConfig) -> dict:
 
 
 def motion_source(cfg: DictConfig, context) -> tuple[str, Callable[[SequenceRecord], Motion]]:
-    """The source name and the motion to annotate per record: the reference, or the model's (cached) output."""
+    """The source name and the motion to annotate per record: the reference, or the model's (cached)
+    output."""
     if cfg.task.source == "reference":
         return "reference", lambda record: record.motion
     if cfg.task.source != "model":
-        raise ConfigError(f"task.source={cfg.task.source!r}: use 'reference' or 'model' (the configured model)")
+        raise ConfigError(
+            f"task.source={cfg.task.source!r}: use 'reference' or 'model' (the configured model)"
+        )
     model = build(cfg.model)
     if model.name == "reference":
-        raise ConfigError("model.name='reference' is reserved for the dataset's own motion (task.source=reference)")
+        raise ConfigError(
+            "model.name='reference' is reserved for the dataset's own motion (task.source=reference)"
+        )
     model.prepare(context)
     cache = MotionCache(context.cache_dir / "generated")
 
     def generated(record: SequenceRecord) -> Motion:
-        motion, _, _ = align_lengths(cache.get(model, record), record.motion, record.id, cfg.length_policy,
-                                     cfg.max_length_gap)
+        motion, _, _ = align_lengths(
+            cache.get(model, record),
+            record.motion,
+            record.id,
+            cfg.length_policy,
+            cfg.max_length_gap,
+        )
         return motion
 
     return model.name, generated
@@ -116,27 +152,58 @@ def _joints_of(body_model, motion: Motion) -> Callable[[int, int], object]:
 def annotate(cfg: DictConfig, annotator: Annotator, store: AnnotationStore, dataset, clips) -> dict:
     t = cfg.task
     if not annotator.writes_store:
-        raise ConfigError(f"annotator={annotator.name} ({type(annotator).__name__}) only reads stores; "
-                          "choose an annotator that annotates (kinematic, gemini, openai)")
+        raise ConfigError(
+            f"annotator={annotator.name} ({type(annotator).__name__}) only reads stores; "
+            "choose an annotator that annotates (kinematic, gemini, openai)"
+        )
     total = count_events(dataset)
     retry = RetryPolicy(**OmegaConf.to_container(t.retry, resolve=True))
-    runner = AnnotationRunner(annotator, store, concurrency=t.concurrency, retry=retry,
-                              budget=RequestBudget(t.max_requests), seed=cfg.seed)
+    runner = AnnotationRunner(
+        annotator,
+        store,
+        concurrency=t.concurrency,
+        retry=retry,
+        budget=RequestBudget(t.max_requests),
+        seed=cfg.seed,
+    )
     if t.dry_run:
         todo = sum(runner.stored(clip) is None for clip in clips(_each(dataset)))
         most = todo * retry.attempts * retry.invalid_attempts
-        log.info("dry run: %d events, %d to annotate: %d requests, at most %d with every retry; store %s",
-                 total, todo, todo, most, store.path)
+        log.info(
+            "dry run: %d events, %d to annotate: %d requests, at most %d with every retry; store %s",
+            total,
+            todo,
+            todo,
+            most,
+            store.path,
+        )
         return {"events": total, "to_annotate": todo, "max_requests_needed": most, "dry_run": True}
-    result = runner.run(clips(_each(dataset)), total=total, progress=bool(cfg.trainer.enable_progress_bar))
+    result = runner.run(
+        clips(_each(dataset)), total=total, progress=bool(cfg.trainer.enable_progress_bar)
+    )
     counts = result.as_dict()
     if runner.budget.exhausted:
-        log.warning("request budget exhausted (task.max_requests=%s): %d events left for the next run",
-                    t.max_requests, counts["unattempted"])
-    log.info("annotations: %s (ok %d, invalid %d, error %d, skipped %d, unattempted %d; %d requests)", store.path,
-             counts["ok"], counts["invalid"], counts["error"], counts["skipped"], counts["unattempted"],
-             runner.budget.used)
-    return {"events": total, **counts, "requests": runner.budget.used, "budget_exhausted": runner.budget.exhausted}
+        log.warning(
+            "request budget exhausted (task.max_requests=%s): %d events left for the next run",
+            t.max_requests,
+            counts["unattempted"],
+        )
+    log.info(
+        "annotations: %s (ok %d, invalid %d, error %d, skipped %d, unattempted %d; %d requests)",
+        store.path,
+        counts["ok"],
+        counts["invalid"],
+        counts["error"],
+        counts["skipped"],
+        counts["unattempted"],
+        runner.budget.used,
+    )
+    return {
+        "events": total,
+        **counts,
+        "requests": runner.budget.used,
+        "budget_exhausted": runner.budget.exhausted,
+    }
 
 
 def _each(dataset) -> Iterator[SequenceRecord]:
@@ -150,22 +217,41 @@ def count_events(dataset) -> int:
     return sum(len(read_sem(p)) for p in paths if p.is_file())
 
 
-def review(cfg: DictConfig, annotator: Annotator, store: AnnotationStore, root: Path, dataset, clips,
-           out: Path) -> dict:
-    """Write a review sheet of the store, ingest a filled one, compare classes with another annotator."""
+def review(
+    cfg: DictConfig,
+    annotator: Annotator,
+    store: AnnotationStore,
+    root: Path,
+    dataset,
+    clips,
+    out: Path,
+) -> dict:
+    """Write a review sheet of the store, ingest a filled one, compare classes with another
+    annotator."""
     r = cfg.task.review
     if not store.exists():
-        raise ConfigError(f"task.mode=review: no annotations at {store.path}; annotate first (task.mode=annotate)")
+        raise ConfigError(
+            f"task.mode=review: no annotations at {store.path}; annotate first (task.mode=annotate)"
+        )
     latest = [rec for rec in store.latest().values() if rec.status in FINAL]
     summary: dict = {"records": len(latest)}
     if r.filled:
         table = read_review_sheet(r.filled)
         summary["review"] = review_scores(table)
-        judged = table[table["reviewer_class"].str.strip() != ""] if "reviewer_class" in table else table.iloc[:0]
-        summary["annotator_vs_reviewer"] = class_agreement(list(judged["class"]),
-                                                           list(judged["reviewer_class"].str.strip().str.lower()))
-        log.info("review of %s: %.1f%% correct over %d judgements", r.filled,
-                 summary["review"]["percent_correct"] or float("nan"), summary["review"]["judgements"])
+        judged = (
+            table[table["reviewer_class"].str.strip() != ""]
+            if "reviewer_class" in table
+            else table.iloc[:0]
+        )
+        summary["annotator_vs_reviewer"] = class_agreement(
+            list(judged["class"]), list(judged["reviewer_class"].str.strip().str.lower())
+        )
+        log.info(
+            "review of %s: %.1f%% correct over %d judgements",
+            r.filled,
+            summary["review"]["percent_correct"] or float("nan"),
+            summary["review"]["judgements"],
+        )
     else:
         picked = sample_records(latest, r.n, r.seed)
         folder = out / "review"
@@ -180,10 +266,16 @@ def review(cfg: DictConfig, annotator: Annotator, store: AnnotationStore, root: 
                 shutil.copyfile(video, folder / paths[clip.event.id])
         shown = [rec for rec in picked if rec.event_id in paths]
         if len(shown) < len(picked):
-            log.warning("%d sampled records are not in split '%s' of the dataset (or their motion changed): left out",
-                        len(picked) - len(shown), cfg.dataset.split)
-        csv_path, html_path = write_review_sheet(folder, sheet_rows(shown, [paths[x.event_id] for x in shown]),
-                                                 f"Review of {store.path.parent.name}/{store.path.name}")
+            log.warning(
+                "%d sampled records are not in split '%s' of the dataset (or their motion changed): left out",
+                len(picked) - len(shown),
+                cfg.dataset.split,
+            )
+        csv_path, html_path = write_review_sheet(
+            folder,
+            sheet_rows(shown, [paths[x.event_id] for x in shown]),
+            f"Review of {store.path.parent.name}/{store.path.name}",
+        )
         summary["sheet"] = {"csv": str(csv_path), "html": str(html_path), "rows": len(shown)}
         log.info("review sheet: %s and %s (%d annotations)", csv_path, html_path, len(shown))
     if r.compare:
@@ -191,12 +283,22 @@ def review(cfg: DictConfig, annotator: Annotator, store: AnnotationStore, root: 
         if not other.exists():
             raise ConfigError(f"task.review.compare={r.compare}: no annotations at {other.path}")
         theirs = {k: v for k, v in other.latest().items() if v.status == "ok"}
-        shared = sorted(rec.event_id for rec in latest if rec.status == "ok" and rec.event_id in theirs)
+        shared = sorted(
+            rec.event_id for rec in latest if rec.status == "ok" and rec.event_id in theirs
+        )
         mine = {rec.event_id: rec for rec in latest}
-        summary["agreement"] = {"other": r.compare, **class_agreement(
-            [mine[e].gesture_class for e in shared], [theirs[e].gesture_class for e in shared])}
-        log.info("class agreement with %s over %d events: kappa %s", r.compare, len(shared),
-                 summary["agreement"]["kappa"])
+        summary["agreement"] = {
+            "other": r.compare,
+            **class_agreement(
+                [mine[e].gesture_class for e in shared], [theirs[e].gesture_class for e in shared]
+            ),
+        }
+        log.info(
+            "class agreement with %s over %d events: kappa %s",
+            r.compare,
+            len(shared),
+            summary["agreement"]["kappa"],
+        )
     return summary
 
 
@@ -205,6 +307,9 @@ def _scalars(summary: dict) -> dict[str, float]:
     out = {k: float(summary[k]) for k in keys if isinstance(summary.get(k), (int, float))}
     if isinstance(summary.get("agreement"), dict) and summary["agreement"].get("kappa") is not None:
         out["kappa"] = summary["agreement"]["kappa"]
-    if isinstance(summary.get("review"), dict) and summary["review"].get("percent_correct") is not None:
+    if (
+        isinstance(summary.get("review"), dict)
+        and summary["review"].get("percent_correct") is not None
+    ):
         out["percent_correct"] = summary["review"]["percent_correct"]
     return out

@@ -19,7 +19,8 @@ from gesturebench.metrics.context import MetricContext
 
 
 def build(node: DictConfig):
-    """`hydra.utils.instantiate`, with the target's own GestureBenchError (or a bad `_target_`) as one clear error."""
+    """`hydra.utils.instantiate`, with the target's own GestureBenchError (or a bad `_target_`) as
+    one clear error."""
     try:
         return instantiate(node, _convert_="all")
     except InstantiationException as err:
@@ -39,8 +40,8 @@ def run_dir() -> Path:
 def device_for(cfg: DictConfig) -> str:
     """This process's device: its own GPU (`LOCAL_RANK` under DDP) with `trainer=gpu`, else the CPU.
 
-    Models, encoders and statistics are prepared before Lightning moves the Evaluator, so they must already be
-    on the rank's GPU: a bare "cuda" would put every rank's on GPU 0."""
+    Models, encoders and statistics are prepared before Lightning moves the Evaluator, so they must
+    already be on the rank's GPU: a bare "cuda" would put every rank's on GPU 0."""
     if cfg.trainer.accelerator in ("gpu", "cuda") and torch.cuda.is_available():
         return f"cuda:{int(os.environ.get('LOCAL_RANK', '0'))}"
     return "cpu"
@@ -60,13 +61,15 @@ def make_body_model(cfg: DictConfig) -> BodyModel:
 
 
 def dataset_cache_dir(cfg: DictConfig) -> Path:
-    """Cache folder of this dataset (name + a hash of its root, so two copies never share statistics)."""
+    """Cache folder of this dataset (name + a hash of its root, so two copies never share
+    statistics)."""
     root_hash = hashlib.sha256(str(Path(str(cfg.dataset.root)).resolve()).encode()).hexdigest()[:8]
     return Path(cfg.paths.cache) / f"{cfg.dataset.name}-{root_hash}"
 
 
 def make_context(cfg: DictConfig, body_model: BodyModel) -> MetricContext:
-    """The context models and metrics `prepare` from; mini_beat2 (generated data) may auto-train encoders."""
+    """The context models and metrics `prepare` from; mini_beat2 (generated data) may auto-train
+    encoders."""
     return MetricContext(
         dataset_name=cfg.dataset.name,
         split=lambda name: open_dataset(cfg.dataset, split=name, load_audio=False),

@@ -1,4 +1,5 @@
-"""`task=evaluate`: score `model` on the dataset's split with `metrics`; write results.json and per_sequence.csv."""
+"""`task=evaluate`: score `model` on the dataset's split with `metrics`; write results.json and
+per_sequence.csv."""
 
 from __future__ import annotations
 
@@ -35,7 +36,10 @@ def run(cfg: DictConfig) -> dict:
     config = OmegaConf.to_container(cfg, resolve=True)
     chash = config_hash(config)
     if cfg.resume and (done := load_complete(out, chash)):
-        log.info("%s already holds complete results for this config: skipped (resume=true)", out / RESULTS_FILE)
+        log.info(
+            "%s already holds complete results for this config: skipped (resume=true)",
+            out / RESULTS_FILE,
+        )
         _mark_sweep(out, done)
         return done
 
@@ -43,12 +47,14 @@ def run(cfg: DictConfig) -> dict:
 
 
 def score(cfg: DictConfig, dataset, out: Path, config: dict, chash: str) -> dict:
-    """Evaluate `cfg.model` on `dataset` (any sequence of SequenceRecords, e.g. study windows) into `out`.
+    """Evaluate `cfg.model` on `dataset` (any sequence of SequenceRecords, e.g. study windows) into
+    `out`.
 
     Returns the results.json document on global rank 0 and `{}` on the other ranks.
     """
     pl.seed_everything(cfg.seed, workers=True)
-    # Scores must not depend on the device (METRICS.md): no TF32 in cuDNN convolutions (the encoders) or matmuls.
+    # Scores must not depend on the device (METRICS.md): no TF32 in cuDNN convolutions (the
+    # encoders) or matmuls.
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
     body_model = make_body_model(cfg)
@@ -83,7 +89,9 @@ def score(cfg: DictConfig, dataset, out: Path, config: dict, chash: str) -> dict
             enable_model_summary=False,
             default_root_dir=str(out),
         )
-        trainer.test(evaluator, datamodule=GestureDataModule(dataset, cfg.dataset.num_workers), verbose=False)
+        trainer.test(
+            evaluator, datamodule=GestureDataModule(dataset, cfg.dataset.num_workers), verbose=False
+        )
         if not trainer.is_global_zero:
             return {}
         results = build_results(cfg, config, chash, dataset, model, metrics, evaluator.results)
@@ -104,7 +112,9 @@ def build_results(cfg, config, chash, dataset, model, metrics, raw) -> dict:
     for key in METRIC_DIRECTIONS:
         if key not in values:
             values[key] = None
-            skipped[key] = f"not computed: no metric named {key!r} in metrics={cfg_choice('metrics')}"
+            skipped[key] = (
+                f"not computed: no metric named {key!r} in metrics={cfg_choice('metrics')}"
+            )
     for key, value in values.items():
         if value is None and key not in skipped:
             skipped[key] = "the metric returned no finite value"

@@ -1,1 +1,2 @@
-"""Annotator backends (conf/annotator/): kinematic (offline), gemini, openai (OpenAI-compatible), replay."""
+"""Annotator backends (conf/annotator/): kinematic (offline), gemini, openai (OpenAI-compatible),
+replay."""

@@ -1,9 +1,11 @@
-"""`Annotator`: the interface of every backend, and the errors through which backends talk to the runner.
+"""`Annotator`: the interface of every backend, and the errors through which backends talk to the
+runner.
 
-A backend answers one `EventClip` at a time (`ask`): with a `GestureAnswer`, or with the raw text of an LLM's
-answer (parsed and validated by the runner). Failures are classified so the runner knows what to do:
-`TransientError` (rate limit, server error, timeout: retried with back-off), `RequestError` (this event failed:
-stored with status "error") and `AnnotatorUnavailable` (missing key, refused credentials: the run stops).
+A backend answers one `EventClip` at a time (`ask`): with a `GestureAnswer`, or with the raw text of
+an LLM's answer (parsed and validated by the runner). Failures are classified so the runner knows
+what to do: `TransientError` (rate limit, server error, timeout: retried with back-off),
+`RequestError` (this event failed: stored with status "error") and `AnnotatorUnavailable` (missing
+key, refused credentials: the run stops).
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ class RequestError(Exception):
 
 
 class AnnotatorUnavailable(GestureBenchError):
-    """The backend cannot work at all (missing API key, credentials refused): the run stops with this message."""
+    """The backend cannot work at all (missing API key, credentials refused): the run stops with
+    this message."""
 
 
 def redact(text: str, secret: str | None) -> str:
@@ -42,13 +45,16 @@ def redact(text: str, secret: str | None) -> str:
 
 
 def api_key(variable: str | None, backend: str) -> str | None:
-    """The API key from environment variable `variable` (never from the config); None when `variable` is None."""
+    """The API key from environment variable `variable` (never from the config); None when
+    `variable` is None."""
     if variable is None:
         return None
     key = os.environ.get(variable, "").strip()
     if not key:
-        raise AnnotatorUnavailable(f"annotator={backend} needs an API key in the environment variable {variable} "
-                                   f"(keys are never read from the config); export {variable}=...")
+        raise AnnotatorUnavailable(
+            f"annotator={backend} needs an API key in the environment variable {variable} "
+            f"(keys are never read from the config); export {variable}=..."
+        )
     return key
 
 
@@ -66,7 +72,8 @@ def retry_after_seconds(headers) -> float | None:
 
 
 def transport_errors() -> tuple[type[Exception], ...]:
-    """Connection and timeout errors of the HTTP clients the SDKs use (httpx and its successor httpx2)."""
+    """Connection and timeout errors of the HTTP clients the SDKs use (httpx and its successor
+    httpx2)."""
     out = []
     for module in ("httpx", "httpx2"):
         try:
@@ -77,10 +84,11 @@ def transport_errors() -> tuple[type[Exception], ...]:
 
 
 class Annotator:
-    """Base class. `name` names the store file; `offline` backends cost nothing (SGP may run them on the fly).
+    """Base class. `name` names the store file; `offline` backends cost nothing (SGP may run them on
+    the fly).
 
-    `context` (seconds shown around an event) and `camera` (how clips are rendered) belong to the annotator, so
-    the annotate task and the SGP metric show it the same clips.
+    `context` (seconds shown around an event) and `camera` (how clips are rendered) belong to the
+    annotator, so the annotate task and the SGP metric show it the same clips.
     """
 
     offline: bool = False
@@ -115,5 +123,10 @@ class Annotator:
 
     def describe(self) -> dict:
         """The backend's options as written to results (never a secret)."""
-        return {"name": self.name, "model": self.model_name, "prompt_sha256": self.fingerprint(),
-                "context": self.context, "camera": vars(self.camera)}
+        return {
+            "name": self.name,
+            "model": self.model_name,
+            "prompt_sha256": self.fingerprint(),
+            "context": self.context,
+            "camera": vars(self.camera),
+        }

@@ -1,7 +1,8 @@
 """`KinematicAnnotator`: the offline default, a classifier over motion features of the event window.
 
-Rules (`classify`, first match wins), on the features of `annotation.features` (set on mini-BEAT2's train split,
-where they separate the generator's gesture forms; on real data prefer a model fitted to LLM annotations):
+Rules (`classify`, first match wins), on the features of `annotation.features` (set on mini-BEAT2's
+train split, where they separate the generator's gesture forms; on real data prefer a model fitted
+to LLM annotations):
 
 | class | rule |
 | --- | --- |
@@ -13,9 +14,10 @@ where they separate the generator's gesture forms; on real data prefer a model f
 
 Confidence is 0.5 plus half the decisive feature's relative margin to its threshold, capped at 1.
 
-With `fit_to=<annotator>` and that annotator's reference store present (e.g. gemini's), a small model —
-standardised features, multinomial logistic regression with balanced class weights (scikit-learn) — is fitted
-to its `ok` records on the `fit_split` split instead, and its class probability is the confidence.
+With `fit_to=<annotator>` and that annotator's reference store present (e.g. gemini's), a small
+model — standardised features, multinomial logistic regression with balanced class weights
+(scikit-learn) — is fitted to its `ok` records on the `fit_split` split instead, and its class
+probability is the confidence.
 """
 
 from __future__ import annotations
@@ -53,12 +55,15 @@ def _confidence(margin: float) -> float:
     return float(min(1.0, 0.5 + 0.5 * max(margin, 0.0)))
 
 
-def classify(features: dict[str, float], thresholds: dict[str, float] = THRESHOLDS) -> tuple[str, float]:
+def classify(
+    features: dict[str, float], thresholds: dict[str, float] = THRESHOLDS
+) -> tuple[str, float]:
     """(class, confidence) of the rules in the module docstring."""
     t, f = thresholds, features
     rel = {  # relative margin of each semantic rule: > 0 when it fires
         "deictic": f["finger_change"] / t["deictic_finger_change"] - 1,
-        "iconic": min(f["height"] / t["iconic_height"], f["path_length"] / t["iconic_path_length"]) - 1,
+        "iconic": min(f["height"] / t["iconic_height"], f["path_length"] / t["iconic_path_length"])
+        - 1,
         "metaphoric": f["hand_distance_change"] / t["metaphoric_hand_distance_change"] - 1,
     }
     for name, margin in rel.items():
@@ -73,21 +78,34 @@ def classify(features: dict[str, float], thresholds: dict[str, float] = THRESHOL
 def describe_motion(joints: np.ndarray, fps: int, features: dict[str, float]) -> str:
     """A plain-language summary of the features (the kinematic `gesture_description`)."""
     paths = [hand_features(joints, fps, h)["path_length"] for h in (0, 1)]
-    hands = "both hands" if min(paths) >= 0.7 * max(paths) else ("left hand" if paths[0] > paths[1] else "right hand")
+    hands = (
+        "both hands"
+        if min(paths) >= 0.7 * max(paths)
+        else ("left hand" if paths[0] > paths[1] else "right hand")
+    )
     f = features
-    return (f"{hands} most active; wrist travels {f['path_length']:.2f} shoulder widths within a "
-            f"{f['extent']:.2f}-wide box, up to {f['height']:.2f} of torso height; {int(f['strokes'])} strokes; "
-            f"longest hold {f['hold_time']:.2f} s; finger articulation change {f['finger_change']:.2f} hand lengths; "
-            f"distance between the hands changes by {f['hand_distance_change']:.2f} shoulder widths")
+    return (
+        f"{hands} most active; wrist travels {f['path_length']:.2f} shoulder widths within a "
+        f"{f['extent']:.2f}-wide box, up to {f['height']:.2f} of torso height; {int(f['strokes'])} strokes; "
+        f"longest hold {f['hold_time']:.2f} s; finger articulation change {f['finger_change']:.2f} hand lengths; "
+        f"distance between the hands changes by {f['hand_distance_change']:.2f} shoulder widths"
+    )
 
 
 class KinematicAnnotator(Annotator):
-    """Offline rules over motion features, or a logistic model fitted to another annotator's reference store."""
+    """Offline rules over motion features, or a logistic model fitted to another annotator's
+    reference store."""
 
     offline = True
 
-    def __init__(self, name: str = "kinematic", fit_to: str | None = None, fit_split: str = "train",
-                 context: float = CONTEXT_SECONDS, camera: dict | None = None):
+    def __init__(
+        self,
+        name: str = "kinematic",
+        fit_to: str | None = None,
+        fit_split: str = "train",
+        context: float = CONTEXT_SECONDS,
+        camera: dict | None = None,
+    ):
         super().__init__(name, context, camera)
         self.fit_to = fit_to
         self.fit_split = fit_split
@@ -99,9 +117,12 @@ class KinematicAnnotator(Annotator):
         return f"logreg-fit-to-{self.fit_to}" if self.model is not None else RULES_VERSION
 
     def fingerprint(self) -> str:
-        """Hash of the rule set (or of the fitted model): this backend's equivalent of a prompt hash."""
-        identity = self._model_hash or json.dumps({"version": RULES_VERSION, "thresholds": THRESHOLDS,
-                                                   "features": FEATURES}, sort_keys=True)
+        """Hash of the rule set (or of the fitted model): this backend's equivalent of a prompt
+        hash."""
+        identity = self._model_hash or json.dumps(
+            {"version": RULES_VERSION, "thresholds": THRESHOLDS, "features": FEATURES},
+            sort_keys=True,
+        )
         return hashlib.sha256(identity.encode()).hexdigest()
 
     def describe(self) -> dict:
@@ -112,19 +133,26 @@ class KinematicAnnotator(Annotator):
             return
         path = store_path(store_root, "reference", self.fit_to)
         if not path.is_file():
-            raise ConfigError(f"annotator.fit_to={self.fit_to}: no reference annotations at {path}; create them with "
-                              f"`python launch.py task=annotate annotator={self.fit_to} dataset.split={self.fit_split}` "
-                              "or set annotator.fit_to=null for the rules")
-        features, labels = fit_table(AnnotationStore(path), context.split(self.fit_split), context.body_model,
-                                     self.context)
+            raise ConfigError(
+                f"annotator.fit_to={self.fit_to}: no reference annotations at {path}; create them with "
+                f"`python launch.py task=annotate annotator={self.fit_to} dataset.split={self.fit_split}` "
+                "or set annotator.fit_to=null for the rules"
+            )
+        features, labels = fit_table(
+            AnnotationStore(path), context.split(self.fit_split), context.body_model, self.context
+        )
         self.fit(features, labels)
 
     def fit(self, features: np.ndarray, labels: list[str]) -> None:
         """Fit the logistic model to a (N, len(FEATURES)) feature table and its classes."""
         if len(labels) < MIN_FIT_EVENTS or len(set(labels)) < 2:
-            raise ConfigError(f"annotator.fit_to={self.fit_to}: fitting needs at least {MIN_FIT_EVENTS} 'ok' reference "
-                              f"records of 2 or more classes, found {len(labels)} of {len(set(labels))} class(es)")
-        model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000, class_weight="balanced"))
+            raise ConfigError(
+                f"annotator.fit_to={self.fit_to}: fitting needs at least {MIN_FIT_EVENTS} 'ok' reference "
+                f"records of 2 or more classes, found {len(labels)} of {len(set(labels))} class(es)"
+            )
+        model = make_pipeline(
+            StandardScaler(), LogisticRegression(max_iter=2000, class_weight="balanced")
+        )
         self.model = model.fit(np.asarray(features, dtype=np.float64), labels)
         h = hashlib.sha256(np.ascontiguousarray(features, dtype=np.float64).tobytes())
         h.update(json.dumps(list(labels)).encode())
@@ -147,8 +175,11 @@ class KinematicAnnotator(Annotator):
         )
 
 
-def fit_table(store: AnnotationStore, records, body_model, context: float) -> tuple[np.ndarray, list[str]]:
-    """Features of the reference motion and classes of the store's `ok` records, for the events of `records`."""
+def fit_table(
+    store: AnnotationStore, records, body_model, context: float
+) -> tuple[np.ndarray, list[str]]:
+    """Features of the reference motion and classes of the store's `ok` records, for the events of
+    `records`."""
     latest = {rid: r for rid, r in store.latest().items() if r.status == "ok"}
     rows, labels = [], []
     for record in records:

@@ -1,6 +1,7 @@
-"""`RemoteAnnotator`: what the LLM backends behind an HTTP API share — the model, the environment variable that
-holds the key, the endpoint, temperature and timeout; the SDK client made on first use (so a missing package or
-key fails only a run that asks); and the mapping of HTTP failures onto the runner's errors, key redacted.
+"""`RemoteAnnotator`: what the LLM backends behind an HTTP API share — the model, the environment
+variable that holds the key, the endpoint, temperature and timeout; the SDK client made on first use
+(so a missing package or key fails only a run that asks); and the mapping of HTTP failures onto the
+runner's errors, key redacted.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from gesturebench.annotation.prompt import prompt_sha256
 
 
 class RemoteAnnotator(Annotator):
-    """Base class of the API backends; subclasses set the class attributes and implement `connect` and `ask`."""
+    """Base class of the API backends; subclasses set the class attributes and implement `connect`
+    and `ask`."""
 
     #: the backend's name in messages (`annotator=<backend>`)
     backend: str
@@ -29,8 +31,17 @@ class RemoteAnnotator(Annotator):
     sdk_module: str
     sdk_package: str
 
-    def __init__(self, name: str, model: str, api_key_env: str | None, base_url: str | None, temperature: float,
-                 timeout_s: float, context: float, camera: dict | None):
+    def __init__(
+        self,
+        name: str,
+        model: str,
+        api_key_env: str | None,
+        base_url: str | None,
+        temperature: float,
+        timeout_s: float,
+        context: float,
+        camera: dict | None,
+    ):
         super().__init__(name, context, camera)
         self.model = model
         self.api_key_env = api_key_env
@@ -55,24 +66,29 @@ class RemoteAnnotator(Annotator):
         raise NotImplementedError
 
     def client(self):
-        """The SDK client, made on first use: the SDK must be installed and the key set in the environment."""
+        """The SDK client, made on first use: the SDK must be installed and the key set in the
+        environment."""
         if self._client is None:
             try:
                 importlib.import_module(self.sdk_module)
             except ImportError as exc:
-                raise AnnotatorUnavailable(f"annotator={self.backend} needs the {self.sdk_package} package: "
-                                           "pip install 'gesturebench[llm]'") from exc
+                raise AnnotatorUnavailable(
+                    f"annotator={self.backend} needs the {self.sdk_package} package: "
+                    "pip install 'gesturebench[llm]'"
+                ) from exc
             self._key = api_key(self.api_key_env, self.backend)
             self._client = self.connect(self._key)
         return self._client
 
     def http_error(self, code: int | None, message: str, headers) -> Exception:
-        """The error for an HTTP failure: refused credentials stop the run, transient statuses are retried
-        (after the response's Retry-After, if any), anything else fails this event."""
+        """The error for an HTTP failure: refused credentials stop the run, transient statuses are
+        retried (after the response's Retry-After, if any), anything else fails this event."""
         message = redact(message, self._key)
         if code in (401, 403):
-            return AnnotatorUnavailable(f"annotator={self.backend}: credentials refused ({message}); "
-                                        f"check {self.api_key_env}")
+            return AnnotatorUnavailable(
+                f"annotator={self.backend}: credentials refused ({message}); "
+                f"check {self.api_key_env}"
+            )
         if transient_status(code):
             return TransientError(message, retry_after_seconds(headers))
         return RequestError(message)

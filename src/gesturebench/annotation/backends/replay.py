@@ -1,8 +1,10 @@
-"""`ReplayAnnotator`: answers from an existing store of annotator `of` (`annotations/<source>/<of>.jsonl`).
+"""`ReplayAnnotator`: answers from an existing store of annotator `of`
+(`annotations/<source>/<of>.jsonl`).
 
-For SGP from annotations made earlier (or by hand): the answer for a clip is the store's latest record of its
-event — an `ok` record gives its answer, an `invalid` one its raw text (invalid again), an `error` one an error.
-A missing event is an error naming the store, never a guess. Replay only reads: nothing is appended.
+For SGP from annotations made earlier (or by hand): the answer for a clip is the store's latest
+record of its event — an `ok` record gives its answer, an `invalid` one its raw text (invalid
+again), an `error` one an error. A missing event is an error naming the store, never a guess. Replay
+only reads: nothing is appended.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ class ReplayAnnotator(Annotator):
     offline = True
     writes_store = False
 
-    def __init__(self, of: str = "gemini", root: str | None = None, context: float = CONTEXT_SECONDS):
+    def __init__(
+        self, of: str = "gemini", root: str | None = None, context: float = CONTEXT_SECONDS
+    ):
         super().__init__(of, context)
         self.root = Path(root) if root else None
         self._stores: dict[str, AnnotationStore] = {}
@@ -50,10 +54,15 @@ class ReplayAnnotator(Annotator):
         store = self.store(clip.source)
         record = store.latest().get(clip.event.id)
         if record is None:
-            raise DataError(store.path, f"no annotation of event {clip.event.id} ({clip.event.sequence_id} "
-                                        f"{clip.event.start:.2f}-{clip.event.end:.2f} s) to replay")
+            raise DataError(
+                store.path,
+                f"no annotation of event {clip.event.id} ({clip.event.sequence_id} "
+                f"{clip.event.start:.2f}-{clip.event.end:.2f} s) to replay",
+            )
         if record.status == "ok":
-            return GestureAnswer.model_validate(record.model_dump(include=set(GestureAnswer.model_fields)))
+            return GestureAnswer.model_validate(
+                record.model_dump(include=set(GestureAnswer.model_fields))
+            )
         if record.status == "invalid":
             return record.raw or ""
         raise RequestError(f"replayed error: {record.error}")

@@ -1,1 +1,2 @@
-"""Pure tensor/array maths of the metrics, free of state, tested against independent implementations."""
+"""Pure tensor/array maths of the metrics, free of state, tested against independent
+implementations."""

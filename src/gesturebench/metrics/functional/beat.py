@@ -1,8 +1,10 @@
-"""Beat consistency (BC, METRICS.md §12): how closely motion beats (joint-speed minima) meet speech onsets.
+"""Beat consistency (BC, METRICS.md §12): how closely motion beats (joint-speed minima) meet speech
+onsets.
 
 Audio beats are librosa onsets; motion beats of a joint are the local minima of its speed (scipy's
-`argrelextrema`) whose speed, relative to the joint's mean speed over the reference data, exceeds a threshold.
-Both are taken inside the same trimmed segment (``trim`` seconds cut at each end) and timed from its start.
+`argrelextrema`) whose speed, relative to the joint's mean speed over the reference data, exceeds a
+threshold. Both are taken inside the same trimmed segment (``trim`` seconds cut at each end) and
+timed from its start.
 """
 
 from __future__ import annotations
@@ -17,13 +19,15 @@ DIRECTIONS = ("motion_to_audio", "audio_to_motion")
 
 
 def joint_speeds(joints: np.ndarray, fps: float) -> np.ndarray:
-    """Speed (m/s) of each joint of (T,J,3) positions: central differences inside, one-sided at the ends (T,J)."""
+    """Speed (m/s) of each joint of (T,J,3) positions: central differences inside, one-sided at the
+    ends (T,J)."""
     velocity = np.gradient(np.asarray(joints, dtype=np.float64), 1.0 / fps, axis=0)
     return np.linalg.norm(velocity, axis=-1)
 
 
 def trim_frames(n_frames: int, fps: float, trim: float) -> tuple[int, int]:
-    """The frame range [start, stop) left after cutting `trim` seconds at each end (empty when too short)."""
+    """The frame range [start, stop) left after cutting `trim` seconds at each end (empty when too
+    short)."""
     cut = int(round(trim * fps))
     return cut, max(cut, n_frames - cut)
 
@@ -45,14 +49,18 @@ def segment_onsets(
     return audio_onsets(segment, sr, hop_length)
 
 
-def motion_beats(speed: np.ndarray, mean_speed: float, threshold: float = 0.1, order: int = 7) -> np.ndarray:
-    """Frame indices of the local speed minima of one joint whose speed / `mean_speed` exceeds `threshold`."""
+def motion_beats(
+    speed: np.ndarray, mean_speed: float, threshold: float = 0.1, order: int = 7
+) -> np.ndarray:
+    """Frame indices of the local speed minima of one joint whose speed / `mean_speed` exceeds
+    `threshold`."""
     idx = argrelextrema(speed, np.less, order=order)[0]
     return idx[speed[idx] / mean_speed > threshold]
 
 
 def gaussian_alignment(from_times: np.ndarray, to_times: np.ndarray, sigma: float) -> float:
-    """Mean over `from_times` t of exp(−min_s (t − s)² / 2σ²) over `to_times` s; 0 when either set is empty."""
+    """Mean over `from_times` t of exp(−min_s (t − s)² / 2σ²) over `to_times` s; 0 when either set
+    is empty."""
     a, b = np.asarray(from_times, dtype=np.float64), np.asarray(to_times, dtype=np.float64)
     if a.size == 0 or b.size == 0:
         return 0.0
@@ -72,9 +80,10 @@ def beat_consistency(
 ) -> float:
     """BC of one segment: speeds (T,J) of the scored joints, onset times (s) from the segment start.
 
-    The mean over joints of `gaussian_alignment` from motion beats to onsets (``motion_to_audio``, the
-    paper's) or from onsets to motion beats (``audio_to_motion``, EMAGE's). A joint without a motion beat, or
-    a segment without an onset, scores 0 (EMAGE's code also scores a beatless joint 0).
+    The mean over joints of `gaussian_alignment` from motion beats to onsets (``motion_to_audio``,
+    the paper's) or from onsets to motion beats (``audio_to_motion``, EMAGE's). A joint without a
+    motion beat, or a segment without an onset, scores 0 (EMAGE's code also scores a beatless joint
+    0).
     """
     if direction not in DIRECTIONS:
         raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")

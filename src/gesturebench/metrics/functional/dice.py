@@ -1,10 +1,12 @@
-"""Gesture area coverage: bones rasterised on the frontal plane and the Dice overlap of two rasters (METRICS.md §9).
+"""Gesture area coverage: bones rasterised on the frontal plane and the Dice overlap of two rasters
+(METRICS.md §9).
 
-The grid is `extent` × `extent` metres centred on the pelvis, in square cells of side `cell`; cell (i, j)
-holds the half-open square [i, i+1) × [j, j+1) in cell units. A segment marks every cell it passes through:
-the cells of its two ends and, at each point where it crosses a grid line strictly between its ends, the two
-cells on either side of that line. That is exact (no sampling step) and vectorised; a segment running exactly
-through a grid corner may also mark the two cells that touch it only there.
+The grid is `extent` × `extent` metres centred on the pelvis, in square cells of side `cell`; cell
+(i, j) holds the half-open square [i, i+1) × [j, j+1) in cell units. A segment marks every cell it
+passes through: the cells of its two ends and, at each point where it crosses a grid line strictly
+between its ends, the two cells on either side of that line. That is exact (no sampling step) and
+vectorised; a segment running exactly through a grid corner may also mark the two cells that touch
+it only there.
 """
 
 from __future__ import annotations
@@ -24,9 +26,10 @@ def grid_size(cell: float, extent: float) -> int:
 
 
 def _crossing_cells(u0: torch.Tensor, u1: torch.Tensor, axis: int, g: int) -> torch.Tensor:
-    """Flat indices of the in-grid cells on both sides of each crossing of a grid line ⟂ `axis` strictly
-    between a segment's ends (`u0`, `u1`: (S,2) in cell units). Only lines 0…g can border an in-grid cell,
-    so a segment reaching far outside the grid costs no more than one spanning it."""
+    """Flat indices of the in-grid cells on both sides of each crossing of a grid line ⟂ `axis`
+    strictly between a segment's ends (`u0`, `u1`: (S,2) in cell units). Only lines 0…g can border
+    an in-grid cell, so a segment reaching far outside the grid costs no more than one spanning it.
+    """
     a0, a1, b0, b1 = u0[:, axis], u1[:, axis], u0[:, 1 - axis], u1[:, 1 - axis]
     lo = (torch.floor(torch.minimum(a0, a1)) + 1).clamp(min=0)
     hi = (torch.ceil(torch.maximum(a0, a1)) - 1).clamp(max=g)
@@ -46,7 +49,8 @@ def _crossing_cells(u0: torch.Tensor, u1: torch.Tensor, axis: int, g: int) -> to
 def rasterise_segments(
     starts: torch.Tensor, ends: torch.Tensor, cell: float = 0.005, extent: float = 2.0
 ) -> torch.Tensor:
-    """Binary (G,G) raster, G = extent/cell, of the segments starts[s] → ends[s] ((S,2), metres, origin at the centre)."""
+    """Binary (G,G) raster, G = extent/cell, of the segments starts[s] → ends[s] ((S,2), metres,
+    origin at the centre)."""
     g = grid_size(cell, extent)
     raster = torch.zeros(g * g, dtype=torch.bool, device=starts.device)
     for s0 in range(0, starts.shape[0], SEGMENT_CHUNK):
@@ -62,15 +66,22 @@ def rasterise_segments(
 
 
 def bone_raster(
-    joints: torch.Tensor, cell: float = 0.005, extent: float = 2.0, bones: Sequence[int] = DICE_BONES
+    joints: torch.Tensor,
+    cell: float = 0.005,
+    extent: float = 2.0,
+    bones: Sequence[int] = DICE_BONES,
 ) -> torch.Tensor:
-    """Union over frames of the frontal-plane (x–y) raster of the bones child → parent for each child in `bones`.
+    """Union over frames of the frontal-plane (x–y) raster of the bones child → parent for each
+    child in `bones`.
 
-    `joints` (T,55,3) are global positions; they are root-aligned here so the grid is centred on the pelvis.
+    `joints` (T,55,3) are global positions; they are root-aligned here so the grid is centred on the
+    pelvis.
     """
     child = list(bones)
     xy = (joints - joints[:, :1])[..., :2]
-    return rasterise_segments(xy[:, child].reshape(-1, 2), xy[:, PARENTS[child]].reshape(-1, 2), cell, extent)
+    return rasterise_segments(
+        xy[:, child].reshape(-1, 2), xy[:, PARENTS[child]].reshape(-1, 2), cell, extent
+    )
 
 
 def dice(a: torch.Tensor, b: torch.Tensor) -> float:

@@ -8,7 +8,8 @@ from gesturebench.body.joints import BODY_HANDS
 
 
 def l1_diversity(joints: torch.Tensor) -> float:
-    """Mean over frames of Σ_{BODY_HANDS, xyz} |p_t − p̄|, p root-aligned (T,55,3) → p̄ its temporal mean; metres."""
+    """Mean over frames of Σ_{BODY_HANDS, xyz} |p_t − p̄|, p root-aligned (T,55,3) → p̄ its temporal
+    mean; metres."""
     joints = joints.double()
     p = joints[:, list(BODY_HANDS)] - joints[:, :1]
     return float((p - p.mean(dim=0)).abs().sum(dim=(1, 2)).mean())

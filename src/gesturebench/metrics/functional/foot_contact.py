@@ -1,8 +1,9 @@
 """Foot-contact rate from the heel and toe vertices of both feet (METRICS.md §10).
 
-A point touches the floor in a frame when its height above the floor is at most `height` metres and its
-horizontal (x–z) speed, by central differences at `fps` (one-sided at the ends), is below `speed` m/s. The
-floor is the `percentile`-th percentile of the six points' heights over the sequence (y is up).
+A point touches the floor in a frame when its height above the floor is at most `height` metres and
+its horizontal (x–z) speed, by central differences at `fps` (one-sided at the ends), is below
+`speed` m/s. The floor is the `percentile`-th percentile of the six points' heights over the
+sequence (y is up).
 """
 
 from __future__ import annotations

@@ -1,13 +1,14 @@
 """Fréchet distance between Gaussians fitted to two feature sets, from sufficient statistics.
 
-FD = ‖μA − μG‖² + Tr(ΣA) + Tr(ΣG) − 2 Tr((ΣA ΣG)^½). The square root's trace is Σ√λ over the eigenvalues
-of the symmetric PSD √ΣA ΣG √ΣA = (√ΣA √ΣG)(√ΣA √ΣG)ᵀ, i.e. the sum of the singular values of √ΣA √ΣG.
-Taking singular values instead of square roots of eigenvalues keeps round-off at eps·‖·‖ rather than
-√eps·‖·‖ where eigenvalues are near zero. The PSD square roots come from `eigh`, with eigenvalues at round-off
-level (≤ n·eps·λmax, numpy's `matrix_rank` tolerance, or negative) set to 0: on rank-deficient covariances
-(fewer samples than dimensions) the null eigenvalues are ±1e-16-sized noise whose square roots would
-otherwise bias the result by ~1e-8 per dimension, depending on summation order. The result stays real and
-finite where `scipy.linalg.sqrtm` of the non-symmetric ΣA ΣG turns complex.
+FD = ‖μA − μG‖² + Tr(ΣA) + Tr(ΣG) − 2 Tr((ΣA ΣG)^½). The square root's trace is Σ√λ over the
+eigenvalues of the symmetric PSD √ΣA ΣG √ΣA = (√ΣA √ΣG)(√ΣA √ΣG)ᵀ, i.e. the sum of the singular
+values of √ΣA √ΣG. Taking singular values instead of square roots of eigenvalues keeps round-off at
+eps·‖·‖ rather than √eps·‖·‖ where eigenvalues are near zero. The PSD square roots come from `eigh`,
+with eigenvalues at round-off level (≤ n·eps·λmax, numpy's `matrix_rank` tolerance, or negative) set
+to 0: on rank-deficient covariances (fewer samples than dimensions) the null eigenvalues are
+±1e-16-sized noise whose square roots would otherwise bias the result by ~1e-8 per dimension,
+depending on summation order. The result stays real and finite where `scipy.linalg.sqrtm` of the
+non-symmetric ΣA ΣG turns complex.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from __future__ import annotations
 import torch
 
 
-def moments(total: torch.Tensor, outer: torch.Tensor, count: torch.Tensor | float) -> tuple[torch.Tensor, torch.Tensor]:
+def moments(
+    total: torch.Tensor, outer: torch.Tensor, count: torch.Tensor | float
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Mean and unbiased covariance (as `numpy.cov`) from Σx, Σxxᵀ and n ≥ 2 (float64)."""
     n = torch.as_tensor(count, dtype=torch.float64, device=total.device)
     mu = total.double() / n
@@ -24,7 +27,8 @@ def moments(total: torch.Tensor, outer: torch.Tensor, count: torch.Tensor | floa
 
 
 def psd_sqrt(a: torch.Tensor) -> torch.Tensor:
-    """Symmetric square root of a symmetric PSD matrix; round-off-level and negative eigenvalues count as 0."""
+    """Symmetric square root of a symmetric PSD matrix; round-off-level and negative eigenvalues
+    count as 0."""
     w, v = torch.linalg.eigh(a)
     tol = w.abs().max() * w.shape[0] * torch.finfo(w.dtype).eps
     return (v * torch.where(w > tol, w, torch.zeros_like(w)).sqrt()) @ v.T
@@ -35,8 +39,15 @@ def trace_sqrt_product(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return torch.linalg.svdvals(psd_sqrt(a) @ psd_sqrt(b)).sum()
 
 
-def frechet_distance(mu_a: torch.Tensor, cov_a: torch.Tensor, mu_b: torch.Tensor, cov_b: torch.Tensor) -> torch.Tensor:
+def frechet_distance(
+    mu_a: torch.Tensor, cov_a: torch.Tensor, mu_b: torch.Tensor, cov_b: torch.Tensor
+) -> torch.Tensor:
     """Fréchet distance between N(mu_a, cov_a) and N(mu_b, cov_b), in float64, clamped at 0."""
     mu_a, cov_a, mu_b, cov_b = (t.double() for t in (mu_a, cov_a, mu_b, cov_b))
-    d = (mu_a - mu_b).pow(2).sum() + cov_a.trace() + cov_b.trace() - 2 * trace_sqrt_product(cov_a, cov_b)
+    d = (
+        (mu_a - mu_b).pow(2).sum()
+        + cov_a.trace()
+        + cov_b.trace()
+        - 2 * trace_sqrt_product(cov_a, cov_b)
+    )
     return d.clamp_min(0)

@@ -1,9 +1,11 @@
-"""Log dimensionless jerk of joint trajectories over sliding windows (Balasubramanian et al. 2015; METRICS.md §11).
+"""Log dimensionless jerk of joint trajectories over sliding windows (Balasubramanian et al. 2015;
+METRICS.md §11).
 
-LDLJ = −ln( D⁵ / L² · ∫₀ᴰ ‖d³p/dt³‖² dt ) for a trajectory p of duration D = (N−1)/fps and path length L.
-The jerk is taken by second-order finite differences at every sample (central inside, one-sided at the two
-first and last samples) and integrated with the trapezoid rule, so that a minimum-jerk movement sampled at
-30 fps gives −ln 720 to within 0.01 % over 4 s (plain third differences fall ~1 % short, missing the ends).
+LDLJ = −ln( D⁵ / L² · ∫₀ᴰ ‖d³p/dt³‖² dt ) for a trajectory p of duration D = (N−1)/fps and path
+length L. The jerk is taken by second-order finite differences at every sample (central inside,
+one-sided at the two first and last samples) and integrated with the trapezoid rule, so that a
+minimum-jerk movement sampled at 30 fps gives −ln 720 to within 0.01 % over 4 s (plain third
+differences fall ~1 % short, missing the ends).
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ MIN_SAMPLES = 5
 
 
 def smooth(positions: torch.Tensor, window: int | None = 9, order: int = 3) -> torch.Tensor:
-    """Savitzky–Golay smoothing along time (dim 0) in float64; unchanged when `window` is None or too long."""
+    """Savitzky–Golay smoothing along time (dim 0) in float64; unchanged when `window` is None or
+    too long."""
     if window is None or positions.shape[0] < window:
         return positions.double()
     out = savgol_filter(positions.double().cpu().numpy(), window, order, axis=0)
@@ -27,7 +30,8 @@ def smooth(positions: torch.Tensor, window: int | None = 9, order: int = 3) -> t
 
 
 def jerk(p: torch.Tensor, fps: float) -> torch.Tensor:
-    """Third time derivative of `p` (N,...) at each of its N ≥ 5 samples, second-order finite differences."""
+    """Third time derivative of `p` (N,...) at each of its N ≥ 5 samples, second-order finite
+    differences."""
     j = torch.empty_like(p)
     j[2:-2] = (-p[:-4] + 2 * p[1:-3] - 2 * p[3:-1] + p[4:]) / 2
     for i in (0, 1):
@@ -38,7 +42,8 @@ def jerk(p: torch.Tensor, fps: float) -> torch.Tensor:
 
 
 def ldlj(p: torch.Tensor, fps: float) -> tuple[torch.Tensor, torch.Tensor]:
-    """LDLJ of trajectories `p` (N, ..., 3) with time first; returns (LDLJ (...), path length L (...)).
+    """LDLJ of trajectories `p` (N, ..., 3) with time first; returns (LDLJ (...), path length L
+    (...)).
 
     A trajectory that does not move (L = 0) gets −inf or NaN; callers mask by L.
     """
@@ -61,12 +66,13 @@ def windowed_ldlj(
 ) -> float:
     """Mean LDLJ over joints and windows of `positions` (T,J,3); NaN when nothing is measurable.
 
-    The whole sequence is first smoothed with a Savitzky–Golay filter (`savgol_window` frames, polynomial order
-    `savgol_order`; `savgol_window=None` disables it, and it is skipped for a sequence shorter than the filter).
+    The whole sequence is first smoothed with a Savitzky–Golay filter (`savgol_window` frames,
+    polynomial order `savgol_order`; `savgol_window=None` disables it, and it is skipped for a
+    sequence shorter than the filter).
 
-    Windows of `window_s` seconds every `hop_s` seconds (only whole windows; a sequence shorter than one window
-    is one window). A (joint, window) whose path is shorter than `min_path` metres does not move and is left
-    out; so is a sequence shorter than `MIN_SAMPLES` frames.
+    Windows of `window_s` seconds every `hop_s` seconds (only whole windows; a sequence shorter than
+    one window is one window). A (joint, window) whose path is shorter than `min_path` metres does
+    not move and is left out; so is a sequence shorter than `MIN_SAMPLES` frames.
     """
     if positions.shape[0] < MIN_SAMPLES:
         return math.nan

@@ -1,4 +1,5 @@
-"""SRGR (BEAT, METRICS.md §13): PCK of the body+hand joints weighted per frame by semantic relevance."""
+"""SRGR (BEAT, METRICS.md §13): PCK of the body+hand joints weighted per frame by semantic
+relevance."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from gesturebench.metrics.functional.joint_error import joint_distances
 
 
 def semantic_weights(sem: Sequence[SemInterval], n_frames: int, fps: float) -> np.ndarray:
-    """w_t per frame (T,): the score of the `sem` interval holding frame t's time t/fps (start ≤ t < end).
+    """w_t per frame (T,): the score of the `sem` interval holding frame t's time t/fps (start ≤ t <
+    end).
 
     Where intervals overlap the highest score wins; 0 outside every interval.
     """
@@ -24,7 +26,9 @@ def semantic_weights(sem: Sequence[SemInterval], n_frames: int, fps: float) -> n
     return weights
 
 
-def srgr(gen_joints: torch.Tensor, ref_joints: torch.Tensor, weights: np.ndarray, threshold: float = 0.1) -> float:
+def srgr(
+    gen_joints: torch.Tensor, ref_joints: torch.Tensor, weights: np.ndarray, threshold: float = 0.1
+) -> float:
     """(1/(T·J)) Σ_t w_t Σ_j 1[‖p − p̂‖ < δ] over root-aligned BODY_HANDS joints."""
     hits = (joint_distances(gen_joints, ref_joints) < threshold).double().cpu().numpy()
     return float((np.asarray(weights)[:, None] * hits).mean())

@@ -1,9 +1,10 @@
-"""Chamfer and Hausdorff distances between two point clouds per frame, exact nearest neighbours (METRICS.md §5–6).
+"""Chamfer and Hausdorff distances between two point clouds per frame, exact nearest neighbours
+(METRICS.md §5–6).
 
-Two interchangeable exact paths: a KD-tree (`scipy.spatial.cKDTree`, float64; frames in parallel threads) for
-CPU input, and chunked `torch.cdist` for GPU input, which finds each neighbour in float32 with the
-non-matrix-multiply kernel and then recomputes its distance in float64, so that both paths agree to float32
-rounding of the neighbour choice.
+Two interchangeable exact paths: a KD-tree (`scipy.spatial.cKDTree`, float64; frames in parallel
+threads) for CPU input, and chunked `torch.cdist` for GPU input, which finds each neighbour in
+float32 with the non-matrix-multiply kernel and then recomputes its distance in float64, so that
+both paths agree to float32 rounding of the neighbour choice.
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ from scipy.spatial import cKDTree
 from gesturebench.errors import ConfigError
 
 METHODS = ("auto", "kdtree", "cdist")
-#: KD-tree build options: unbalanced, uncompacted trees with 32-point leaves build and query fastest on body meshes.
+#: KD-tree build options: unbalanced, uncompacted trees with 32-point leaves build and query fastest
+#: on body meshes.
 KDTREE = {"balanced_tree": False, "compact_nodes": False, "leafsize": 32}
-#: Elements of one float32 distance block of the cdist path (64 Mi elements = 256 MiB; CUDA's cdist fails at
-#: 2³¹ output elements, pytorch/pytorch#128791).
+#: Elements of one float32 distance block of the cdist path (64 Mi elements = 256 MiB; CUDA's cdist
+#: fails at 2³¹ output elements, pytorch/pytorch#128791).
 CDIST_BLOCK = 1 << 26
 
 
@@ -29,11 +31,14 @@ def check_options(method: str, num_points: int | None = None) -> None:
     if method not in METHODS:
         raise ConfigError(f"nearest-neighbour method must be one of {METHODS}, got {method!r}")
     if num_points is not None and num_points < 1:
-        raise ConfigError(f"num_points must be a positive number of vertices or null, got {num_points}")
+        raise ConfigError(
+            f"num_points must be a positive number of vertices or null, got {num_points}"
+        )
 
 
 def subsample_indices(n_points: int, num_points: int | None, seed: int) -> np.ndarray | None:
-    """Sorted indices of `num_points` of `n_points` points drawn without replacement with `seed`; None keeps all."""
+    """Sorted indices of `num_points` of `n_points` points drawn without replacement with `seed`;
+    None keeps all."""
     check_options("auto", num_points)
     if num_points is None or num_points >= n_points:
         return None
@@ -46,14 +51,19 @@ def _frame_nearest(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 def _kdtree_nearest(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     a64, b64 = a.double().cpu().numpy(), b.double().cpu().numpy()
-    # Frames in parallel on torch's thread budget (cKDTree releases the GIL); splitting each 10k-point query
-    # over threads instead (`workers=-1`) costs more in thread start-up than it gains.
+    # Frames in parallel on torch's thread budget (cKDTree releases the GIL); splitting each
+    # 10k-point query over threads instead (`workers=-1`) costs more in thread start-up than it
+    # gains.
     with ThreadPoolExecutor(max(1, torch.get_num_threads())) as pool:
         d_ab, d_ba = zip(*pool.map(_frame_nearest, a64, b64))
-    return torch.from_numpy(np.stack(d_ab)).to(a.device), torch.from_numpy(np.stack(d_ba)).to(a.device)
+    return torch.from_numpy(np.stack(d_ab)).to(a.device), torch.from_numpy(np.stack(d_ba)).to(
+        a.device
+    )
 
 
-def _cdist_nearest(a: torch.Tensor, b: torch.Tensor, block: int) -> tuple[torch.Tensor, torch.Tensor]:
+def _cdist_nearest(
+    a: torch.Tensor, b: torch.Tensor, block: int
+) -> tuple[torch.Tensor, torch.Tensor]:
     T, N, M = a.shape[0], a.shape[1], b.shape[1]
     a32, b32 = a.float(), b.float()
     row_idx = torch.empty((T, N), dtype=torch.int64, device=a.device)
@@ -65,25 +75,32 @@ def _cdist_nearest(a: torch.Tensor, b: torch.Tensor, block: int) -> tuple[torch.
         col_min = torch.full((f1 - f0, M), torch.inf, device=a.device)
         for r0 in range(0, N, rows):
             r1 = min(N, r0 + rows)
-            d = torch.cdist(a32[f0:f1, r0:r1], b32[f0:f1], compute_mode="donot_use_mm_for_euclid_dist")
+            d = torch.cdist(
+                a32[f0:f1, r0:r1], b32[f0:f1], compute_mode="donot_use_mm_for_euclid_dist"
+            )
             row_idx[f0:f1, r0:r1] = d.argmin(dim=2)
             v, i = d.min(dim=1)
             better = v < col_min
             col_min = torch.where(better, v, col_min)
             col_idx[f0:f1] = torch.where(better, i + r0, col_idx[f0:f1])
     a64, b64 = a.double(), b.double()
-    d_ab = torch.linalg.vector_norm(a64 - torch.gather(b64, 1, row_idx[..., None].expand(-1, -1, 3)), dim=-1)
-    d_ba = torch.linalg.vector_norm(b64 - torch.gather(a64, 1, col_idx[..., None].expand(-1, -1, 3)), dim=-1)
+    d_ab = torch.linalg.vector_norm(
+        a64 - torch.gather(b64, 1, row_idx[..., None].expand(-1, -1, 3)), dim=-1
+    )
+    d_ba = torch.linalg.vector_norm(
+        b64 - torch.gather(a64, 1, col_idx[..., None].expand(-1, -1, 3)), dim=-1
+    )
     return d_ab, d_ba
 
 
 def nearest_distances(
     a: torch.Tensor, b: torch.Tensor, method: str = "auto", block: int = CDIST_BLOCK
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per frame, the distance from each point of `a` (T,N,3) to its nearest point of `b` (T,M,3), and back.
+    """Per frame, the distance from each point of `a` (T,N,3) to its nearest point of `b` (T,M,3),
+    and back.
 
-    Returns float64 tensors (T,N) and (T,M) on `a`'s device. `method="auto"` uses the KD-tree on CPU and
-    cdist elsewhere; `block` bounds the cdist path's memory (elements of one distance block).
+    Returns float64 tensors (T,N) and (T,M) on `a`'s device. `method="auto"` uses the KD-tree on CPU
+    and cdist elsewhere; `block` bounds the cdist path's memory (elements of one distance block).
     """
     check_options(method)
     if method == "auto":
@@ -96,11 +113,13 @@ def nearest_distances(
 def chamfer_hausdorff(
     ref: torch.Tensor, gen: torch.Tensor, method: str = "auto", block: int = CDIST_BLOCK
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-frame Chamfer (squared metres) and Hausdorff (metres) distances of clouds `ref` and `gen` (T,N,3).
+    """Per-frame Chamfer (squared metres) and Hausdorff (metres) distances of clouds `ref` and `gen`
+    (T,N,3).
 
-    Chamfer = mean_a min_g ‖a−g‖² + mean_g min_a ‖a−g‖²; Hausdorff = max(max_a min_g ‖a−g‖, max_g min_a ‖a−g‖),
-    from one nearest-neighbour pass. Frames whose two clouds are identical point for point are exactly 0 and
-    skip the search (every frame of a model that returns the reference). Returns two float64 (T,) tensors.
+    Chamfer = mean_a min_g ‖a−g‖² + mean_g min_a ‖a−g‖²; Hausdorff = max(max_a min_g ‖a−g‖, max_g
+    min_a ‖a−g‖), from one nearest-neighbour pass. Frames whose two clouds are identical point for
+    point are exactly 0 and skip the search (every frame of a model that returns the reference).
+    Returns two float64 (T,) tensors.
     """
     chamfer = torch.zeros(ref.shape[0], dtype=torch.float64, device=ref.device)
     hausdorff = torch.zeros_like(chamfer)
