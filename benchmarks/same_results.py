@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO.parent / "shared" / "data" / "beat2-sample"
 SEQ = "2_scott_0_1_1"
 MODELS = (
-    ("ground_truth",),
+    ("model=ground_truth",),
     ("model=perturbed", "model.kind=rotation_noise", "model.level=0.1"),
     ("model=random_clip",),
 )

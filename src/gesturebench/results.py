@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from gesturebench.io import write_atomic
+from gesturebench.atomic import write_atomic
 
 #: The contract's metric keys (DESIGN.md) and their directions: lower, higher or closer to zero is
 #: better.

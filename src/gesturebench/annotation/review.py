@@ -18,8 +18,8 @@ import pandas as pd
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
 from gesturebench.annotation.schema import GESTURE_CLASSES, AnnotationRecord
+from gesturebench.atomic import write_atomic
 from gesturebench.errors import DataError
-from gesturebench.io import write_atomic
 
 COMPONENTS = ("handedness", "hand_shape", "orientation", "location", "movement", "class", "meaning")
 JUDGED = tuple(f"correct_{c}" for c in COMPONENTS)

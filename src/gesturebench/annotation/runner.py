@@ -46,8 +46,8 @@ from gesturebench.annotation.schema import (
     parse_answer,
 )
 from gesturebench.annotation.store import AnnotationStore
+from gesturebench.atomic import one_line
 from gesturebench.errors import ConfigError
-from gesturebench.io import one_line
 
 log = logging.getLogger(__name__)
 

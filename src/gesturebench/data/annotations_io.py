@@ -1,7 +1,7 @@
 """Readers and writers for BEAT2's transcript files: `textgrid/*.TextGrid` (words) and `sem/*.txt`
 (semantic intervals).
 
-Writes go through `gesturebench.io.atomic_path` (temporary file, then rename).
+Writes go through `gesturebench.atomic.atomic_path` (temporary file, then rename).
 
 BEAT2's `sem` files are tab-separated without a header: ``name, start, end, duration, score,
 keywords``, e.g. ``07_iconic_h  3.119  4.785  1.666  0.7  relaxing``; rows without keywords have
@@ -32,7 +32,7 @@ from praatio.utilities.errors import PraatioException
 
 from gesturebench.data.records import SemInterval, Word
 from gesturebench.errors import DataError
-from gesturebench.io import atomic_path, one_line
+from gesturebench.atomic import atomic_path, one_line
 
 WORDS_TIER = "words"
 SEM_COLUMNS = ("name", "start", "end", "duration", "score", "keywords")

@@ -11,7 +11,7 @@ import soundfile as sf
 
 from gesturebench.data.records import SAMPLE_RATE
 from gesturebench.errors import DataError
-from gesturebench.io import atomic_path, one_line
+from gesturebench.atomic import atomic_path, one_line
 
 
 def load_audio(path: str | Path, sr: int = SAMPLE_RATE) -> np.ndarray:

@@ -27,7 +27,7 @@ from gesturebench.data.annotations_io import read_sem, read_textgrid_words
 from gesturebench.data.audio import load_audio
 from gesturebench.data.records import FPS, N_EXPRESSIONS, POSE_DIM, Motion, SequenceRecord
 from gesturebench.errors import ConfigError, DataError
-from gesturebench.io import atomic_path, one_line
+from gesturebench.atomic import atomic_path, one_line
 
 SPLIT_FILE = "train_test_split.csv"
 MOTION_DIR = "smplxflame_30"

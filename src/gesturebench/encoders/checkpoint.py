@@ -19,10 +19,10 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from gesturebench.atomic import one_line, write_atomic
 from gesturebench.data.records import SequenceRecord
 from gesturebench.encoders.motion_ae import MotionAutoencoder
 from gesturebench.errors import CheckpointError
-from gesturebench.io import one_line, write_atomic
 
 MOTION_AE = "motion_ae"
 MOTION_AE_FORMAT = "gesturebench.motion_ae.v1"

@@ -25,11 +25,11 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from gesturebench.atomic import one_line
 from gesturebench.data.records import FPS, Motion, Word
 from gesturebench.encoders.checkpoint import encoder_path, load_encoder, save_encoder
 from gesturebench.encoders.representation import REP_DIM, motion_representation, sliding_windows
 from gesturebench.errors import CheckpointError
-from gesturebench.io import one_line
 
 FORMAT = "gesturebench.text_motion.v1"
 ENCODER = "text_motion"

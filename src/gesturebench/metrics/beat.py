@@ -17,11 +17,11 @@ from typing import Any
 import numpy as np
 import torch
 
+from gesturebench.atomic import write_atomic
 from gesturebench.body.joints import UPPER
 from gesturebench.body.output import BodyOutput
 from gesturebench.data.records import N_JOINTS, SequenceRecord
 from gesturebench.errors import ConfigError
-from gesturebench.io import write_atomic
 from gesturebench.metrics.base import SequenceMetric
 from gesturebench.metrics.functional.beat import (
     DIRECTIONS,

@@ -43,6 +43,7 @@ import numpy as np
 import pytorch_lightning as pl
 import torch
 
+from gesturebench.atomic import atomic_path, one_line
 from gesturebench.data.annotations_io import write_sem, write_textgrid_words
 from gesturebench.data.audio import write_wav
 from gesturebench.data.beat2 import SPLIT_FILE, sequence_paths, write_motion_npz
@@ -53,7 +54,6 @@ from gesturebench.errors import (
     DataError,
     GestureBenchError,
 )
-from gesturebench.io import atomic_path, one_line
 from gesturebench.models.base import GestureModel
 from gesturebench.models.formats import (
     DEFAULT_PATTERNS,

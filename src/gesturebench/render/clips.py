@@ -19,10 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
+from gesturebench.atomic import atomic_path
 from gesturebench.body.joints import LEFT_SHOULDER, PELVIS, RIGHT_SHOULDER
 from gesturebench.data.records import SAMPLE_RATE
 from gesturebench.errors import GestureBenchError
-from gesturebench.io import atomic_path
 from gesturebench.render.skeleton import render_frames, write_video
 
 _UP = np.array([0.0, 1.0, 0.0])

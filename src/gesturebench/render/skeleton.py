@@ -16,8 +16,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
+from gesturebench.atomic import atomic_path
 from gesturebench.body.joints import PARENTS
-from gesturebench.io import atomic_path
 
 # Bones drawn: every joint but the eyes to its parent.
 _BONES = [(j, int(PARENTS[j])) for j in range(1, 55) if j not in (23, 24)]

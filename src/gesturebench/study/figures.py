@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from gesturebench.io import atomic_path
+from gesturebench.atomic import atomic_path
 from gesturebench.study.schema import DIMENSIONS, SCALE, metric_label
 
 DPI = 150

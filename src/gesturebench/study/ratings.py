@@ -29,8 +29,8 @@ from pydantic import (
     model_validator,
 )
 
+from gesturebench.atomic import write_atomic
 from gesturebench.errors import DataError
-from gesturebench.io import write_atomic
 from gesturebench.study.schema import ATTENTION, COLUMNS, CONDITIONS, DIMENSIONS, SCALE
 
 REQUIRED_COLUMNS = COLUMNS[:-1]

@@ -23,10 +23,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from gesturebench.atomic import write_atomic
 from gesturebench.data.annotations_io import sem_label
 from gesturebench.data.records import SAMPLE_RATE, Motion, SemInterval, SequenceRecord
 from gesturebench.errors import DataError
-from gesturebench.io import write_atomic
 from gesturebench.models.base import GestureModel
 
 SEMANTIC_CLASSES = ("iconic", "metaphoric", "deictic")

@@ -22,10 +22,10 @@ from pathlib import Path
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf, open_dict
 
+from gesturebench.atomic import write_atomic
 from gesturebench.data.datamodule import open_dataset
 from gesturebench.errors import ConfigError, DataError
-from gesturebench.io import write_atomic
-from gesturebench.logging import finish, make_logger
+from gesturebench.loggers import finish, make_logger
 from gesturebench.results import config_hash, load_complete, versions, write_json
 from gesturebench.study import figures
 from gesturebench.study.analysis import AnalysisOptions, StudyAnalysis, analyze

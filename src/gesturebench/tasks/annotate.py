@@ -36,7 +36,7 @@ from gesturebench.data.datamodule import open_dataset
 from gesturebench.data.lengths import align_lengths
 from gesturebench.data.records import Motion, SequenceRecord
 from gesturebench.errors import ConfigError
-from gesturebench.logging import finish, make_logger
+from gesturebench.loggers import finish, make_logger
 from gesturebench.models.cache import MotionCache
 from gesturebench.results import versions, write_json
 from gesturebench.tasks.common import build, make_body_model, make_context, run_dir

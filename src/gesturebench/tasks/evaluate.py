@@ -13,7 +13,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from gesturebench.data.datamodule import GestureDataModule, open_dataset
 from gesturebench.evaluator import Evaluator
-from gesturebench.logging import finish, log_results, make_logger
+from gesturebench.loggers import finish, log_results, make_logger
 from gesturebench.models.cache import MotionCache
 from gesturebench.render.skeleton import render_skeleton_video
 from gesturebench.results import (

@@ -10,7 +10,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from gesturebench.data.datamodule import open_dataset
 from gesturebench.errors import ConfigError
-from gesturebench.logging import finish, make_logger
+from gesturebench.loggers import finish, make_logger
 from gesturebench.tasks.common import run_dir
 
 log = logging.getLogger(__name__)
