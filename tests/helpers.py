@@ -1,0 +1,52 @@
+"""Plain helpers shared by the test modules (fixtures live in `conftest.py`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from hydra import compose, initialize_config_dir
+from omegaconf import DictConfig
+
+from gesturebench.body.output import BodyOutput
+from gesturebench.config import register_configs, repo_root
+from gesturebench.data.records import Motion
+from gesturebench.metrics.pair import MotionPair
+
+CONF = repo_root() / "conf"
+
+
+def composed(*overrides: str) -> DictConfig:
+    """The project's config composed with `overrides`, as `launch.py` would (not resolved)."""
+    register_configs()
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        return compose(config_name="config", overrides=list(overrides))
+
+
+def zero_motion(n_frames: int, fps: int = 30) -> Motion:
+    """A motionless all-zero SMPL-X motion: for pairs whose metrics read only the body output."""
+    return Motion(
+        np.zeros((n_frames, 165)),
+        np.zeros((n_frames, 3)),
+        np.zeros(300),
+        np.zeros((n_frames, 100)),
+        fps=fps,
+    )
+
+
+def body_pair(
+    index: int,
+    gen: BodyOutput | torch.Tensor,
+    ref: BodyOutput | torch.Tensor,
+    generated: Motion | None = None,
+    reference: Motion | None = None,
+    **inputs,
+) -> MotionPair:
+    """A `MotionPair` from body outputs (or bare joint tensors); the motions default to zero motion of
+    the same length, `inputs` are the pair's optional fields (audio, words, sem, ...)."""
+    gen = gen if isinstance(gen, BodyOutput) else BodyOutput(gen, None)
+    ref = ref if isinstance(ref, BodyOutput) else BodyOutput(ref, None)
+    fps = inputs.pop("fps", 30)
+    motion = zero_motion(int(gen.joints.shape[0]), fps)
+    return MotionPair(
+        index, f"seq{index}", generated or motion, reference or motion, gen, ref, **inputs
+    )
