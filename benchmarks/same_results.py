@@ -23,6 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
+from gesturebench.data.annotations_io import write_sem, write_textgrid_words
+from gesturebench.data.records import SemInterval, Word
+
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO.parent / "shared" / "data" / "beat2-sample"
 SEQ = "2_scott_0_1_1"
@@ -31,31 +34,50 @@ MODELS = (
     ("model=perturbed", "model.kind=rotation_noise", "model.level=0.1"),
     ("model=random_clip",),
 )
-COMMON = (
-    "metrics=paper",
-    "logger=none",
-    "task.render_clips=0",
-    "trainer.enable_progress_bar=false",
-)
+COMMON = ("metrics=paper", "task.render_clips=0")
 
 
 def sample_layout(root: Path) -> Path:
-    """The real sample as a test sequence and, under another id, as the train split (statistics,
-    encoders)."""
-    (root / "smplxflame_30").mkdir(parents=True)
-    (root / "wave16k").mkdir()
+    """The real sample as the test sequence, and clips of it under other ids as the train and val
+    splits (dataset statistics, encoder training)."""
+    for folder in ("smplxflame_30", "wave16k", "textgrid", "sem"):
+        (root / folder).mkdir(parents=True)
     rows = ["id,type"]
-    for seq, split in ((SEQ, "test"), ("2_scott_0_2_2", "train"), ("2_scott_0_3_3", "train")):
+    clips = {"2_scott_0_2_2": (0, 900), "2_scott_0_3_3": (600, 1500), "2_scott_0_4_4": (1000, 1906)}
+    for seq, split in (
+        (SEQ, "test"),
+        *((s, "train") for s in list(clips)[:2]),
+        (list(clips)[2], "val"),
+    ):
         arrays = dict(np.load(SAMPLE / f"{SEQ}.npz", allow_pickle=False))
-        if split == "train":  # a different clip of the same recording, so train and test differ
-            start = 300 if seq.endswith("2_2") else 600
+        if seq in clips:  # a different clip of the same recording, so the splits differ
+            start, stop = clips[seq]
             for key in ("poses", "trans", "expressions"):
-                arrays[key] = arrays[key][start : start + 900]
+                arrays[key] = arrays[key][start:stop]
         np.savez(root / "smplxflame_30" / f"{seq}.npz", **arrays)
+        annotate(root, seq, len(arrays["poses"]) / 30.0)
         shutil.copy(SAMPLE / f"{SEQ}.wav", root / "wave16k" / f"{seq}.wav")
         rows.append(f"{seq},{split}")
     (root / "train_test_split.csv").write_text("\n".join(rows) + "\n")
     return root
+
+
+def annotate(root: Path, seq: str, duration: float) -> None:
+    """Made-up words (one every 0.4 s) and semantic intervals (one every 6 s, the four classes in
+    turn): the sample has neither, and SC, SRGR and SGP need them to have a value to compare."""
+    vocab = ("we", "built", "this", "idea", "around", "a", "box", "there", "future", "never")
+    words = [
+        Word(vocab[i % len(vocab)], 0.4 * i, 0.4 * i + 0.3) for i in range(int(duration / 0.4))
+    ]
+    write_textgrid_words(root / "textgrid" / f"{seq}.TextGrid", words, duration)
+    classes = ("iconic", "beat", "deictic", "metaphoric")
+    sem = [
+        SemInterval(
+            f"0{k % 4 + 1}_{classes[k % 4]}", 6.0 * k + 1.0, 6.0 * k + 2.2, 0.8, vocab[k % 10]
+        )
+        for k in range(int((duration - 3.0) / 6.0))
+    ]
+    write_sem(root / "sem" / f"{seq}.txt", sem)
 
 
 def run_all(code: Path, work: Path, sample_root: Path) -> dict:
@@ -72,43 +94,31 @@ def run_all(code: Path, work: Path, sample_root: Path) -> dict:
         f"paths.cache={work}/cache",
         f"paths.checkpoints={work}/checkpoints",
     )
+
+    def launch(*args: str) -> None:
+        cmd = [
+            sys.executable,
+            str(code / "launch.py"),
+            *args,
+            *paths,
+            "logger=none",
+            "trainer.enable_progress_bar=false",
+        ]
+        proc = subprocess.run(cmd, cwd=code, env=env, capture_output=True, text=True)
+        if proc.returncode != 0:
+            sys.exit(f"{code}: {' '.join(args)} failed:\n{proc.stderr[-3000:]}")
+
     out = {}
     for data_name, data_args in (
         ("mini", ()),
         ("sample", ("dataset=beat2", f"dataset.root={sample_root}")),
     ):
-        if data_name == "sample":
+        if data_name == "sample":  # real BEAT2 needs its encoders trained explicitly
             for enc in ("motion_ae", "text_motion"):
-                subprocess.run(
-                    [
-                        sys.executable,
-                        str(code / "launch.py"),
-                        "task=train_encoder",
-                        f"encoder={enc}",
-                        *data_args,
-                        *paths,
-                        "logger=none",
-                        "trainer.enable_progress_bar=false",
-                    ],
-                    cwd=code,
-                    env=env,
-                    capture_output=True,
-                    text=True,
-                )
+                launch("task=train_encoder", f"encoder={enc}", *data_args)
         for model in MODELS:
             run_dir = work / "runs" / data_name / "-".join(model).replace("=", "_")
-            cmd = [
-                sys.executable,
-                str(code / "launch.py"),
-                *COMMON,
-                *data_args,
-                *model,
-                *paths,
-                f"hydra.run.dir={run_dir}",
-            ]
-            proc = subprocess.run(cmd, cwd=code, env=env, capture_output=True, text=True)
-            if proc.returncode != 0:
-                sys.exit(f"{code}: {' '.join(model)} on {data_name} failed:\n{proc.stderr[-3000:]}")
+            launch(*COMMON, *data_args, *model, f"hydra.run.dir={run_dir}")
             out[(data_name, model)] = json.loads((run_dir / "results.json").read_text())
     return out
 
@@ -174,9 +184,8 @@ def main() -> None:
         diffs = differences(results, after[case])
         n = len(results["metrics"]) + sum(len(r) for r in results["per_sequence"])
         label = f"{case[0]} {' '.join(case[1])}"
-        print(
-            f"{label}: {'identical' if not diffs else f'{len(diffs)} differences'} ({n} values compared)"
-        )
+        verdict = f"{len(diffs)} differences" if diffs else "identical"
+        print(f"{label}: {verdict} ({n} values compared)")
         for line in diffs[:20]:
             print(f"  {line}")
         failed |= bool(diffs)
