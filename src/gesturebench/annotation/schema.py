@@ -11,14 +11,12 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime, timezone
-from typing import Literal, get_args
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-GestureClass = Literal["iconic", "metaphoric", "deictic", "beat", "none", "uncertain"]
-GESTURE_CLASSES: tuple[str, ...] = get_args(GestureClass)
-#: A reference event is a valid semantic event for SGP when its class is one of these.
-SEMANTIC_CLASSES = frozenset({"iconic", "metaphoric", "deictic"})
+from gesturebench.gestures import GestureClass
+
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 
 
