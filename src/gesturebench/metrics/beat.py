@@ -1,4 +1,5 @@
-"""BC: beat consistency of generated (and reference) motion with the speech onsets (METRICS.md §12).
+"""BC: beat consistency of generated (and reference) motion with the speech onsets
+(docs/metrics.md).
 
 Joint speeds come from global joint positions by default, as in EMAGE's evaluation (the body model
 is run with the sequence's translation); ``root_aligned=True`` measures them relative to the pelvis

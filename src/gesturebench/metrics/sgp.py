@@ -1,4 +1,4 @@
-"""SGP, semantic gesture preservation (spec/METRICS.md §15, spec/ANNOTATION.md "SGP").
+"""SGP, semantic gesture preservation (docs/metrics.md, docs/annotation.md).
 
 For each clip c (a sequence, or a study window) the valid semantic events E_c are the events whose
 reference annotation class is iconic, metaphoric or deictic; the generated motion of each is

@@ -1,4 +1,4 @@
-"""Beat consistency (BC, METRICS.md §12): how closely motion beats (joint-speed minima) meet speech
+"""Beat consistency (BC, docs/metrics.md): how closely motion beats (joint-speed minima) meet speech
 onsets.
 
 Audio beats are librosa onsets; motion beats of a joint are the local minima of its speed (scipy's
