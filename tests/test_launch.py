@@ -31,7 +31,8 @@ def ok(proc):
     return proc
 
 
-# identity values of ground truth against itself (METRICS.md); the rest must at least be numbers
+# identity values of ground truth against itself (docs/metrics.md); the rest must at least be
+# numbers
 IDENTITY = {
     "mjd": 0.0,
     "pck": 1.0,

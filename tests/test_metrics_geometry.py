@@ -1,5 +1,5 @@
 """Diversity, Chamfer, Hausdorff, Dice, foot contact and LDLJ_rel against independent computations
-(METRICS.md §4–6, §9–11)."""
+(docs/metrics.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""BC and SRGR (METRICS.md §12–13) against plain-loop computations, constructed cases and the real
-BEAT2 sample; BC, SRGR and SC (§14) under two-process DDP."""
+"""BC and SRGR (docs/metrics.md) against plain-loop computations, constructed cases and the real
+BEAT2 sample; BC, SRGR and SC under two-process DDP."""
 
 from __future__ import annotations
 

@@ -14,14 +14,11 @@ from gesturebench.annotation.backends.kinematic import KinematicAnnotator
 from gesturebench.annotation.backends.replay import ReplayAnnotator
 from gesturebench.annotation.clip import make_clip
 from gesturebench.annotation.events import collect_events
-from gesturebench.annotation.schema import (
-    GESTURE_CLASSES,
-    SEMANTIC_CLASSES,
-    AnnotationRecord,
-)
+from gesturebench.annotation.schema import AnnotationRecord
 from gesturebench.annotation.store import AnnotationStore, store_path
 from gesturebench.body.output import BodyOutput
 from gesturebench.data.records import Motion, SemInterval
+from gesturebench.gestures import GESTURE_CLASSES, SEMANTIC_CLASSES
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.pair import MotionPair
 from gesturebench.metrics.sgp import SemanticGesturePreservation, clip_sgp

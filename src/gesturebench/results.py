@@ -14,8 +14,8 @@ import pandas as pd
 
 from gesturebench.atomic import write_atomic
 
-#: The contract's metric keys (DESIGN.md) and their directions: lower, higher or closer to zero is
-#: better.
+#: The contract's metric keys (docs/design.md) and their directions: lower, higher or closer to
+#: zero is better.
 METRIC_DIRECTIONS = {
     "fgd": "lower",
     "density": "higher",

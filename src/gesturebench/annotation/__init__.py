@@ -1,2 +1,2 @@
-"""Semantic-gesture annotation (spec/ANNOTATION.md): events, clips, annotator backends, the JSONL
+"""Semantic-gesture annotation (docs/annotation.md): events, clips, annotator backends, the JSONL
 store, review."""

@@ -17,7 +17,7 @@ CONTEXT_SECONDS = 0.5
 
 @dataclass(frozen=True)
 class Event:
-    """One semantic interval of a sequence (spec/ANNOTATION.md "Events").
+    """One semantic interval of a sequence (docs/annotation.md, "Events").
 
     `target` is the sem file's keywords, else the TextGrid words overlapping the interval;
     `category` and `score` are BEAT2's name and relevance columns; `label` the class the name

@@ -17,9 +17,10 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
-from gesturebench.annotation.schema import GESTURE_CLASSES, AnnotationRecord
+from gesturebench.annotation.schema import AnnotationRecord
 from gesturebench.atomic import write_atomic
 from gesturebench.errors import DataError
+from gesturebench.gestures import GESTURE_CLASSES
 
 COMPONENTS = ("handedness", "hand_shape", "orientation", "location", "movement", "class", "meaning")
 JUDGED = tuple(f"correct_{c}" for c in COMPONENTS)

@@ -1,4 +1,4 @@
-"""The annotation record of spec/ANNOTATION.md and the answer an annotator returns, as pydantic
+"""The annotation record of docs/annotation.md and the answer an annotator returns, as pydantic
 models.
 
 `GestureAnswer` is what a backend must produce (an LLM's JSON answer is parsed into it);
@@ -11,14 +11,12 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime, timezone
-from typing import Literal, get_args
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-GestureClass = Literal["iconic", "metaphoric", "deictic", "beat", "none", "uncertain"]
-GESTURE_CLASSES: tuple[str, ...] = get_args(GestureClass)
-#: A reference event is a valid semantic event for SGP when its class is one of these.
-SEMANTIC_CLASSES = frozenset({"iconic", "metaphoric", "deictic"})
+from gesturebench.gestures import GestureClass
+
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 
 
@@ -69,8 +67,8 @@ def now_iso() -> str:
 
 
 class AnnotationRecord(BaseModel):
-    """One line of `annotations/<source>/<annotator>.jsonl` (spec/ANNOTATION.md "Annotation
-    record").
+    """One line of `annotations/<source>/<annotator>.jsonl` (docs/annotation.md,
+    "Annotation record and store").
 
     Beside the spec's fields: `raw` (the answer text of an invalid record) and `motion_sha256` (hash
     of the annotated motion window, so a changed model output is annotated again rather than matched

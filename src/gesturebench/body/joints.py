@@ -1,4 +1,5 @@
-"""SMPL-X joint tree and the joint/vertex index sets the metrics use (see spec/METRICS.md)."""
+"""SMPL-X joint tree and the joint/vertex index sets the metrics use (docs/metrics.md,
+"Conventions")."""
 
 from __future__ import annotations
 

@@ -97,8 +97,8 @@ def _leading_nonzero(dirs: torch.Tensor) -> int:
 
 
 class BodyModel(torch.nn.Module):
-    """SMPL-X forward for whole sequences, in chunks, on the module's device (see DESIGN.md "Body
-    model").
+    """SMPL-X forward for whole sequences, in chunks, on the module's device (see docs/design.md,
+    "Body model").
 
     `model_path=None` uses the procedural model file (generated on first use); a given path must
     exist. Betas are padded/truncated to the model's shape space, expressions to its expression

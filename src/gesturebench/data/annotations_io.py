@@ -33,17 +33,12 @@ from praatio.utilities.errors import PraatioException
 from gesturebench.data.records import SemInterval, Word
 from gesturebench.errors import DataError
 from gesturebench.atomic import atomic_path, one_line
+from gesturebench.gestures import GESTURE_CLASSES
 
 WORDS_TIER = "words"
 SEM_COLUMNS = ("name", "start", "end", "duration", "score", "keywords")
-SEM_CLASSES = {
-    "beat": "beat",
-    "deictic": "deictic",
-    "iconic": "iconic",
-    "metaphoric": "metaphoric",
-    "nogesture": "none",
-    "none": "none",
-}
+#: First word of a `sem` name → class: a class name itself (BEAT has no "uncertain"), or nogesture.
+SEM_CLASSES = {**{c: c for c in GESTURE_CLASSES if c != "uncertain"}, "nogesture": "none"}
 _CODE_PREFIX = re.compile(r"^\d+_")
 
 

@@ -1,4 +1,5 @@
-"""The length and frame-rate policy applied to every generated motion (DESIGN.md "Lengths")."""
+"""The length and frame-rate policy applied to every generated motion (docs/design.md,
+"Lengths")."""
 
 from __future__ import annotations
 

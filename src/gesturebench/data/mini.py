@@ -82,11 +82,13 @@ from gesturebench.data.records import (
     Word,
 )
 from gesturebench.errors import ConfigError, DataError
+from gesturebench.gestures import SEMANTIC_CLASSES
 
 GENERATOR_VERSION = 1
 MARKER = ".complete"
 SIZES = ("default", "standard")
-CLASSES = ("deictic", "iconic", "metaphoric", "beat")
+#: The gesture forms generated, in the order drawn from (alphabetical semantic classes, then beat).
+CLASSES = (*sorted(SEMANTIC_CLASSES), "beat")
 
 SPEAKER_NAMES = {
     1: "wayne", 2: "scott", 3: "solomon", 4: "lawrence", 5: "stewart", 6: "carla", 7: "sophie", 8: "catherine",

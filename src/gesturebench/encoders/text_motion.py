@@ -1,4 +1,4 @@
-"""The text–motion embedding model behind SC (METRICS.md §14), its windows, sentence encoder and
+"""The text–motion embedding model behind SC (docs/metrics.md), its windows, sentence encoder and
 checkpoints.
 
 A window of `window_s` seconds of motion (the per-frame representation of `encoders.representation`)

@@ -1,5 +1,5 @@
 """Dice ↑ (gesture area coverage): overlap of the frontal-plane bone rasters of a sequence
-(METRICS.md §9)."""
+(docs/metrics.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""BC: beat consistency of generated (and reference) motion with the speech onsets (METRICS.md §12).
+"""BC: beat consistency of generated (and reference) motion with the speech onsets
+(docs/metrics.md).
 
 Joint speeds come from global joint positions by default, as in EMAGE's evaluation (the body model
 is run with the sequence's translation); ``root_aligned=True`` measures them relative to the pelvis
@@ -24,7 +25,7 @@ from gesturebench.data.records import N_JOINTS, SequenceRecord
 from gesturebench.errors import ConfigError
 from gesturebench.metrics.base import SequenceMetric
 from gesturebench.metrics.functional.beat import (
-    DIRECTIONS,
+    ALIGNMENTS,
     beat_consistency,
     joint_speeds,
     segment_onsets,
@@ -88,9 +89,9 @@ class BeatConsistency(SequenceMetric):
     ):
         self.extras = (f"{name}_ref",)  # the reference motion's score, e.g. ``bc_ref``
         super().__init__(name, **kwargs)
-        if direction not in DIRECTIONS:
+        if direction not in ALIGNMENTS:
             raise ConfigError(
-                f"metric {name}: direction must be one of {DIRECTIONS}, got {direction!r}"
+                f"metric {name}: direction must be one of {ALIGNMENTS}, got {direction!r}"
             )
         if mean_speed is not None and len(mean_speed) != N_JOINTS:
             raise ConfigError(

@@ -1,5 +1,5 @@
 """Foot contact ↓: difference in foot-contact rate between reference and generated motion
-(METRICS.md §10)."""
+(docs/metrics.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Diversity ↑: L1 spread of root-aligned body+hand joints around their temporal mean (METRICS.md
-§4)."""
+"""Diversity ↑: L1 spread of root-aligned body+hand joints around their temporal mean
+(docs/metrics.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""MJD and PCK: root-aligned joint-position agreement with the reference (METRICS.md §7–8)."""
+"""MJD and PCK: root-aligned joint-position agreement with the reference (docs/metrics.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""SC: semantic score, the text–motion agreement of generated motion with its transcript (METRICS.md
-§14)."""
+"""SC: semantic score, the text–motion agreement of generated motion with its transcript
+(docs/metrics.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SGP, semantic gesture preservation (spec/METRICS.md §15, spec/ANNOTATION.md "SGP").
+"""SGP, semantic gesture preservation (docs/metrics.md, docs/annotation.md).
 
 For each clip c (a sequence, or a study window) the valid semantic events E_c are the events whose
 reference annotation class is iconic, metaphoric or deictic; the generated motion of each is
@@ -31,13 +31,10 @@ from gesturebench.annotation.backends.kinematic import KinematicAnnotator
 from gesturebench.annotation.clip import EventClip, make_clip
 from gesturebench.annotation.events import Event, collect_events
 from gesturebench.annotation.runner import AnnotationRunner, RequestBudget
-from gesturebench.annotation.schema import (
-    GESTURE_CLASSES,
-    SEMANTIC_CLASSES,
-    AnnotationRecord,
-)
+from gesturebench.annotation.schema import AnnotationRecord
 from gesturebench.annotation.store import AnnotationStore, store_path
 from gesturebench.errors import CheckpointError, ConfigError
+from gesturebench.gestures import GESTURE_CLASSES, SEMANTIC_CLASSES
 from gesturebench.metrics.base import GestureMetric
 from gesturebench.metrics.pair import MotionPair
 

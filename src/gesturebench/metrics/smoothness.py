@@ -1,5 +1,5 @@
 """LDLJ_rel →0: how much smoother (log dimensionless jerk) the reference is than the generated
-motion (METRICS.md §11)."""
+motion (docs/metrics.md)."""
 
 from __future__ import annotations
 

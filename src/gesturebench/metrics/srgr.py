@@ -1,4 +1,4 @@
-"""SRGR: semantic-relevance-weighted joint recall against the reference (METRICS.md §13)."""
+"""SRGR: semantic-relevance-weighted joint recall against the reference (docs/metrics.md)."""
 
 from __future__ import annotations
 

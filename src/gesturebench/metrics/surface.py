@@ -1,5 +1,5 @@
-"""Chamfer and Hausdorff distances between the generated and reference body surfaces (METRICS.md
-§5–6).
+"""Chamfer and Hausdorff distances between the generated and reference body surfaces
+(docs/metrics.md).
 
 Both need the same nearest-neighbour pass over every frame's root-aligned vertices, the dominant
 cost of the geometric metrics. The two metric objects share it through `MotionPair.shared` (keyed by

@@ -23,13 +23,13 @@ from gesturebench.data.mini import (
 )
 from gesturebench.data.records import N_JOINTS, Motion, SemInterval, SequenceRecord
 from gesturebench.errors import ConfigError
+from gesturebench.gestures import SEMANTIC_CLASSES
 from gesturebench.models.base import GestureModel
 
 # Pose channels of the body and hand joints other than the root (global orientation is left
 # untouched).
 _JOINTS = [j for j in BODY_HANDS if j != 0]
 _CHANNELS = np.array([3 * j + c for j in _JOINTS for c in range(3)])
-SEMANTIC_LABELS = ("iconic", "metaphoric", "deictic")
 
 
 def rotation_noise(record: SequenceRecord, level: float, rng: np.random.Generator) -> Motion:
@@ -97,7 +97,7 @@ def beat_collapse(record: SequenceRecord, level: float, rng: np.random.Generator
     interval. A record without sem is unchanged.
     """
     m = record.motion
-    semantic = [iv for iv in record.sem or () if iv.label in SEMANTIC_LABELS]
+    semantic = [iv for iv in record.sem or () if iv.label in SEMANTIC_CLASSES]
     k = round(float(np.clip(level, 0.0, 1.0)) * len(semantic))
     chosen = (
         [semantic[i] for i in sorted(rng.choice(len(semantic), size=k, replace=False))] if k else []

@@ -1,2 +1,2 @@
-"""Perceptual-study analysis (spec/STUDY.md): ratings ingestion and quality control, study windows,
+"""Perceptual-study analysis (docs/study.md): ratings ingestion and quality control, study windows,
 the synthetic study, metric–rating correlations and target-specific composite metrics."""

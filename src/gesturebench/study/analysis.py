@@ -1,4 +1,4 @@
-"""The study analysis of spec/STUDY.md on in-memory tables: QC, aggregation, Table 2, Figure 3,
+"""The study analysis of docs/study.md on in-memory tables: QC, aggregation, Table 2, Figure 3,
 Table 3.
 
 Input: the valid rows of a ratings file and a metrics table indexed by (source, sequence_id) with

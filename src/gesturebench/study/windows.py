@@ -27,9 +27,9 @@ from gesturebench.atomic import write_atomic
 from gesturebench.data.annotations_io import sem_label
 from gesturebench.data.records import SAMPLE_RATE, Motion, SemInterval, SequenceRecord
 from gesturebench.errors import DataError
+from gesturebench.gestures import SEMANTIC_CLASSES
 from gesturebench.models.base import GestureModel
 
-SEMANTIC_CLASSES = ("iconic", "metaphoric", "deictic")
 WINDOW_COLUMNS = ("sequence_id", "split", "start", "end", "semantic_events")
 
 

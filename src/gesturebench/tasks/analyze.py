@@ -1,4 +1,4 @@
-"""`task=analyze`: the perceptual-study analysis of spec/STUDY.md, end to end, into the run folder.
+"""`task=analyze`: the perceptual-study analysis of docs/study.md, end to end, into the run folder.
 
 1. Study windows: `study.windows.file`, or the `n` sequences of `study.windows.splits` whose
    `seconds`-long window holds the most semantic events (`windows.csv`).
@@ -246,7 +246,7 @@ def log_analysis(logger, analysis: StudyAnalysis, files: dict[str, Path]) -> Non
 def ratings_file(study: DictConfig) -> Path:
     if OmegaConf.is_missing(study, "path") or not study.get("path"):
         raise ConfigError(
-            f"study={study.name} needs study.path=/path/to/ratings.csv (long format, spec/STUDY.md)"
+            f"study={study.name} needs study.path=/path/to/ratings.csv (long format, docs/study.md)"
         )
     return Path(study.path)
 

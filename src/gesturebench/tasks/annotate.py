@@ -1,5 +1,5 @@
 """`task=annotate`: annotate the semantic intervals of the dataset's split into the store
-(spec/ANNOTATION.md).
+(docs/annotation.md).
 
 `task.source=reference` annotates the dataset's own motion, `task.source=model` the configured
 model's output (store folder = the model's name). Resumable: events already in the store for the

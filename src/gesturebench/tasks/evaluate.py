@@ -53,7 +53,7 @@ def score(cfg: DictConfig, dataset, out: Path, config: dict, chash: str) -> dict
     Returns the results.json document on global rank 0 and `{}` on the other ranks.
     """
     pl.seed_everything(cfg.seed, workers=True)
-    # Scores must not depend on the device (METRICS.md): no TF32 in cuDNN convolutions (the
+    # Scores must not depend on the device (docs/metrics.md): no TF32 in cuDNN convolutions (the
     # encoders) or matmuls.
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -106,7 +106,7 @@ def score(cfg: DictConfig, dataset, out: Path, config: dict, chash: str) -> dict
 
 
 def build_results(cfg, config, chash, dataset, model, metrics, raw) -> dict:
-    """The results.json document of DESIGN.md, with every contract metric key present."""
+    """The results.json document of docs/design.md, with every contract metric key present."""
     values = {k: finite_or_none(v) for k, v in raw["metrics"].items()}
     skipped = dict(raw["skipped"])
     for key in METRIC_DIRECTIONS:

@@ -1,4 +1,4 @@
-"""Beat consistency (BC, METRICS.md §12): how closely motion beats (joint-speed minima) meet speech
+"""Beat consistency (BC, docs/metrics.md): how closely motion beats (joint-speed minima) meet speech
 onsets.
 
 Audio beats are librosa onsets; motion beats of a joint are the local minima of its speed (scipy's
@@ -15,7 +15,8 @@ import librosa
 import numpy as np
 from scipy.signal import argrelextrema
 
-DIRECTIONS = ("motion_to_audio", "audio_to_motion")
+#: What BC averages over: motion beats (the paper's) or audio onsets (EMAGE's evaluation code).
+ALIGNMENTS = ("motion_to_audio", "audio_to_motion")
 
 
 def joint_speeds(joints: np.ndarray, fps: float) -> np.ndarray:
@@ -85,8 +86,8 @@ def beat_consistency(
     motion beat, or a segment without an onset, scores 0 (EMAGE's code also scores a beatless joint
     0).
     """
-    if direction not in DIRECTIONS:
-        raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
+    if direction not in ALIGNMENTS:
+        raise ValueError(f"direction must be one of {ALIGNMENTS}, got {direction!r}")
     values = []
     for j in range(speeds.shape[1]):
         beats = motion_beats(speeds[:, j], mean_speed[j], threshold, order) / fps

@@ -1,5 +1,5 @@
 """Gesture area coverage: bones rasterised on the frontal plane and the Dice overlap of two rasters
-(METRICS.md §9).
+(docs/metrics.md, Dice).
 
 The grid is `extent` × `extent` metres centred on the pelvis, in square cells of side `cell`; cell
 (i, j) holds the half-open square [i, i+1) × [j, j+1) in cell units. A segment marks every cell it

@@ -1,4 +1,4 @@
-"""L1 motion diversity of one sequence (EMAGE-style; METRICS.md §4)."""
+"""L1 motion diversity of one sequence (EMAGE-style; docs/metrics.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Foot-contact rate from the heel and toe vertices of both feet (METRICS.md §10).
+"""Foot-contact rate from the heel and toe vertices of both feet (docs/metrics.md).
 
 A point touches the floor in a frame when its height above the floor is at most `height` metres and
 its horizontal (x–z) speed, by central differences at `fps` (one-sided at the ends), is below

@@ -1,4 +1,5 @@
-"""Per-sequence joint-position errors on root-aligned BODY_HANDS joints (METRICS.md §7, §8, §13)."""
+"""Per-sequence joint-position errors on root-aligned BODY_HANDS joints (docs/metrics.md:
+MJD, PCK, SRGR)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Log dimensionless jerk of joint trajectories over sliding windows (Balasubramanian et al. 2015;
-METRICS.md §11).
+docs/metrics.md, LDLJ_rel).
 
 LDLJ = −ln( D⁵ / L² · ∫₀ᴰ ‖d³p/dt³‖² dt ) for a trajectory p of duration D = (N−1)/fps and path
 length L. The jerk is taken by second-order finite differences at every sample (central inside,

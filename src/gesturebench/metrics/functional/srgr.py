@@ -1,4 +1,4 @@
-"""SRGR (BEAT, METRICS.md §13): PCK of the body+hand joints weighted per frame by semantic
+"""SRGR (BEAT; docs/metrics.md): PCK of the body+hand joints weighted per frame by semantic
 relevance."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Chamfer and Hausdorff distances between two point clouds per frame, exact nearest neighbours
-(METRICS.md §5–6).
+(docs/metrics.md, Chamfer and Hausdorff).
 
 Two interchangeable exact paths: a KD-tree (`scipy.spatial.cKDTree`, float64; frames in parallel
 threads) for CPU input, and chunked `torch.cdist` for GPU input, which finds each neighbour in
