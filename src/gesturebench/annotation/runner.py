@@ -67,7 +67,8 @@ class RetryPolicy:
             or self.max_delay < 0
         ):
             raise ConfigError(
-                f"task.retry: attempts and invalid_attempts must be >= 1 and delays >= 0, got {self}"
+                "task.retry: attempts and invalid_attempts must be >= 1 and delays >= 0, "
+                f"got {self}"
             )
 
     def delay(self, retry: int, rng: random.Random, retry_after: float | None = None) -> float:

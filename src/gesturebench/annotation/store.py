@@ -27,7 +27,8 @@ def store_path(root: str | Path, source: str, annotator: str) -> Path:
 
 
 class AnnotationStore:
-    """Read and append the records of one (source, annotator) store; safe to share between threads."""
+    """Read and append the records of one (source, annotator) store; safe to share between
+    threads."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
@@ -39,7 +40,8 @@ class AnnotationStore:
         return self.path.is_file()
 
     def records(self) -> list[AnnotationRecord]:
-        """Every record in file order; a malformed line other than a torn last one is a `DataError`."""
+        """Every record in file order; a malformed line other than a torn last one is a
+        `DataError`."""
         with self._lock:
             self._load()
             return list(self._records)
@@ -75,7 +77,7 @@ class AnnotationStore:
                 raise DataError(
                     self.path,
                     f"line {number} is not a valid annotation record ({where}: {first['msg']})",
-                )
+                ) from exc
         return out
 
     def latest(self) -> dict[str, AnnotationRecord]:

@@ -48,8 +48,9 @@ def load_smplx(path: Path, **kwargs) -> smplx.SMPLX:
     contour."""
     if path.suffix != ".npz" or not path.name.lower().startswith("smplx_"):
         raise CheckpointError(
-            f"{path}: expected an SMPL-X .npz model file named SMPLX_<GENDER>....npz (e.g. SMPLX_NEUTRAL_2020.npz); "
-            "the smplx package reads the model type from the file name and .pkl files are not supported"
+            f"{path}: expected an SMPL-X .npz model file named SMPLX_<GENDER>....npz "
+            "(e.g. SMPLX_NEUTRAL_2020.npz); the smplx package reads the model type from the file "
+            "name and .pkl files are not supported"
         )
     try:
         model = smplx.create(

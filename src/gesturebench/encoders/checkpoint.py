@@ -34,14 +34,16 @@ def encoder_path(checkpoints_dir: str | Path, encoder: str, dataset: str) -> Pat
 
 
 def train_command(path: Path, encoder: str) -> str:
-    """The command that creates `encoder`'s checkpoint at `path` (named `<encoder>-<dataset>.pt`)."""
+    """The command that creates `encoder`'s checkpoint at `path` (named
+    `<encoder>-<dataset>.pt`)."""
     prefix = f"{encoder}-"
     dataset = path.stem[len(prefix) :] if path.stem.startswith(prefix) else ""
     return f"python launch.py task=train_encoder encoder={encoder} dataset={dataset or '<name>'}"
 
 
 def save_encoder(module: nn.Module, path: str | Path, fmt: str, config: dict, summary: dict) -> str:
-    """Write the checkpoint and `<path>.json` (hash, config, hparams, summary); return the SHA-256."""
+    """Write the checkpoint and `<path>.json` (hash, config, hparams, summary); return the
+    SHA-256."""
     path = Path(path)
     payload = {
         "format": fmt,

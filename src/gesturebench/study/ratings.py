@@ -88,7 +88,8 @@ class RatingRow(BaseModel):
             needed = self.dimension != ATTENTION or value
             if known is not None and needed and value not in known:
                 problems.append(
-                    f"unknown {column.replace('_id', '')} '{value}' (known: {', '.join(sorted(known))})"
+                    f"unknown {column.replace('_id', '')} '{value}' "
+                    f"(known: {', '.join(sorted(known))})"
                 )
         if problems:
             raise ValueError("; ".join(problems))
@@ -158,8 +159,8 @@ def read_ratings(
                 first = condition_of.setdefault(row.participant_id, (row.condition, line))
                 if first[0] != row.condition:
                     clash = (
-                        f"participant '{row.participant_id}' already rated in condition '{first[0]}' "
-                        f"(line {first[1]}); conditions have different participants"
+                        f"participant '{row.participant_id}' already rated in condition "
+                        f"'{first[0]}' (line {first[1]}); conditions have different participants"
                     )
                     invalid.append((line, clash))
                     continue
@@ -187,8 +188,8 @@ def require_valid(ratings: Ratings, drop_invalid: bool) -> pd.DataFrame:
         )
         raise RatingsError(
             ratings.path,
-            f"{len(ratings.invalid)} invalid row(s) at line(s) {lines} ({described}{more}); fix them or set "
-            "study.drop_invalid=true to analyse without them",
+            f"{len(ratings.invalid)} invalid row(s) at line(s) {lines} ({described}{more}); "
+            "fix them or set study.drop_invalid=true to analyse without them",
         )
     return ratings.frame
 
