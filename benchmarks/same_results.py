@@ -174,9 +174,8 @@ def main() -> None:
         diffs = differences(results, after[case])
         n = len(results["metrics"]) + sum(len(r) for r in results["per_sequence"])
         label = f"{case[0]} {' '.join(case[1])}"
-        print(
-            f"{label}: {'identical' if not diffs else f'{len(diffs)} differences'} ({n} values compared)"
-        )
+        verdict = f"{len(diffs)} differences" if diffs else "identical"
+        print(f"{label}: {verdict} ({n} values compared)")
         for line in diffs[:20]:
             print(f"  {line}")
         failed |= bool(diffs)

@@ -45,7 +45,9 @@ def sample_records(
 ) -> list[AnnotationRecord]:
     """`n` records drawn without replacement (seeded), in (sequence, start) order."""
     rng = np.random.default_rng(seed)
-    picked = rng.choice(len(records), size=min(n, len(records)), replace=False) if records else []
+    picked: np.ndarray | list[int] = (
+        rng.choice(len(records), size=min(n, len(records)), replace=False) if records else []
+    )
     return sorted((records[i] for i in picked), key=lambda r: (r.sequence_id, r.start))
 
 

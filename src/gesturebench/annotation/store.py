@@ -33,7 +33,8 @@ class AnnotationStore:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self._lock = threading.Lock()
-        self._records: list[AnnotationRecord] | None = None
+        self._loaded = False
+        self._records: list[AnnotationRecord] = []
         self._by_event: dict[str, list[AnnotationRecord]] = {}
 
     def exists(self) -> bool:
@@ -47,8 +48,8 @@ class AnnotationStore:
             return list(self._records)
 
     def _load(self) -> None:
-        if self._records is None:
-            self._records = []
+        if not self._loaded:
+            self._loaded = True
             for record in self._read():
                 self._add(record)
 

@@ -114,13 +114,13 @@ def reconstruction_errors(module: MotionAutoencoder, windows: torch.Tensor) -> d
 def train_motion_ae(
     train_records: Sequence[SequenceRecord],
     val_records: Sequence[SequenceRecord],
-    cfg: MotionAEConfig | Mapping | None,
+    config: MotionAEConfig | Mapping | None,
     out_path: str | Path,
     logger=None,
 ) -> Path:
     """Train on `train_records`, early-stop on `val_records`, write the checkpoint at `out_path`;
     return it."""
-    cfg = MotionAEConfig.coerce(cfg)
+    cfg: MotionAEConfig = MotionAEConfig.coerce(config)
     out_path = Path(out_path)
     started = time.perf_counter()
     pl.seed_everything(cfg.seed, workers=True)

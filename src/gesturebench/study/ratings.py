@@ -31,7 +31,15 @@ from pydantic import (
 
 from gesturebench.atomic import write_atomic
 from gesturebench.errors import DataError
-from gesturebench.study.schema import ATTENTION, COLUMNS, CONDITIONS, DIMENSIONS, SCALE
+from gesturebench.study.schema import (
+    ATTENTION,
+    COLUMNS,
+    CONDITIONS,
+    SCALE,
+    Attention,
+    Condition,
+    Dimension,
+)
 
 REQUIRED_COLUMNS = COLUMNS[:-1]
 #: How many invalid rows a refusal message describes in full (all line numbers are always listed).
@@ -45,10 +53,10 @@ class RatingRow(BaseModel):
     model_config = ConfigDict(str_strip_whitespace=True, extra="ignore")
 
     participant_id: str = Field(min_length=1)
-    condition: Literal[tuple(CONDITIONS)]
+    condition: Condition
     source: str = ""
     sequence_id: str = ""
-    dimension: Literal[(*DIMENSIONS, ATTENTION)]
+    dimension: Literal[Dimension, Attention]
     rating: int | None = Field(default=None, ge=SCALE[0], le=SCALE[1])
     passed: bool | None = None
 
@@ -136,7 +144,9 @@ def read_ratings(
         "sources": None if sources is None else set(sources),
         "sequences": None if sequences is None else set(sequences),
     }
-    rows, invalid, condition_of = [], [], {}
+    rows: list[dict] = []
+    invalid: list[tuple[int, str]] = []
+    condition_of: dict[str, tuple[Condition, int]] = {}
     try:
         with open(path, newline="", encoding="utf-8") as f:
             reader = csv.DictReader(f)

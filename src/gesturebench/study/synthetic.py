@@ -90,7 +90,8 @@ def usable_terms(
     the others), so the synthetic study runs with any metrics preset; the notes say which terms were
     dropped and why.
     """
-    weights, notes = {}, []
+    weights: dict[str, dict] = {}
+    notes: list[str] = []
     for d in DIMENSIONS:
         weights[d] = {}
         for m, w in study.model[d].get("weights", {}).items():
