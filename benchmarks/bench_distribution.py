@@ -1,6 +1,7 @@
 """Benchmark of the distribution metrics: feature-extraction throughput and metric compute time.
 
-    python benchmarks/bench_distribution.py [--sizes 1000,10000,100000] [--device cpu|cuda] [--prdc-max 20000] [--threads N]
+    python benchmarks/bench_distribution.py [--sizes 1000,10000,100000] [--device cpu|cuda] \\
+        [--prdc-max 20000] [--threads N]
 
 Feature extraction: representation + windows + motion_ae features of synthetic 45 s motions
 (default, untrained encoder: the speed does not depend on the weights). Compute: synthetic 128-d

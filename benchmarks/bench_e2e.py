@@ -1,7 +1,8 @@
 """End-to-end evaluation throughput: seconds per stage, frames/s and peak memory at growing split
 sizes.
 
-    python benchmarks/bench_e2e.py --size standard --fractions 0.25 0.5 1 --models ground_truth perturbed
+    python benchmarks/bench_e2e.py --size standard --fractions 0.25 0.5 1 \\
+        --models ground_truth perturbed
     python benchmarks/bench_e2e.py --size default --fractions 1 --metrics fast --profile e2e.prof
 
 Each (model, fraction) runs `task=evaluate` in its own process (so peak memory is that run's own:

@@ -1,4 +1,5 @@
-"""Errors a user can act on: `launch.py` prints them as one line and exits 2, without a traceback."""
+"""Errors a user can act on: `launch.py` prints them as one line and exits 2, without a
+traceback."""
 
 from __future__ import annotations
 

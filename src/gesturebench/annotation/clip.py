@@ -68,11 +68,13 @@ class EventClip:
         return self._frames
 
     def video(self, with_audio: bool = True, folder: Path | None = None) -> Path:
-        """The clip as MP4 (with the audio track when asked and available), rendered on first use."""
+        """The clip as MP4 (with the audio track when asked and available), rendered on first
+        use."""
         audio = self.audio if with_audio else None
         cam = self.camera
         view = f"{cam.size}px-{cam.yaw_deg:g}deg-{cam.zoom:g}x-{cam.height:g}m"
-        name = f"{self.event.id}-{self.motion_sha256[:12]}-{view}{'-audio' if audio is not None else ''}.mp4"
+        suffix = "-audio" if audio is not None else ""
+        name = f"{self.event.id}-{self.motion_sha256[:12]}-{view}{suffix}.mp4"
         path = Path(folder or self.clip_dir or ".") / name
         if not path.exists():
             write_clip(path, self.frames(), self.fps, audio, self.sample_rate)

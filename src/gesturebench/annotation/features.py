@@ -2,20 +2,22 @@
 annotator.
 
 Positions are taken in a torso frame per frame (origin at the spine3 joint 9; axes: the speaker's
-left along the
-horizontal shoulder line, up = world y, forward = left × up) and measured in shoulder widths (|J16 − J17| in the
-first frame), so the features do not depend on body size or where the speaker stands. Per-hand
-features take the more active hand (the larger value of the left and right hand).
+left along the horizontal shoulder line, up = world y, forward = left × up) and measured in shoulder
+widths (|J16 − J17| in the first frame), so the features do not depend on body size or where the
+speaker stands. Per-hand features take the more active hand (the larger value of the left and right
+hand).
 
-| feature | definition |
-| --- | --- |
-| `path_length` | wrist path length over the window, shoulder widths |
-| `extent` | diagonal of the wrist's bounding box over the window, shoulder widths |
-| `height` | highest wrist height over the window, 0 at the pelvis and 1 at the neck (joint 12) |
-| `strokes` | wrist speed peaks with a prominence of at least `STROKE_PROMINENCE` shoulder widths/s |
-| `hold_time` | longest stretch (s) with the wrist slower than `HOLD_SPEED` shoulder widths/s while above mid-torso (height > 0.5) |
-| `finger_change` | largest change, from the window's first frame, of a wrist-to-finger-tip distance (the distal joint of each finger), in hand lengths |
-| `hand_distance_change` | range (max − min) of the distance between the wrists, shoulder widths |
+Features and their definitions:
+
+- `path_length`: wrist path length over the window, shoulder widths
+- `extent`: diagonal of the wrist's bounding box over the window, shoulder widths
+- `height`: highest wrist height over the window, 0 at the pelvis and 1 at the neck (joint 12)
+- `strokes`: wrist speed peaks with a prominence of at least `STROKE_PROMINENCE` shoulder widths/s
+- `hold_time`: longest stretch (s) with the wrist slower than `HOLD_SPEED` shoulder widths/s while
+  above mid-torso (height > 0.5)
+- `finger_change`: largest change, from the window's first frame, of a wrist-to-finger-tip distance
+  (the distal joint of each finger), in hand lengths
+- `hand_distance_change`: range (max − min) of the distance between the wrists, shoulder widths
 """
 
 from __future__ import annotations
@@ -54,7 +56,8 @@ _UP = np.array([0.0, 1.0, 0.0])
 
 
 def torso_frame(joints: np.ndarray) -> np.ndarray:
-    """(T,3,3) rotation per frame whose columns are the speaker's left, up and forward directions."""
+    """(T,3,3) rotation per frame whose columns are the speaker's left, up and forward
+    directions."""
     left = joints[:, LEFT_SHOULDER] - joints[:, RIGHT_SHOULDER]
     left = left - (left @ _UP)[:, None] * _UP
     left /= np.maximum(np.linalg.norm(left, axis=-1, keepdims=True), 1e-9)

@@ -14,11 +14,8 @@ PROMPT_VERSION = "gesture_v1"
 
 @cache
 def template(version: str = PROMPT_VERSION) -> str:
-    return (
-        resources.files("gesturebench.annotation")
-        .joinpath("prompts", f"{version}.txt")
-        .read_text("utf-8")
-    )
+    path = resources.files("gesturebench.annotation") / "prompts" / f"{version}.txt"
+    return path.read_text("utf-8")
 
 
 def prompt_sha256(version: str = PROMPT_VERSION) -> str:

@@ -46,7 +46,9 @@ def sample_records(
 ) -> list[AnnotationRecord]:
     """`n` records drawn without replacement (seeded), in (sequence, start) order."""
     rng = np.random.default_rng(seed)
-    picked = rng.choice(len(records), size=min(n, len(records)), replace=False) if records else []
+    picked: np.ndarray | list[int] = (
+        rng.choice(len(records), size=min(n, len(records)), replace=False) if records else []
+    )
     return sorted((records[i] for i in picked), key=lambda r: (r.sequence_id, r.start))
 
 
@@ -83,8 +85,9 @@ def write_review_sheet(folder: str | Path, table: pd.DataFrame, title: str) -> t
     cells = []
     for r in table.to_dict("records"):
         cells.append(
-            "<tr><td><video controls width='320' src='{clip}'></video></td><td>{seq}<br>{start:.2f}–{end:.2f} s<br>"
-            "<code>{eid}</code></td><td><b>{word}</b></td><td><b>{cls}</b> ({conf})</td><td>{desc}</td>"
+            "<tr><td><video controls width='320' src='{clip}'></video></td>"
+            "<td>{seq}<br>{start:.2f}–{end:.2f} s<br><code>{eid}</code></td>"
+            "<td><b>{word}</b></td><td><b>{cls}</b> ({conf})</td><td>{desc}</td>"
             "<td>{meaning}</td></tr>".format(
                 clip=html.escape(str(r["clip"])),
                 seq=html.escape(r["sequence_id"]),
@@ -100,12 +103,15 @@ def write_review_sheet(folder: str | Path, table: pd.DataFrame, title: str) -> t
         )
     page = (
         f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-        "<style>body{font-family:sans-serif}td{vertical-align:top;padding:6px;border-bottom:1px solid #ccc}"
+        "<style>body{font-family:sans-serif}"
+        "td{vertical-align:top;padding:6px;border-bottom:1px solid #ccc}"
         "</style></head><body>"
         f"<h1>{html.escape(title)}</h1><p>Judge each component in <code>review.csv</code>: "
-        f"{', '.join(JUDGED)} = 1 (correct) or 0 (incorrect), blank if not judged; optionally your own class in "
-        "<code>reviewer_class</code>. Then run the same command with <code>task.review.filled=review.csv</code>.</p>"
-        "<table><tr><th>clip</th><th>event</th><th>word</th><th>class</th><th>gesture description</th>"
+        f"{', '.join(JUDGED)} = 1 (correct) or 0 (incorrect), blank if not judged; "
+        "optionally your own class in <code>reviewer_class</code>. "
+        "Then run the same command with <code>task.review.filled=review.csv</code>.</p>"
+        "<table><tr><th>clip</th><th>event</th><th>word</th><th>class</th>"
+        "<th>gesture description</th>"
         f"<th>contextual meaning</th></tr>{''.join(cells)}</table></body></html>\n"
     )
     write_atomic(html_path, page)
@@ -163,7 +169,8 @@ def review_scores(table: pd.DataFrame) -> dict:
 
 
 def class_agreement(a: Sequence[str], b: Sequence[str]) -> dict:
-    """Cohen's kappa and the confusion matrix (rows: `a`, columns: `b`) of two annotators' classes."""
+    """Cohen's kappa and the confusion matrix (rows: `a`, columns: `b`) of two annotators'
+    classes."""
     if len(a) != len(b):
         raise ValueError("class_agreement needs two label lists of equal length")
     labels = [c for c in GESTURE_CLASSES if c in set(a) | set(b)]

@@ -43,6 +43,7 @@ from gesturebench.annotation.schema import (
     AnnotationRecord,
     GestureAnswer,
     InvalidAnswer,
+    RecordStatus,
     parse_answer,
 )
 from gesturebench.annotation.store import AnnotationStore
@@ -67,7 +68,8 @@ class RetryPolicy:
             or self.max_delay < 0
         ):
             raise ConfigError(
-                f"task.retry: attempts and invalid_attempts must be >= 1 and delays >= 0, got {self}"
+                "task.retry: attempts and invalid_attempts must be >= 1 and delays >= 0, "
+                f"got {self}"
             )
 
     def delay(self, retry: int, rng: random.Random, retry_after: float | None = None) -> float:
@@ -230,25 +232,25 @@ class AnnotationRunner:
     def _request(self, clip: EventClip) -> GestureAnswer | str:
         """One answer, retrying transient failures; RequestError once `attempts` requests have
         failed."""
+        failure = ""
         for attempt in range(self.retry.attempts):
             if not self.budget.take():
                 raise BudgetExhausted
             try:
                 return self.annotator.ask(clip)
             except TransientError as exc:
-                if attempt + 1 == self.retry.attempts:
-                    raise RequestError(
-                        f"gave up after {self.retry.attempts} attempts: {one_line(exc)}"
-                    ) from None
-                with self._rng_lock:
-                    pause = self.retry.delay(attempt, self._rng, exc.retry_after)
-                log.info("%s: %s; retrying in %.1f s", clip.event.id, one_line(exc), pause)
-                self.sleep(pause)
+                failure = one_line(exc)
+                if attempt + 1 < self.retry.attempts:
+                    with self._rng_lock:
+                        pause = self.retry.delay(attempt, self._rng, exc.retry_after)
+                    log.info("%s: %s; retrying in %.1f s", clip.event.id, failure, pause)
+                    self.sleep(pause)
+        raise RequestError(f"gave up after {self.retry.attempts} attempts: {failure}")
 
     def _record(
         self,
         clip: EventClip,
-        status: str,
+        status: RecordStatus,
         answer: GestureAnswer | None = None,
         error: str | None = None,
         raw: str | None = None,

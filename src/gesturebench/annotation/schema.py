@@ -62,6 +62,10 @@ def parse_answer(raw: str) -> GestureAnswer:
         raise InvalidAnswer(raw, f"does not fit the answer schema ({problems})") from None
 
 
+#: An annotation record's outcome: a valid answer, an answer that failed validation, or no answer.
+RecordStatus = Literal["ok", "invalid", "error"]
+
+
 def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
@@ -91,7 +95,7 @@ class AnnotationRecord(BaseModel):
     annotator_model: str
     prompt_sha256: str
     created_at: str = Field(default_factory=now_iso)
-    status: Literal["ok", "invalid", "error"]
+    status: RecordStatus
     error: str | None = None
     raw: str | None = None
     motion_sha256: str | None = None

@@ -27,26 +27,29 @@ def store_path(root: str | Path, source: str, annotator: str) -> Path:
 
 
 class AnnotationStore:
-    """Read and append the records of one (source, annotator) store; safe to share between threads."""
+    """Read and append the records of one (source, annotator) store; safe to share between
+    threads."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self._lock = threading.Lock()
-        self._records: list[AnnotationRecord] | None = None
+        self._loaded = False
+        self._records: list[AnnotationRecord] = []
         self._by_event: dict[str, list[AnnotationRecord]] = {}
 
     def exists(self) -> bool:
         return self.path.is_file()
 
     def records(self) -> list[AnnotationRecord]:
-        """Every record in file order; a malformed line other than a torn last one is a `DataError`."""
+        """Every record in file order; a malformed line other than a torn last one is a
+        `DataError`."""
         with self._lock:
             self._load()
             return list(self._records)
 
     def _load(self) -> None:
-        if self._records is None:
-            self._records = []
+        if not self._loaded:
+            self._loaded = True
             for record in self._read():
                 self._add(record)
 
@@ -75,7 +78,7 @@ class AnnotationStore:
                 raise DataError(
                     self.path,
                     f"line {number} is not a valid annotation record ({where}: {first['msg']})",
-                )
+                ) from exc
         return out
 
     def latest(self) -> dict[str, AnnotationRecord]:

@@ -8,6 +8,7 @@ default (`body/procedural.py`) and the real ``SMPLX_NEUTRAL_2020.npz`` are inter
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import smplx
@@ -48,8 +49,9 @@ def load_smplx(path: Path, **kwargs) -> smplx.SMPLX:
     contour."""
     if path.suffix != ".npz" or not path.name.lower().startswith("smplx_"):
         raise CheckpointError(
-            f"{path}: expected an SMPL-X .npz model file named SMPLX_<GENDER>....npz (e.g. SMPLX_NEUTRAL_2020.npz); "
-            "the smplx package reads the model type from the file name and .pkl files are not supported"
+            f"{path}: expected an SMPL-X .npz model file named SMPLX_<GENDER>....npz "
+            "(e.g. SMPLX_NEUTRAL_2020.npz); the smplx package reads the model type from the file "
+            "name and .pkl files are not supported"
         )
     try:
         model = smplx.create(
@@ -61,9 +63,8 @@ def load_smplx(path: Path, **kwargs) -> smplx.SMPLX:
             ext="npz",
             **kwargs,
         )
-    except (
-        Exception
-    ) as err:  # any failure here comes from the file's content: missing keys, bad arrays, not a zip
+    # any failure here comes from the file's content: missing keys, bad arrays, not a zip
+    except Exception as err:
         raise CheckpointError(
             f"{path}: not a usable SMPL-X model file ({type(err).__name__}: {err})"
         ) from err
@@ -106,6 +107,10 @@ class BodyModel(torch.nn.Module):
     procedural model) are not loaded, and all-zero pose blend shapes are not multiplied: they cannot
     change the result and cost much of the forward time.
     """
+
+    #: Rest joints (55,3) and their change per shape/expression coefficient (55,3,L): buffers.
+    rest_joints: torch.Tensor
+    joint_dirs: torch.Tensor
 
     def __init__(
         self,
@@ -179,7 +184,8 @@ class BodyModel(torch.nn.Module):
         and device."""
         n = motion.n_frames
         _check_motion(motion)
-        layer, like = self.smplx_model, {"dtype": self.float_dtype, "device": self.device}
+        layer = self.smplx_model
+        like: dict[str, Any] = {"dtype": self.float_dtype, "device": self.device}
         poses = torch.tensor(motion.poses, **like)
         trans = torch.tensor(motion.trans, **like)
         expression = torch.tensor(
@@ -192,7 +198,7 @@ class BodyModel(torch.nn.Module):
             for start in range(0, n, self.chunk_size):
                 rows = slice(start, start + self.chunk_size)
                 pose = poses[rows]
-                if not vertices:
+                if verts is None:
                     joints[rows] = self._posed_joints(betas, expression[rows], pose, trans[rows])
                     continue
                 out = layer(

@@ -30,9 +30,9 @@ from praatio import textgrid
 from praatio.data_classes.interval_tier import IntervalTier
 from praatio.utilities.errors import PraatioException
 
+from gesturebench.atomic import atomic_path, one_line
 from gesturebench.data.records import SemInterval, Word
 from gesturebench.errors import DataError
-from gesturebench.atomic import atomic_path, one_line
 from gesturebench.gestures import GESTURE_CLASSES
 
 WORDS_TIER = "words"
@@ -61,11 +61,15 @@ def read_textgrid_words(path: str | Path) -> list[Word]:
         raise DataError(path, f"not a readable TextGrid ({one_line(exc)})") from exc
     tiers = {name.lower(): name for name in tg.tierNames}
     if WORDS_TIER not in tiers:
-        raise DataError(path, f"no '{WORDS_TIER}' tier (tiers: {', '.join(tg.tierNames) or 'none'})")
+        raise DataError(
+            path, f"no '{WORDS_TIER}' tier (tiers: {', '.join(tg.tierNames) or 'none'})"
+        )
     tier = tg.getTier(tiers[WORDS_TIER])
     if not isinstance(tier, IntervalTier):
         raise DataError(path, f"tier '{tier.name}' is a point tier; words need an interval tier")
-    words = [Word(e.label.strip(), float(e.start), float(e.end)) for e in tier.entries if e.label.strip()]
+    words = [
+        Word(e.label.strip(), float(e.start), float(e.end)) for e in tier.entries if e.label.strip()
+    ]
     return sorted(words, key=lambda w: w.start)
 
 
@@ -87,28 +91,52 @@ def read_sem(path: str | Path) -> list[SemInterval]:
         raise DataError(path, "sem file not found")
     expected = f"expected up to 6 tab-separated columns {', '.join(SEM_COLUMNS)}"
     try:
-        with warnings.catch_warnings():  # pandas only warns when it drops surplus fields: make that an error
+        with (
+            warnings.catch_warnings()
+        ):  # pandas only warns when it drops surplus fields: make that an error
             warnings.simplefilter("error", pd.errors.ParserWarning)
-            table = pd.read_csv(path, sep="\t", header=None, names=[*SEM_COLUMNS, "surplus"], index_col=False,
-                                dtype=str, na_filter=False, quoting=csv.QUOTE_NONE)
+            table = pd.read_csv(
+                path,
+                sep="\t",
+                header=None,
+                names=[*SEM_COLUMNS, "surplus"],
+                index_col=False,
+                dtype=str,
+                na_filter=False,
+                quoting=csv.QUOTE_NONE,
+            )
     except (pd.errors.ParserError, pd.errors.ParserWarning, UnicodeDecodeError) as exc:
         raise DataError(path, f"not a readable sem file, {expected} ({one_line(exc)})") from exc
     surplus = np.flatnonzero(table["surplus"].str.strip() != "")
     if surplus.size:
         raise DataError(path, f"line {surplus[0] + 1} has more than 6 fields; {expected}")
-    times = table[["start", "end", "score"]].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=np.float64)
+    times = (
+        table[["start", "end", "score"]]
+        .apply(pd.to_numeric, errors="coerce")
+        .to_numpy(dtype=np.float64)
+    )
     bad = ~np.isfinite(times)
     if bad.any():
         row, col = np.argwhere(bad)[0]
         column = ("start", "end", "score")[col]
-        raise DataError(path, f"line {row + 1}: {column} {table[column].iloc[row]!r} is not a finite number")
+        raise DataError(
+            path, f"line {row + 1}: {column} {table[column].iloc[row]!r} is not a finite number"
+        )
     backwards = np.flatnonzero(times[:, 1] < times[:, 0])
     if backwards.size:
         row = backwards[0]
-        raise DataError(path, f"line {row + 1}: end {times[row, 1]} is before start {times[row, 0]}")
+        raise DataError(
+            path, f"line {row + 1}: end {times[row, 1]} is before start {times[row, 0]}"
+        )
     return [
-        SemInterval(name=name.strip(), start=float(start), end=float(end), score=float(score),
-                    keywords=keywords.strip(), label=sem_label(name))
+        SemInterval(
+            name=name.strip(),
+            start=float(start),
+            end=float(end),
+            score=float(score),
+            keywords=keywords.strip(),
+            label=sem_label(name),
+        )
         for name, (start, end, score), keywords in zip(table["name"], times, table["keywords"])
     ]
 
@@ -122,10 +150,16 @@ def write_sem(path: str | Path, intervals: Sequence[SemInterval]) -> None:
     """
     for iv in intervals:
         if iv.label is not None and iv.label != sem_label(iv.name):
-            raise ValueError(f"sem interval {iv.name!r} at {iv.start}s has label {iv.label!r}, but its name reads "
-                             f"as {sem_label(iv.name)!r}; name it after its class (e.g. '05_iconic_l' or 'iconic')")
+            raise ValueError(
+                f"sem interval {iv.name!r} at {iv.start}s has label {iv.label!r}, "
+                f"but its name reads as {sem_label(iv.name)!r}; "
+                "name it after its class (e.g. '05_iconic_l' or 'iconic')"
+            )
         if any(ch in text for text in (iv.name, iv.keywords) for ch in "\t\r\n"):
-            raise ValueError(f"sem interval {iv.name!r} at {iv.start}s: name and keywords cannot hold tabs or newlines")
+            raise ValueError(
+                f"sem interval {iv.name!r} at {iv.start}s: "
+                "name and keywords cannot hold tabs or newlines"
+            )
     table = pd.DataFrame(
         [(iv.name, iv.start, iv.end, iv.end - iv.start, iv.score, iv.keywords) for iv in intervals],
         columns=list(SEM_COLUMNS),

@@ -1,5 +1,5 @@
-"""Speech audio in and out: any file libsndfile reads (WAV, FLAC, MP3, …) as float32 mono at 16 kHz.
-"""
+"""Speech audio in and out: any file libsndfile reads (WAV, FLAC, MP3, …) as float32 mono at
+16 kHz."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import librosa
 import numpy as np
 import soundfile as sf
 
+from gesturebench.atomic import atomic_path, one_line
 from gesturebench.data.records import SAMPLE_RATE
 from gesturebench.errors import DataError
-from gesturebench.atomic import atomic_path, one_line
 
 
 def load_audio(path: str | Path, sr: int = SAMPLE_RATE) -> np.ndarray:

@@ -23,11 +23,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from gesturebench.atomic import atomic_path, one_line
 from gesturebench.data.annotations_io import read_sem, read_textgrid_words
 from gesturebench.data.audio import load_audio
 from gesturebench.data.records import FPS, N_EXPRESSIONS, POSE_DIM, Motion, SequenceRecord
 from gesturebench.errors import ConfigError, DataError
-from gesturebench.atomic import atomic_path, one_line
 
 SPLIT_FILE = "train_test_split.csv"
 MOTION_DIR = "smplxflame_30"
@@ -63,7 +63,10 @@ def speaker_of(sequence_id: str) -> int:
     none."""
     head = sequence_id.split("_", 1)[0]
     if not head.isdigit():
-        raise ValueError(f"sequence id {sequence_id!r} does not start with a speaker number (e.g. '2_scott_0_1_1')")
+        raise ValueError(
+            f"sequence id {sequence_id!r} does not start with a speaker number "
+            "(e.g. '2_scott_0_1_1')"
+        )
     return int(head)
 
 
@@ -96,17 +99,30 @@ def validate_motion_arrays(path: str | Path, arrays: dict, expected_fps: int = F
             raise DataError(path, f"'{key}' is not numeric (dtype {arrays[key].dtype})")
     poses, trans, betas = (arrays[k] for k in REQUIRED_KEYS)
     if poses.ndim != 2 or poses.shape[1] != POSE_DIM or len(poses) == 0:
-        raise DataError(path, f"'poses' has shape {poses.shape}; expected (T, {POSE_DIM}) with T >= 1")
+        raise DataError(
+            path, f"'poses' has shape {poses.shape}; expected (T, {POSE_DIM}) with T >= 1"
+        )
     n = len(poses)
     if trans.shape != (n, 3):
-        raise DataError(path, f"'trans' has shape {trans.shape}; expected ({n}, 3) to match 'poses'")
+        raise DataError(
+            path, f"'trans' has shape {trans.shape}; expected ({n}, 3) to match 'poses'"
+        )
     if betas.ndim != 1 or betas.size == 0:
-        raise DataError(path, f"'betas' has shape {betas.shape}; expected a 1-D vector such as (300,)")
+        raise DataError(
+            path, f"'betas' has shape {betas.shape}; expected a 1-D vector such as (300,)"
+        )
     expressions = arrays.get("expressions", np.zeros((n, N_EXPRESSIONS)))
     if expressions.ndim != 2 or len(expressions) != n or expressions.shape[1] > N_EXPRESSIONS:
-        raise DataError(path, f"'expressions' has shape {expressions.shape}; expected ({n}, <= {N_EXPRESSIONS})")
+        raise DataError(
+            path, f"'expressions' has shape {expressions.shape}; expected ({n}, <= {N_EXPRESSIONS})"
+        )
     expressions = np.pad(expressions, ((0, 0), (0, N_EXPRESSIONS - expressions.shape[1])))
-    for key, values in (("poses", poses), ("trans", trans), ("betas", betas[:, None]), ("expressions", expressions)):
+    for key, values in (
+        ("poses", poses),
+        ("trans", trans),
+        ("betas", betas[:, None]),
+        ("expressions", expressions),
+    ):
         bad = _first_bad(values)
         if bad is not None:
             where = "index" if key == "betas" else "frame"
@@ -116,8 +132,11 @@ def validate_motion_arrays(path: str | Path, arrays: dict, expected_fps: int = F
         raise DataError(path, f"'mocap_frame_rate' has shape {fps.shape}; expected a single number")
     fps = float(fps.reshape(()))
     if fps != expected_fps:
-        raise DataError(path, f"motion is {fps:g} fps (mocap_frame_rate); gesturebench needs {expected_fps} fps "
-                              f"(resample it first)")
+        raise DataError(
+            path,
+            f"motion is {fps:g} fps (mocap_frame_rate); gesturebench needs {expected_fps} fps "
+            f"(resample it first)",
+        )
     return Motion(poses=poses, trans=trans, betas=betas, expressions=expressions, fps=expected_fps)
 
 
@@ -128,7 +147,10 @@ def read_npz(path: str | Path, kind: str = "motion") -> dict[str, np.ndarray]:
     if not path.is_file():
         raise DataError(path, f"{kind} file not found")
     if not zipfile.is_zipfile(path):
-        raise DataError(path, "not a readable npz archive (not a zip file: truncated, corrupt or another format)")
+        raise DataError(
+            path,
+            "not a readable npz archive (not a zip file: truncated, corrupt or another format)",
+        )
     try:
         with np.load(path, allow_pickle=False) as archive:
             return {key: archive[key] for key in archive.files}
@@ -144,9 +166,8 @@ def read_motion_npz(path: str | Path, expected_fps: int = FPS) -> Motion:
 def write_motion_npz(path: str | Path, motion: Motion) -> None:
     """Write `motion` as a BEAT2 `smplxflame_30` npz (BEAT2's keys and dtypes, uncompressed),
     atomically."""
-    with atomic_path(path) as tmp:
-        with open(tmp, "wb") as f:
-            np.savez(f, **motion.to_npz_dict())
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:
+        np.savez(f, **motion.to_npz_dict())
 
 
 class Beat2Dataset:
@@ -158,8 +179,14 @@ class Beat2Dataset:
     give `None` when absent.
     """
 
-    def __init__(self, root: str | Path, split: str = "test", speakers: list[int] | None = None,
-                 load_audio: bool = True, max_sequences: int | None = None):
+    def __init__(
+        self,
+        root: str | Path,
+        split: str = "test",
+        speakers: list[int] | None = None,
+        load_audio: bool = True,
+        max_sequences: int | None = None,
+    ):
         self.root = Path(root)
         self.split = split
         self.with_audio = load_audio
@@ -174,18 +201,26 @@ class Beat2Dataset:
             kept = [(sid, spk) for sid, spk in speaker_ids if spk in wanted]
             if not kept:
                 present = sorted({spk for _, spk in speaker_ids})
-                raise ConfigError(f"{split_file}: split '{split}' has no sequence of speakers {sorted(wanted)}; "
-                                  f"speakers present: {present}")
+                raise ConfigError(
+                    f"{split_file}: split '{split}' has no sequence of speakers {sorted(wanted)}; "
+                    f"speakers present: {present}"
+                )
             speaker_ids = kept
         if max_sequences is not None:
             if max_sequences < 1:
-                raise ConfigError(f"max_sequences must be a positive number or null, got {max_sequences}")
+                raise ConfigError(
+                    f"max_sequences must be a positive number or null, got {max_sequences}"
+                )
             speaker_ids = speaker_ids[:max_sequences]
-        missing = [sid for sid, _ in speaker_ids if not sequence_paths(self.root, sid).motion.is_file()]
+        missing = [
+            sid for sid, _ in speaker_ids if not sequence_paths(self.root, sid).motion.is_file()
+        ]
         if missing:
-            raise DataError(sequence_paths(self.root, missing[0]).motion,
-                            f"motion file missing for a sequence of split '{split}' in {SPLIT_FILE} "
-                            f"({len(missing)} of {len(speaker_ids)} missing)")
+            raise DataError(
+                sequence_paths(self.root, missing[0]).motion,
+                f"motion file missing for a sequence of split '{split}' in {SPLIT_FILE} "
+                f"({len(missing)} of {len(speaker_ids)} missing)",
+            )
         self._ids = [sid for sid, _ in speaker_ids]
         self._speakers = [spk for _, spk in speaker_ids]
 
@@ -213,11 +248,14 @@ class Beat2Dataset:
 
 
 def _split_ids(split_file: Path, split: str) -> list[str]:
-    """The ids of `split` in BEAT2's ``train_test_split.csv`` (columns ``id,type``), in file order.
-    """
+    """The ids of `split` in BEAT2's ``train_test_split.csv`` (columns ``id,type``), in file
+    order."""
     if not split_file.is_file():
-        raise DataError(split_file, f"split file not found; a BEAT2 folder holds {SPLIT_FILE}, {MOTION_DIR}/, "
-                                    f"{AUDIO_DIR}/, {TEXTGRID_DIR}/ and {SEM_DIR}/")
+        raise DataError(
+            split_file,
+            f"split file not found; a BEAT2 folder holds {SPLIT_FILE}, {MOTION_DIR}/, "
+            f"{AUDIO_DIR}/, {TEXTGRID_DIR}/ and {SEM_DIR}/",
+        )
     try:
         table = pd.read_csv(split_file, dtype=str, na_filter=False, skipinitialspace=True)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
@@ -227,5 +265,7 @@ def _split_ids(split_file: Path, split: str) -> list[str]:
         raise DataError(split_file, f"needs columns 'id,type', has {','.join(table.columns)}")
     types = table["type"].str.strip()
     if split not in set(types):
-        raise ConfigError(f"split '{split}' is not in {split_file}; available: {', '.join(sorted(set(types)))}")
+        raise ConfigError(
+            f"split '{split}' is not in {split_file}; available: {', '.join(sorted(set(types)))}"
+        )
     return [sid.strip() for sid in table.loc[types == split, "id"]]

@@ -10,7 +10,11 @@ POLICIES = ("truncate",)
 
 
 def align_lengths(
-    generated: Motion, reference: Motion, sequence_id: str, policy: str = "truncate", max_gap: float = 1.0
+    generated: Motion,
+    reference: Motion,
+    sequence_id: str,
+    policy: str = "truncate",
+    max_gap: float = 1.0,
 ) -> tuple[Motion, Motion, int]:
     """Cut both motions to the shorter; return them and the number of frames dropped from the longer
     one.
@@ -21,11 +25,15 @@ def align_lengths(
         raise ConfigError(f"length_policy={policy!r} is not one of {POLICIES}")
     for what, m in (("generated", generated), ("reference", reference)):
         if m.fps != FPS:
-            raise LengthMismatchError(f"sequence {sequence_id}: {what} motion is {m.fps} fps; gesturebench needs {FPS} fps")
+            raise LengthMismatchError(
+                f"sequence {sequence_id}: {what} motion is {m.fps} fps; "
+                f"gesturebench needs {FPS} fps"
+            )
     gap = abs(generated.n_frames - reference.n_frames)
     if gap / FPS > max_gap:
         raise LengthMismatchError(
-            f"sequence {sequence_id}: generated motion has {generated.n_frames} frames, reference {reference.n_frames} "
+            f"sequence {sequence_id}: generated motion has {generated.n_frames} frames, "
+            f"reference {reference.n_frames} "
             f"({gap / FPS:.2f} s apart, more than max_length_gap={max_gap} s)"
         )
     n = min(generated.n_frames, reference.n_frames)

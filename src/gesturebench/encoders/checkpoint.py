@@ -15,9 +15,10 @@ import io
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
+import pytorch_lightning as pl
 import torch
-from torch import nn
 
 from gesturebench.atomic import one_line, write_atomic
 from gesturebench.data.records import SequenceRecord
@@ -27,6 +28,8 @@ from gesturebench.errors import CheckpointError
 MOTION_AE = "motion_ae"
 MOTION_AE_FORMAT = "gesturebench.motion_ae.v1"
 
+Encoder = TypeVar("Encoder", bound=pl.LightningModule)
+
 
 def encoder_path(checkpoints_dir: str | Path, encoder: str, dataset: str) -> Path:
     """`<checkpoints_dir>/encoders/<encoder>-<dataset>.pt`."""
@@ -34,14 +37,18 @@ def encoder_path(checkpoints_dir: str | Path, encoder: str, dataset: str) -> Pat
 
 
 def train_command(path: Path, encoder: str) -> str:
-    """The command that creates `encoder`'s checkpoint at `path` (named `<encoder>-<dataset>.pt`)."""
+    """The command that creates `encoder`'s checkpoint at `path` (named
+    `<encoder>-<dataset>.pt`)."""
     prefix = f"{encoder}-"
     dataset = path.stem[len(prefix) :] if path.stem.startswith(prefix) else ""
     return f"python launch.py task=train_encoder encoder={encoder} dataset={dataset or '<name>'}"
 
 
-def save_encoder(module: nn.Module, path: str | Path, fmt: str, config: dict, summary: dict) -> str:
-    """Write the checkpoint and `<path>.json` (hash, config, hparams, summary); return the SHA-256."""
+def save_encoder(
+    module: pl.LightningModule, path: str | Path, fmt: str, config: dict, summary: dict
+) -> str:
+    """Write the checkpoint and `<path>.json` (hash, config, hparams, summary); return the
+    SHA-256."""
     path = Path(path)
     payload = {
         "format": fmt,
@@ -65,8 +72,8 @@ def save_encoder(module: nn.Module, path: str | Path, fmt: str, config: dict, su
 
 
 def load_encoder(
-    path: str | Path, module_cls: type[nn.Module], fmt: str, encoder: str
-) -> tuple[nn.Module, dict]:
+    path: str | Path, module_cls: type[Encoder], fmt: str, encoder: str
+) -> tuple[Encoder, dict]:
     """A frozen module in eval mode and its info {"path", "sha256", "config"}; `CheckpointError` if
     unusable."""
     path = Path(path)

@@ -27,6 +27,10 @@ def _conv(c_in: int, c_out: int, kernel_size: int, stride: int = 1) -> nn.Conv1d
 
 
 class MotionAutoencoder(pl.LightningModule):
+    #: Per-dimension normalisation of the representation (buffers, saved in the checkpoint).
+    mean: torch.Tensor
+    std: torch.Tensor
+
     def __init__(
         self,
         rep_dim: int = REP_DIM,
@@ -86,7 +90,7 @@ class MotionAutoencoder(pl.LightningModule):
         """Raw representation windows (W, window, D) → features (W, latent_dim): the time-mean
         latent."""
         out = [self.encode(self.normalise(w)).mean(1) for w in windows.split(batch_size)]
-        return torch.cat(out) if out else windows.new_zeros((0, self.hparams.latent_dim))
+        return torch.cat(out) if out else windows.new_zeros((0, self.hparams["latent_dim"]))
 
     def losses(self, windows: torch.Tensor) -> dict[str, torch.Tensor]:
         x = self.normalise(windows)
@@ -94,7 +98,7 @@ class MotionAutoencoder(pl.LightningModule):
         recon = F.mse_loss(x_hat, x)
         velocity = F.mse_loss(x_hat.diff(dim=1), x.diff(dim=1))
         return {
-            "loss": recon + self.hparams.velocity_weight * velocity,
+            "loss": recon + self.hparams["velocity_weight"] * velocity,
             "recon": recon,
             "velocity": velocity,
         }
@@ -110,4 +114,4 @@ class MotionAutoencoder(pl.LightningModule):
         self.log("val_recon", losses["recon"])
 
     def configure_optimizers(self):
-        return torch.optim.Adam(self.parameters(), lr=self.hparams.lr)
+        return torch.optim.Adam(self.parameters(), lr=self.hparams["lr"])

@@ -83,7 +83,8 @@ class MotionAEConfig(EncoderConfig):
 def representation_stats(
     reps: Sequence[torch.Tensor], std_floor: float
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-dimension mean and std (floored, so constant dimensions do not blow up) over all frames."""
+    """Per-dimension mean and std (floored, so constant dimensions do not blow up) over all
+    frames."""
     frames = torch.cat(list(reps)).double()
     return frames.mean(0).float(), frames.std(0).clamp_min(std_floor).float()
 
@@ -113,13 +114,13 @@ def reconstruction_errors(module: MotionAutoencoder, windows: torch.Tensor) -> d
 def train_motion_ae(
     train_records: Sequence[SequenceRecord],
     val_records: Sequence[SequenceRecord],
-    cfg: MotionAEConfig | Mapping | None,
+    config: MotionAEConfig | Mapping | None,
     out_path: str | Path,
     logger=None,
 ) -> Path:
     """Train on `train_records`, early-stop on `val_records`, write the checkpoint at `out_path`;
     return it."""
-    cfg = MotionAEConfig.coerce(cfg)
+    cfg: MotionAEConfig = MotionAEConfig.coerce(config)
     out_path = Path(out_path)
     started = time.perf_counter()
     pl.seed_everything(cfg.seed, workers=True)
@@ -155,7 +156,8 @@ def train_motion_ae(
     }
     sha = save_motion_ae(module, out_path, dataclasses.asdict(cfg), summary)
     print(
-        f"motion_ae checkpoint {out_path} sha256={sha} val_recon_mse={summary['val_recon_mse']:.4f} "
+        f"motion_ae checkpoint {out_path} sha256={sha} "
+        f"val_recon_mse={summary['val_recon_mse']:.4f} "
         f"(mean pose: {summary['val_mean_pose_mse']:.4f})"
     )
     return out_path

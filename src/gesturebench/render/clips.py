@@ -76,7 +76,8 @@ def write_clip(
     path = Path(path)
     if audio is None:
         return write_video(path, frames, fps)
-    import imageio_ffmpeg  # here, not at import: scoring never needs ffmpeg (and GPU images may lack it)
+    # here, not at import: scoring never needs ffmpeg (and GPU images may lack it)
+    import imageio_ffmpeg
 
     with tempfile.TemporaryDirectory() as folder, atomic_path(path) as tmp:
         silent = write_video(Path(folder) / "silent.mp4", frames, fps)

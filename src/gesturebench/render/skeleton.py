@@ -8,6 +8,7 @@ are comparable.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 import imageio.v2 as imageio
 import matplotlib
@@ -15,6 +16,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from gesturebench.atomic import atomic_path
 from gesturebench.body.joints import PARENTS
@@ -32,7 +34,7 @@ def render_frames(
     `centre` (x, y[, z]): where the box is anchored; None: the first frame's pelvis.
     """
     fig = plt.figure(figsize=(size / 100, size / 100), dpi=100)
-    ax = fig.add_axes([0, 0, 1, 1])
+    ax = fig.add_axes((0, 0, 1, 1))
     centre = joints[0, 0] if centre is None else np.asarray(centre)
     ax.set_xlim(centre[0] - 1.0, centre[0] + 1.0)
     ax.set_ylim(centre[1] - 1.1, centre[1] + 0.9)
@@ -42,12 +44,13 @@ def render_frames(
         ax.plot([], [], color="tab:blue" if b < 25 else "tab:orange", lw=2 if b < 25 else 1)[0]
         for b, _ in _BONES
     ]
+    canvas = cast(FigureCanvasAgg, fig.canvas)  # the Agg backend, chosen at import
     frames = np.empty((len(joints), size, size, 3), dtype=np.uint8)
     for t, pose in enumerate(joints):
         for line, (b, p) in zip(lines, _BONES):
             line.set_data([pose[b, 0], pose[p, 0]], [pose[b, 1], pose[p, 1]])
-        fig.canvas.draw()
-        frames[t] = np.asarray(fig.canvas.buffer_rgba())[..., :3]
+        canvas.draw()
+        frames[t] = np.asarray(canvas.buffer_rgba())[..., :3]
     plt.close(fig)
     return frames
 

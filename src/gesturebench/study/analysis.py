@@ -174,8 +174,9 @@ def composite_tables(
         smallest_fold = len(data) - data["sequence_id"].value_counts().max()
         if options.ridge_alpha is None and smallest_fold <= len(predictors) + 1:
             notes.append(
-                f"composite {d}: {len(predictors)} predictors and {smallest_fold} training clips in the "
-                "smallest grouped fold: OLS is underdetermined there (consider study.analysis.ridge_alpha)"
+                f"composite {d}: {len(predictors)} predictors and {smallest_fold} training clips "
+                "in the smallest grouped fold: OLS is underdetermined there "
+                "(consider study.analysis.ridge_alpha)"
             )
         X, y = data[predictors].to_numpy(float), data[d].to_numpy(float)
         groups = data["sequence_id"].to_numpy()

@@ -5,12 +5,11 @@ The model is scikit-learn's `Pipeline(StandardScaler, LinearRegression)` (or `Ri
 every fold z-scores the predictors with its own training rows only. Out-of-fold predictions come
 from `cross_val_predict` with `LeaveOneOut` (the paper) or `LeaveOneGroupOut` over sequences (the
 generated observations share sequences, so plain LOOCV is optimistic). Reported per dimension:
-out-of-fold MSE, MAE,
-composite ρ (Spearman of out-of-fold predictions and ratings), the best individual metric by |ρ| over the same
-observations, Δ|ρ| = |ρ_composite| − |ρ_best|, a bootstrap CI of the composite ρ and a permutation p-value of the
-grouped gain: the predictors other than the best are shuffled together across observations (breaking
-what they add beyond the best metric) and the whole grouped CV is refitted; p = (1 + #{Δ_perm ≥ Δ})
-/ (1 + B).
+out-of-fold MSE, MAE, composite ρ (Spearman of out-of-fold predictions and ratings), the best
+individual metric by |ρ| over the same observations, Δ|ρ| = |ρ_composite| − |ρ_best|, a bootstrap
+CI of the composite ρ and a permutation p-value of the grouped gain: the predictors other than the
+best are shuffled together across observations (breaking what they add beyond the best metric) and
+the whole grouped CV is refitted; p = (1 + #{Δ_perm ≥ Δ}) / (1 + B).
 """
 
 from __future__ import annotations
@@ -28,7 +27,8 @@ from gesturebench.study.correlation import bootstrap_ci
 
 
 def composite_model(alpha: float | None = None) -> Pipeline:
-    """Fold-standardised OLS with intercept (`alpha=None`) or ridge regression with penalty `alpha`."""
+    """Fold-standardised OLS with intercept (`alpha=None`) or ridge regression with penalty
+    `alpha`."""
     return Pipeline(
         [
             ("scale", StandardScaler()),
@@ -98,7 +98,8 @@ def fit_composite(
 
 
 def predict(composite: dict, values: np.ndarray) -> np.ndarray:
-    """Predicted ratings of rows of predictor `values` (columns in `composite["predictors"]` order)."""
+    """Predicted ratings of rows of predictor `values` (columns in `composite["predictors"]`
+    order)."""
     z = (np.asarray(values, dtype=float) - np.asarray(composite["mean"])) / np.asarray(
         composite["scale"]
     )

@@ -48,7 +48,8 @@ def adjust(p: Iterable[float], method: str) -> np.ndarray:
 
 
 def spearman_rho(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
-    """Spearman's ρ along `axis` (Pearson correlation of average ranks), vectorised for resampling."""
+    """Spearman's ρ along `axis` (Pearson correlation of average ranks), vectorised for
+    resampling."""
     rx, ry = stats.rankdata(x, axis=axis), stats.rankdata(y, axis=axis)
     rx = rx - rx.mean(axis=axis, keepdims=True)
     ry = ry - ry.mean(axis=axis, keepdims=True)

@@ -144,8 +144,8 @@ def plot_composites(
         ax.set_ylim(lo, hi)
         r = rows.loc[d]
         ax.set_title(
-            f"{d.upper()}: composite ρ = {r['rho']:.2f}\nbest single: {metric_label(r['best_metric'])} "
-            f"ρ = {r['rho_best']:.2f}",
+            f"{d.upper()}: composite ρ = {r['rho']:.2f}\n"
+            f"best single: {metric_label(r['best_metric'])} ρ = {r['rho_best']:.2f}",
             fontsize=9,
         )
         ax.set_xlabel("Mean rating")

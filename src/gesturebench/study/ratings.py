@@ -31,7 +31,15 @@ from pydantic import (
 
 from gesturebench.atomic import write_atomic
 from gesturebench.errors import DataError
-from gesturebench.study.schema import ATTENTION, COLUMNS, CONDITIONS, DIMENSIONS, SCALE
+from gesturebench.study.schema import (
+    ATTENTION,
+    COLUMNS,
+    CONDITIONS,
+    SCALE,
+    Attention,
+    Condition,
+    Dimension,
+)
 
 REQUIRED_COLUMNS = COLUMNS[:-1]
 #: How many invalid rows a refusal message describes in full (all line numbers are always listed).
@@ -45,10 +53,10 @@ class RatingRow(BaseModel):
     model_config = ConfigDict(str_strip_whitespace=True, extra="ignore")
 
     participant_id: str = Field(min_length=1)
-    condition: Literal[tuple(CONDITIONS)]
+    condition: Condition
     source: str = ""
     sequence_id: str = ""
-    dimension: Literal[(*DIMENSIONS, ATTENTION)]
+    dimension: Literal[Dimension, Attention]
     rating: int | None = Field(default=None, ge=SCALE[0], le=SCALE[1])
     passed: bool | None = None
 
@@ -88,7 +96,8 @@ class RatingRow(BaseModel):
             needed = self.dimension != ATTENTION or value
             if known is not None and needed and value not in known:
                 problems.append(
-                    f"unknown {column.replace('_id', '')} '{value}' (known: {', '.join(sorted(known))})"
+                    f"unknown {column.replace('_id', '')} '{value}' "
+                    f"(known: {', '.join(sorted(known))})"
                 )
         if problems:
             raise ValueError("; ".join(problems))
@@ -135,7 +144,9 @@ def read_ratings(
         "sources": None if sources is None else set(sources),
         "sequences": None if sequences is None else set(sequences),
     }
-    rows, invalid, condition_of = [], [], {}
+    rows: list[dict] = []
+    invalid: list[tuple[int, str]] = []
+    condition_of: dict[str, tuple[Condition, int]] = {}
     try:
         with open(path, newline="", encoding="utf-8") as f:
             reader = csv.DictReader(f)
@@ -158,8 +169,8 @@ def read_ratings(
                 first = condition_of.setdefault(row.participant_id, (row.condition, line))
                 if first[0] != row.condition:
                     clash = (
-                        f"participant '{row.participant_id}' already rated in condition '{first[0]}' "
-                        f"(line {first[1]}); conditions have different participants"
+                        f"participant '{row.participant_id}' already rated in condition "
+                        f"'{first[0]}' (line {first[1]}); conditions have different participants"
                     )
                     invalid.append((line, clash))
                     continue
@@ -187,8 +198,8 @@ def require_valid(ratings: Ratings, drop_invalid: bool) -> pd.DataFrame:
         )
         raise RatingsError(
             ratings.path,
-            f"{len(ratings.invalid)} invalid row(s) at line(s) {lines} ({described}{more}); fix them or set "
-            "study.drop_invalid=true to analyse without them",
+            f"{len(ratings.invalid)} invalid row(s) at line(s) {lines} ({described}{more}); "
+            "fix them or set study.drop_invalid=true to analyse without them",
         )
     return ratings.frame
 

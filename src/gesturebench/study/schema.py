@@ -3,8 +3,14 @@ rating scale."""
 
 from __future__ import annotations
 
+from typing import Literal
+
+#: A perceptual dimension's short name (a key of `DIMENSIONS`).
+Dimension = Literal["hl", "md", "ae", "st", "cm"]
+#: A study condition (a key of `CONDITIONS`).
+Condition = Literal["muted", "audio"]
 #: Perceptual dimensions in the paper's order, with their full names (figure and table labels).
-DIMENSIONS = {
+DIMENSIONS: dict[str, str] = {
     "hl": "Human-likeness",
     "md": "Motion diversity",
     "ae": "Absence of animation errors",
@@ -12,9 +18,13 @@ DIMENSIONS = {
     "cm": "Content match",
 }
 #: Which dimensions each condition rates (different participants per condition).
-CONDITIONS = {"muted": ("hl", "md", "ae"), "audio": ("st", "cm")}
+CONDITIONS: dict[Condition, tuple[Dimension, ...]] = {
+    "muted": ("hl", "md", "ae"),
+    "audio": ("st", "cm"),
+}
 #: The `dimension` value of an attention-check row (its outcome is in the `passed` column).
-ATTENTION = "attention"
+Attention = Literal["attention"]
+ATTENTION: Attention = "attention"
 #: Rating scale: 1 = very poor … 7 = excellent.
 SCALE = (1, 7)
 #: Columns of the long-format ratings file.

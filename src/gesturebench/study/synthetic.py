@@ -5,8 +5,10 @@ Generative model, per clip c = (source, sequence) and dimension d (the weights a
 `study.generator.model`):
 
     latent[c, d] = intercept_d + Σ_m weight_dm · z_m(c) + shared_c + e_cd
-    z_m(c)       = (metric_m(c) − mean_m) / sd_m, mean and SD over the generated clips (reference excluded)
-    shared_c ~ N(0, shared_noise²)   one draw per clip for all five dimensions (makes the dimensions correlate)
+    z_m(c)       = (metric_m(c) − mean_m) / sd_m
+                   mean and SD over the generated clips (reference excluded)
+    shared_c ~ N(0, shared_noise²)
+               one draw per clip for all five dimensions (makes the dimensions correlate)
     e_cd     ~ N(0, clip_noise²)
 
 Participants are split over the two conditions (`participants`); each rates `clips_per_participant`
@@ -88,13 +90,15 @@ def usable_terms(
     the others), so the synthetic study runs with any metrics preset; the notes say which terms were
     dropped and why.
     """
-    weights, notes = {}, []
+    weights: dict[str, dict] = {}
+    notes: list[str] = []
     for d in DIMENSIONS:
         weights[d] = {}
         for m, w in study.model[d].get("weights", {}).items():
             if m not in metrics.columns or metrics[m].isna().any():
                 notes.append(
-                    f"synthetic model: term {w:+g}·z({m}) of {d} dropped ({m} is not computed for every clip)"
+                    f"synthetic model: term {w:+g}·z({m}) of {d} dropped "
+                    f"({m} is not computed for every clip)"
                 )
             elif not metrics.loc[generated, m].std() > 0:
                 notes.append(

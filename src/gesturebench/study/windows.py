@@ -101,7 +101,12 @@ def shift_events(items: Iterable | None, start: float, end: float) -> list | Non
         return None
     out = []
     for item in items:
-        if not (dataclasses.is_dataclass(item) and hasattr(item, "start") and hasattr(item, "end")):
+        if not (
+            dataclasses.is_dataclass(item)
+            and not isinstance(item, type)
+            and hasattr(item, "start")
+            and hasattr(item, "end")
+        ):
             out.append(item)
             continue
         if item.end <= start or item.start >= end:
