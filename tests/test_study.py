@@ -581,7 +581,7 @@ def test_two_process_ddp_equals_one_process(tmp_path, tiny_encoder):
     assert (
         len([k for k in single if k.endswith("composite_hl")]) == 5
     )  # 4 rows + the model-level value
-    distributed = run_distributed(_ddp_scores, *args, world_size=2)
+    distributed = run_distributed(_ddp_scores, *args)
     assert distributed.keys() == single.keys()
     for key, value in single.items():
         assert distributed[key] == pytest.approx(value, rel=1e-9), key
