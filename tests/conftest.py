@@ -1,20 +1,60 @@
-"""Shared fixtures: the real BEAT2 sample folder (skipped with a reason where absent)."""
+"""Shared fixtures: the session's sandbox (temporary data, cache and checkpoints folders; no test
+writes into the checkout), mini-BEAT2 and its encoders generated there once, a config composed
+against it, and the real BEAT2 sample folder (skipped with a reason where absent)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from omegaconf import DictConfig
+
+import tests.launch
+from tests.helpers import composed
+from tests.launch import Sandbox, launch
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_DIR = REPO.parent / "shared" / "data" / "beat2-sample"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def sandbox(tmp_path_factory) -> Sandbox:
+    """The session's temporary `paths.*` folders; every `tests.launch` run uses them."""
+    tests.launch.SANDBOX = Sandbox(tmp_path_factory.mktemp("sandbox"))
+    yield tests.launch.SANDBOX
+    tests.launch.SANDBOX = None
+
+
+@pytest.fixture(scope="session")
+def mini_beat2(sandbox) -> Path:
+    """mini-BEAT2 (default size), generated once into the sandbox."""
+    from gesturebench.data.mini import ensure_mini_beat2
+
+    return ensure_mini_beat2(sandbox.data / "mini_beat2_default")
+
+
+@pytest.fixture(scope="session")
+def mini_encoders(sandbox, mini_beat2) -> Path:
+    """The sandbox's checkpoints folder with mini-BEAT2's two encoders trained (once per session:
+    a run that needs them would otherwise train them on first use, during a test)."""
+    proc = launch("-m", "task=train_encoder", "encoder=motion_ae,text_motion", "logger=none")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return sandbox.checkpoints
+
+
+@pytest.fixture(scope="session")
+def config(sandbox) -> Callable[..., DictConfig]:
+    """`composed(*overrides)` with the sandbox's folders."""
+    return lambda *overrides: composed(*sandbox.overrides, *overrides)
 
 
 @pytest.fixture(scope="session")
 def beat2_sample() -> Path:
     if not (SAMPLE_DIR / "2_scott_0_1_1.npz").exists():
         pytest.skip(
-            f"real BEAT2 sample not found at {SAMPLE_DIR} (it lives in the project's shared/ folder)"
+            f"real BEAT2 sample not found at {SAMPLE_DIR} (it lives in the project's shared/"
+            " folder)"
         )
     return SAMPLE_DIR
 
@@ -36,10 +76,8 @@ SWEEP_ARGS = (
 
 
 @pytest.fixture(scope="session")
-def basic_sweep(tmp_path_factory):
+def basic_sweep(tmp_path_factory, mini_encoders):
     """(sweep folder, completed process) of `launch.py -m SWEEP_MODELS SWEEP_ARGS`."""
-    from tests.launch import launch
-
     sweep = tmp_path_factory.mktemp("basic") / "sweep"
     return sweep, launch("-m", SWEEP_MODELS, *SWEEP_ARGS, f"hydra.sweep.dir={sweep}", timeout=1200)
 

@@ -165,7 +165,7 @@ def test_spearman_values_and_p_values_equal_scipy():
         assert row.ci_low <= row.rho <= row.ci_high
     x = rng.normal(size=(7, 25))
     y = x + rng.normal(size=(7, 25))
-    expected = [stats.spearmanr(a, b).statistic for a, b in zip(x, y)]
+    expected = [stats.spearmanr(a, b).statistic for a, b in zip(x, y, strict=True)]
     assert np.allclose(spearman_rho(x, y, axis=-1), expected)
 
 
@@ -250,7 +250,8 @@ MODEL = {
 
 @pytest.fixture(scope="module")
 def metrics_table():
-    """Independent standard-normal metric values for 5 sources × 15 sequences; `sc` null everywhere."""
+    """Independent standard-normal metric values for 5 sources × 15 sequences; `sc` null
+    everywhere."""
     rng = np.random.default_rng(1)
     index = pd.MultiIndex.from_product([SOURCES, SEQUENCES], names=["source", "sequence_id"])
     table = pd.DataFrame(

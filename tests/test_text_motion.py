@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 
 import numpy as np
 import pytest
@@ -134,35 +135,34 @@ def test_config_rejects_unknown_keys_and_empty_windows():
 
 
 @pytest.fixture(scope="module")
-def mini(tmp_path_factory):
+def mini(mini_beat2):
     from gesturebench.data.beat2 import Beat2Dataset
-    from gesturebench.data.mini import generate_mini_beat2
 
-    root = generate_mini_beat2(tmp_path_factory.mktemp("mini") / "mini_beat2", seed=0)
     return {
         s: [d[i] for i in range(len(d))]
         for s in ("train", "val", "test")
-        for d in [Beat2Dataset(root, s, load_audio=False)]
+        for d in [Beat2Dataset(mini_beat2, s, load_audio=False)]
     }
 
 
 @pytest.fixture(scope="module")
-def trained(mini, tmp_path_factory):
-    ckpt_dir = tmp_path_factory.mktemp("checkpoints")
+def trained(mini, mini_encoders, tmp_path_factory):
+    """SC prepared on mini-BEAT2 with the session's trained text–motion encoder (the auto-training
+    branch itself: `test_train_function_is_seeded`)."""
     ctx = MetricContext(
         "mini_beat2",
         mini.__getitem__,
-        ckpt_dir / "cache",
-        ckpt_dir,
+        tmp_path_factory.mktemp("cache"),
+        mini_encoders,
         body_model=None,
         auto_train=True,
     )
     metric = SemanticScore()
-    metric.prepare(ctx)  # no checkpoint yet: auto-trains, as the evaluate task does on mini-BEAT2
+    metric.prepare(ctx)
     return metric, ctx
 
 
-def test_auto_training_writes_a_hashed_checkpoint(trained):
+def test_trained_checkpoint_is_hashed_and_named_in_the_provenance(trained):
     metric, ctx = trained
     path = text_motion_path(ctx.checkpoints_dir, "mini_beat2")
     info = metric.provenance()["text_motion"]
@@ -209,7 +209,7 @@ def test_missing_checkpoint_without_auto_train_names_the_command(tmp_path, mini)
     )
     with pytest.raises(
         CheckpointError,
-        match="python launch.py task=train_encoder encoder=text_motion dataset=beat2",
+        match=re.escape("python launch.py task=train_encoder encoder=text_motion dataset=beat2"),
     ):
         SemanticScore().prepare(ctx)
 
