@@ -1,10 +1,10 @@
 """Shared fixtures: the session's sandbox (temporary data, cache and checkpoints folders; no test
-writes into the checkout), mini-BEAT2 and its encoders generated there once, a config composed
-against it, and the real BEAT2 sample folder (skipped with a reason where absent)."""
+writes into the checkout), mini-BEAT2 generated there once, a config composed against it, and the
+real BEAT2 sample folder (skipped with a reason where absent)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -19,8 +19,9 @@ SAMPLE_DIR = REPO.parent / "shared" / "data" / "beat2-sample"
 
 
 @pytest.fixture(scope="session", autouse=True)
-def sandbox(tmp_path_factory) -> Sandbox:
-    """The session's temporary `paths.*` folders; every `tests.launch` run uses them."""
+def sandbox(tmp_path_factory) -> Iterator[Sandbox]:
+    """The session's temporary `paths.*` folders; every `tests.launch` run uses them (and trains
+    mini-BEAT2's encoders there on its first call)."""
     tests.launch.SANDBOX = Sandbox(tmp_path_factory.mktemp("sandbox"))
     yield tests.launch.SANDBOX
     tests.launch.SANDBOX = None
@@ -32,15 +33,6 @@ def mini_beat2(sandbox) -> Path:
     from gesturebench.data.mini import ensure_mini_beat2
 
     return ensure_mini_beat2(sandbox.data / "mini_beat2_default")
-
-
-@pytest.fixture(scope="session")
-def mini_encoders(sandbox, mini_beat2) -> Path:
-    """The sandbox's checkpoints folder with mini-BEAT2's two encoders trained (once per session:
-    a run that needs them would otherwise train them on first use, during a test)."""
-    proc = launch("-m", "task=train_encoder", "encoder=motion_ae,text_motion", "logger=none")
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return sandbox.checkpoints
 
 
 @pytest.fixture(scope="session")
@@ -76,7 +68,7 @@ SWEEP_ARGS = (
 
 
 @pytest.fixture(scope="session")
-def basic_sweep(tmp_path_factory, mini_encoders):
+def basic_sweep(tmp_path_factory):
     """(sweep folder, completed process) of `launch.py -m SWEEP_MODELS SWEEP_ARGS`."""
     sweep = tmp_path_factory.mktemp("basic") / "sweep"
     return sweep, launch("-m", SWEEP_MODELS, *SWEEP_ARGS, f"hydra.sweep.dir={sweep}", timeout=1200)

@@ -34,6 +34,7 @@ class Sandbox:
         body_models = REPO / "checkpoints" / "body_models"
         if body_models.is_dir():
             (self.checkpoints / "body_models").symlink_to(body_models, target_is_directory=True)
+        self._encoders_trained = False
 
     @property
     def overrides(self) -> tuple[str, ...]:
@@ -48,31 +49,53 @@ class Sandbox:
         run = Path(tempfile.mkdtemp(dir=self.root / "runs"))
         return f"hydra.run.dir={run / 'run'}", f"hydra.sweep.dir={run / 'sweep'}"
 
+    def train_encoders(self) -> Path:
+        """Train mini-BEAT2's two encoders into the sandbox's checkpoints, once per session (a run
+        that needs them would otherwise train them on first use, during a test, or two jobs of a
+        sweep at once); return the checkpoints folder. One torch thread: on a busy machine, more
+        threads than free cores make the training many times slower."""
+        if not self._encoders_trained:
+            cmd, env = command(
+                "-m", "task=train_encoder", "encoder=motion_ae,text_motion", "threads=1"
+            )
+            proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise RuntimeError(f"training the mini-BEAT2 encoders failed:\n{proc.stderr}")
+            self._encoders_trained = True
+        return self.checkpoints
+
 
 # the session's sandbox, set by conftest's `sandbox` fixture
 SANDBOX: Sandbox | None = None
 
 
-def command(*overrides: str, env: dict | None = None) -> tuple[list[str], dict]:
-    """The command line and environment of `python launch.py OVERRIDES…`, quiet and offline, in the
-    sandbox.
-
-    The sandbox's folders come first, so the caller's overrides win; a caller that sets `paths.root`
-    gets its own data, cache and checkpoints folders under it."""
+def _sandbox() -> Sandbox:
     if SANDBOX is None:
         raise RuntimeError("tests.launch needs conftest's `sandbox` fixture (run it under pytest)")
+    return SANDBOX
+
+
+def _own_root(overrides: tuple[str, ...]) -> bool:
+    """Whether the caller sets `paths.root` (its data, cache and checkpoints folders then live
+    under it)."""
+    return any(o.startswith("paths.root=") for o in overrides)
+
+
+def command(*overrides: str, env: dict | None = None) -> tuple[list[str], dict]:
+    """The command line and environment of `python launch.py OVERRIDES…`, quiet and offline, in the
+    sandbox: its folders come first, so the caller's overrides win."""
+    sandbox = _sandbox()
     run_env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
     run_env.update({"WANDB_MODE": "offline", "WANDB_SILENT": "true", **(env or {})})
     flags = [o for o in overrides if o.startswith("-")]
     rest = [o for o in overrides if not o.startswith("-")]
-    own_root = any(o.startswith("paths.root=") for o in rest)
     cmd = [
         sys.executable,
         str(REPO / "launch.py"),
         *flags,
         "trainer.enable_progress_bar=false",
-        *(() if own_root else SANDBOX.overrides),
-        *SANDBOX.run_overrides(),
+        *(() if _own_root(overrides) else sandbox.overrides),
+        *sandbox.run_overrides(),
         *rest,
     ]
     return cmd, run_env
@@ -81,7 +104,10 @@ def command(*overrides: str, env: dict | None = None) -> tuple[list[str], dict]:
 def launch(
     *overrides: str, timeout: int = 600, env: dict | None = None
 ) -> subprocess.CompletedProcess:
-    """Run `command(*overrides, env=env)` from the repository root; its output captured."""
+    """Run `command(*overrides, env=env)` from the repository root, its output captured, the
+    sandbox's encoders trained first."""
+    if not _own_root(overrides):
+        _sandbox().train_encoders()
     cmd, run_env = command(*overrides, env=env)
     return subprocess.run(
         cmd, cwd=REPO, env=run_env, capture_output=True, text=True, timeout=timeout

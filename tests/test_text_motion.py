@@ -146,23 +146,22 @@ def mini(mini_beat2):
 
 
 @pytest.fixture(scope="module")
-def trained(mini, mini_encoders, tmp_path_factory):
-    """SC prepared on mini-BEAT2 with the session's trained text–motion encoder (the auto-training
-    branch itself: `test_train_function_is_seeded`)."""
+def trained(mini, tmp_path_factory, one_thread):
+    ckpt_dir = tmp_path_factory.mktemp("checkpoints")
     ctx = MetricContext(
         "mini_beat2",
         mini.__getitem__,
-        tmp_path_factory.mktemp("cache"),
-        mini_encoders,
+        ckpt_dir / "cache",
+        ckpt_dir,
         body_model=None,
         auto_train=True,
     )
     metric = SemanticScore()
-    metric.prepare(ctx)
+    metric.prepare(ctx)  # no checkpoint yet: auto-trains, as the evaluate task does on mini-BEAT2
     return metric, ctx
 
 
-def test_trained_checkpoint_is_hashed_and_named_in_the_provenance(trained):
+def test_auto_training_writes_a_hashed_checkpoint(trained):
     metric, ctx = trained
     path = text_motion_path(ctx.checkpoints_dir, "mini_beat2")
     info = metric.provenance()["text_motion"]
