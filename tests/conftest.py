@@ -4,6 +4,7 @@ real BEAT2 sample folder (skipped with a reason where absent)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -15,7 +16,10 @@ from tests.helpers import composed
 from tests.launch import Sandbox, launch
 
 REPO = Path(__file__).resolve().parents[1]
-SAMPLE_DIR = REPO.parent / "shared" / "data" / "beat2-sample"
+# in the project's shared/ folder beside the checkout, or at $GESTUREBENCH_BEAT2_SAMPLE
+SAMPLE_DIR = Path(
+    os.environ.get("GESTUREBENCH_BEAT2_SAMPLE", REPO.parent / "shared" / "data" / "beat2-sample")
+)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -511,6 +511,7 @@ def test_task_annotate_then_resume_then_model_source(annotate_cfg, tmp_path, mon
         run(annotate_cfg("annotator=replay"))
 
 
+@pytest.mark.slow
 def test_task_review_writes_a_sheet_and_ingests_it(annotate_cfg, tmp_path, monkeypatch):
     from gesturebench.tasks.annotate import run
 

