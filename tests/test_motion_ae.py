@@ -34,7 +34,8 @@ N_LATENT = 6
 
 
 def smooth_motion(rng: np.random.Generator, n_frames: int, mix: np.ndarray) -> Motion:
-    """A smooth synthetic motion: a few random sinusoids (0.2–2 Hz) mixed into all 165 pose values."""
+    """A smooth synthetic motion: a few random sinusoids (0.2–2 Hz) mixed into all 165 pose
+    values."""
     t = np.arange(n_frames)[:, None] / 30.0
     latent = np.sin(
         2 * np.pi * rng.uniform(0.2, 2.0, N_LATENT) * t + rng.uniform(0, 2 * np.pi, N_LATENT)

@@ -216,7 +216,7 @@ def _ddp_worker(rank: int, world: int, root: str) -> dict:
 
 
 def test_distributed_equals_one_process(tmp_path):
-    ddp = run_distributed(_ddp_worker, str(tmp_path), world_size=2)
+    ddp = run_distributed(_ddp_worker, str(tmp_path))
     assert ddp["sgp"] == pytest.approx(HAND_SGP, abs=1e-12)
     assert ddp["sgp_invalid"] == HAND_INVALID
     assert sorted(ddp["per_sequence"]) == [0, 1, 2, 4, 5]

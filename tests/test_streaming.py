@@ -7,12 +7,10 @@ from __future__ import annotations
 import gc
 
 import pytest
-from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from gesturebench.body.model import BodyModel
 from gesturebench.body.output import BodyOutput
-from gesturebench.config import register_configs, repo_root
 from gesturebench.data.datamodule import open_dataset
 from gesturebench.evaluator import Evaluator
 from gesturebench.tasks import evaluate
@@ -23,21 +21,18 @@ def live_body_outputs() -> int:
     return sum(type(o) is BodyOutput for o in gc.get_objects())
 
 
-def composed(tmp_path, *overrides: str):
-    register_configs()
-    with initialize_config_dir(config_dir=str(repo_root() / "conf"), version_base="1.3"):
-        return compose(
-            config_name="config",
-            overrides=[
-                "metrics=fast",
-                "logger=none",
-                "task.render_clips=0",
-                "dataset.max_sequences=2",
-                "trainer.enable_progress_bar=false",
-                f"paths.cache={tmp_path / 'cache'}",
-                *overrides,
-            ],
-        )
+@pytest.fixture
+def small(config, tmp_path):
+    """A two-sequence evaluation with the cheap metrics and a cache of its own, and `overrides`."""
+    return lambda *overrides: config(
+        "metrics=fast",
+        "logger=none",
+        "task.render_clips=0",
+        "dataset.max_sequences=2",
+        "trainer.enable_progress_bar=false",
+        f"paths.cache={tmp_path / 'cache'}",
+        *overrides,
+    )
 
 
 def scored(cfg, tmp_path) -> dict:
@@ -50,11 +45,11 @@ def scored(cfg, tmp_path) -> dict:
     )
 
 
-def test_no_body_output_outlives_its_sequence(tmp_path, monkeypatch):
-    cfg = composed(
-        tmp_path,
+def test_no_body_output_outlives_its_sequence(small, tmp_path, monkeypatch):
+    cfg = small(
         "model=perturbed",
-        "+metrics.chamfer={_target_: gesturebench.metrics.surface.Chamfer, name: chamfer, num_points: 50}",
+        "+metrics.chamfer={_target_: gesturebench.metrics.surface.Chamfer, name: chamfer,"
+        " num_points: 50}",
     )
     before_each_step = []
     test_step = Evaluator.test_step
@@ -71,7 +66,7 @@ def test_no_body_output_outlives_its_sequence(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("model,forwards", [("ground_truth", 2), ("perturbed", 4)])
-def test_one_smplx_forward_per_distinct_motion(tmp_path, monkeypatch, model, forwards):
+def test_one_smplx_forward_per_distinct_motion(small, tmp_path, monkeypatch, model, forwards):
     calls = []
     forward = BodyModel.forward
     monkeypatch.setattr(
@@ -79,7 +74,7 @@ def test_one_smplx_forward_per_distinct_motion(tmp_path, monkeypatch, model, for
         "forward",
         lambda self, motion, **kw: calls.append(1) or forward(self, motion, **kw),
     )
-    res = scored(composed(tmp_path, f"model={model}"), tmp_path)
+    res = scored(small(f"model={model}"), tmp_path)
     assert (
         len(res["per_sequence"]) == 2 and len(calls) == forwards
     )  # 2 sequences: reference (and generated)

@@ -165,7 +165,7 @@ def test_spearman_values_and_p_values_equal_scipy():
         assert row.ci_low <= row.rho <= row.ci_high
     x = rng.normal(size=(7, 25))
     y = x + rng.normal(size=(7, 25))
-    expected = [stats.spearmanr(a, b).statistic for a, b in zip(x, y)]
+    expected = [stats.spearmanr(a, b).statistic for a, b in zip(x, y, strict=True)]
     assert np.allclose(spearman_rho(x, y, axis=-1), expected)
 
 
@@ -250,7 +250,8 @@ MODEL = {
 
 @pytest.fixture(scope="module")
 def metrics_table():
-    """Independent standard-normal metric values for 5 sources × 15 sequences; `sc` null everywhere."""
+    """Independent standard-normal metric values for 5 sources × 15 sequences; `sc` null
+    everywhere."""
     rng = np.random.default_rng(1)
     index = pd.MultiIndex.from_product([SOURCES, SEQUENCES], names=["source", "sequence_id"])
     table = pd.DataFrame(
@@ -581,7 +582,7 @@ def test_two_process_ddp_equals_one_process(tmp_path, tiny_encoder):
     assert (
         len([k for k in single if k.endswith("composite_hl")]) == 5
     )  # 4 rows + the model-level value
-    distributed = run_distributed(_ddp_scores, *args, world_size=2)
+    distributed = run_distributed(_ddp_scores, *args)
     assert distributed.keys() == single.keys()
     for key, value in single.items():
         assert distributed[key] == pytest.approx(value, rel=1e-9), key

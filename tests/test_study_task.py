@@ -10,10 +10,8 @@ import shutil
 import numpy as np
 import pandas as pd
 import pytest
-from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf, open_dict
 
-from gesturebench.config import register_configs, repo_root
 from gesturebench.results import config_hash
 from gesturebench.study.composites import predict
 from gesturebench.study.ratings import RatingsError
@@ -48,24 +46,29 @@ SMALL = [
 ]
 
 
-def composed(*overrides: str):
-    register_configs()
-    with initialize_config_dir(config_dir=str(repo_root() / "conf"), version_base="1.3"):
-        cfg = compose(config_name="config", overrides=[*SMALL, *overrides])
-    with open_dict(cfg):
-        cfg.metrics = METRICS
-        if cfg.study.get("generator") is not None:
-            cfg.study.generator.model = MODEL
-    return cfg
+@pytest.fixture(scope="session")
+def composed(config):
+    """The small study's config with `overrides`: four cheap metrics, the generator's model on
+    them."""
+
+    def compose(*overrides: str):
+        cfg = config(*SMALL, *overrides)
+        with open_dict(cfg):
+            cfg.metrics = METRICS
+            if cfg.study.get("generator") is not None:
+                cfg.study.generator.model = MODEL
+        return cfg
+
+    return compose
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
+def run(composed, tmp_path_factory):
     out = tmp_path_factory.mktemp("analyze")
     return out, analyze_study(composed(), out)
 
 
-def test_synthetic_study_writes_every_table_and_figure(run):
+def test_synthetic_study_writes_every_table_and_figure(run, composed):
     out, summary = run
     for name in (
         "windows.csv",
@@ -104,8 +107,8 @@ def test_synthetic_study_writes_every_table_and_figure(run):
             ((metric, weight),) = spec["weights"].items()
             rho = figure3.at[(metric, d), "rho"]
             assert np.sign(rho) == np.sign(weight), d
-            # ... up to sampling noise: MJD and PCK measure the same joint errors, and on 16 clips they can swap
-            # places by one rank (|rho| 0.891 vs 0.888 on the current mini-BEAT2)
+            # ... up to sampling noise: MJD and PCK measure the same joint errors, and on 16 clips
+            # they can swap places by one rank (|rho| 0.891 vs 0.888 on the current mini-BEAT2)
             assert (
                 table3.at[d, "best_metric"] == metric
                 or abs(rho) >= abs(table3.at[d, "rho_best"]) - 0.05
@@ -114,7 +117,7 @@ def test_synthetic_study_writes_every_table_and_figure(run):
         assert (out / "sources" / source / "results.json").is_file()
 
 
-def test_rerun_reuses_the_sources_and_csv_study_reproduces_the_analysis(run, tmp_path):
+def test_rerun_reuses_the_sources_and_csv_study_reproduces_the_analysis(run, composed, tmp_path):
     out, summary = run
     stamps = {p: p.stat().st_mtime_ns for p in (out / "sources").glob("*/results.json")}
     ratings = tmp_path / "ratings.csv"
@@ -127,7 +130,7 @@ def test_rerun_reuses_the_sources_and_csv_study_reproduces_the_analysis(run, tmp
     assert again["study"] == "csv" and again["ratings"] == str(ratings)
 
 
-def test_bad_rows_stop_the_analysis_unless_dropped(run, tmp_path):
+def test_bad_rows_stop_the_analysis_unless_dropped(run, composed, tmp_path):
     out, summary = run
     lines = (out / "ratings.csv").read_text().splitlines()
     source, sequence = "jitter", summary["windows"][0]["sequence_id"]
@@ -147,7 +150,9 @@ def test_bad_rows_stop_the_analysis_unless_dropped(run, tmp_path):
     assert pd.read_csv(out / "qc_invalid_rows.csv")["line"].tolist() == [n - 2, n - 1, n]
 
 
-def test_composite_metrics_in_an_evaluate_run_predict_from_the_per_sequence_metrics(run, tmp_path):
+def test_composite_metrics_in_an_evaluate_run_predict_from_the_per_sequence_metrics(
+    run, composed, tmp_path
+):
     out, _ = run
     cfg = composed()
     with open_dict(cfg):
@@ -165,7 +170,7 @@ def test_composite_metrics_in_an_evaluate_run_predict_from_the_per_sequence_metr
     study_rows = json.loads((out / "sources" / "jitter" / "results.json").read_text())[
         "per_sequence"
     ]
-    for row, study_row in zip(results["per_sequence"], study_rows):
+    for row, study_row in zip(results["per_sequence"], study_rows, strict=True):
         assert row["sequence_id"] == study_row["sequence_id"]
         for d, c in composites.items():
             expected = predict(c, np.array([study_row[p] for p in c["predictors"]]))
