@@ -419,7 +419,7 @@ def test_review_sheet_ingestion_and_kappa_by_hand(tmp_path):
 def mini_record() -> SequenceRecord:
     from gesturebench.config import repo_root
     from gesturebench.data.beat2 import Beat2Dataset
-    from gesturebench.data.mini import ensure_mini_beat2
+    from gesturebench.data.mini.dataset import ensure_mini_beat2
 
     root = ensure_mini_beat2(repo_root() / "data" / "mini_beat2_default")
     return Beat2Dataset(root, "test", load_audio=False)[1]

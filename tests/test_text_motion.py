@@ -136,7 +136,7 @@ def test_config_rejects_unknown_keys_and_empty_windows():
 @pytest.fixture(scope="module")
 def mini(tmp_path_factory):
     from gesturebench.data.beat2 import Beat2Dataset
-    from gesturebench.data.mini import generate_mini_beat2
+    from gesturebench.data.mini.dataset import generate_mini_beat2
 
     root = generate_mini_beat2(tmp_path_factory.mktemp("mini") / "mini_beat2", seed=0)
     return {

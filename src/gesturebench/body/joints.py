@@ -1,4 +1,4 @@
-"""SMPL-X joint tree and the joint/vertex index sets the metrics use (see spec/METRICS.md)."""
+"""SMPL-X joint tree and the joint/vertex index sets the metrics use (see docs/metrics.md)."""
 
 from __future__ import annotations
 

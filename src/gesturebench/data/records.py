@@ -40,7 +40,7 @@ class Motion:
     def duration(self) -> float:
         return self.n_frames / self.fps
 
-    def frames(self, start: int, stop: int) -> "Motion":
+    def frames(self, start: int, stop: int) -> Motion:
         """The frames [start, stop)."""
         return replace(
             self,
