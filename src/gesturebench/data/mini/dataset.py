@@ -27,8 +27,8 @@ from gesturebench.data.mini.speech import synthesize_speech
 from gesturebench.data.records import FPS, Motion
 from gesturebench.errors import ConfigError, DataError
 
-# Part of the `.complete` marker: a folder written by another version is regenerated. 2: the legs are
-# solved on the procedural body's rest skeleton.
+# Part of the `.complete` marker: a folder written by another version is regenerated. 2: the legs
+# are solved on the procedural body's rest skeleton.
 GENERATOR_VERSION = 2
 MARKER = ".complete"
 SIZES = ("default", "standard")
