@@ -21,7 +21,7 @@ import numpy as np
 
 from gesturebench.body.model import BodyModel
 from gesturebench.data.beat2 import Beat2Dataset
-from gesturebench.data.mini import generate_mini_beat2
+from gesturebench.data.mini.dataset import generate_mini_beat2
 from gesturebench.data.records import Motion
 from gesturebench.metrics.beat import BeatConsistency
 from gesturebench.metrics.context import MetricContext

@@ -146,9 +146,8 @@ def test_rest_pose_proportions(arrays):
     v = arrays["v_template"]
     assert -1.32 < v[:, 1].min() < -1.27 and 0.47 < v[:, 1].max() < 0.53
     assert -0.40 < REST_JOINTS[0, 1] < -0.30
-    assert (
-        REST_JOINTS[J.LEFT_HAND + (1, 4, 7, 10, 13, 16, 18, 20, 23), 0] > 0
-    ).all()  # SMPL-X's left is +x
+    # SMPL-X's left is +x.
+    assert (REST_JOINTS[(*J.LEFT_HAND, 1, 4, 7, 10, 13, 16, 18, 20, 23), 0] > 0).all()
 
 
 def test_landmark_vertices_sit_on_their_body_parts(arrays):

@@ -3,15 +3,14 @@ structure (librosa onsets on syllables, gesture forms per semantic class, stroke
 feet).
 
 The default dataset is generated once per module. Joint positions come from
-`smplx.lbs.batch_rigid_transform` (the smplx package's own forward kinematics) over the generator's
-approximate rest skeleton.
+`smplx.lbs.batch_rigid_transform` (the smplx package's own forward kinematics) over the procedural
+body's rest skeleton, the one the generator's leg IK solves on.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 
 import librosa
 import numpy as np
@@ -24,12 +23,15 @@ from scipy.spatial.transform import Rotation
 from smplx.lbs import batch_rigid_transform
 
 from gesturebench.body.joints import LEFT_WRIST, PARENTS, RIGHT_WRIST
-from gesturebench.data import mini
+from gesturebench.body.procedural import REST_JOINTS
 from gesturebench.data.annotations_io import read_sem, read_textgrid_words, sem_label
 from gesturebench.data.beat2 import Beat2Dataset, read_motion_npz, sequence_paths
+from gesturebench.data.mini import dataset
+from gesturebench.data.mini.plan import CLASSES, KEYWORDS
+from gesturebench.data.mini.speakers import speaker_style
 from gesturebench.errors import ConfigError, DataError
 
-REAL_SAMPLE = Path(__file__).parents[1].parent / "shared/data/beat2-sample/2_scott_0_1_1.npz"
+REAL_SEQUENCE = "2_scott_0_1_1.npz"
 FPS = 30
 
 
@@ -37,7 +39,7 @@ FPS = 30
 def generated(tmp_path_factory):
     root = tmp_path_factory.mktemp("mini") / "beat2"
     start = time.perf_counter()
-    mini.generate_mini_beat2(root, seed=0)
+    dataset.generate_mini_beat2(root, seed=0)
     return root, time.perf_counter() - start
 
 
@@ -55,21 +57,21 @@ def split(root):
 def test_sequences(split):
     """(spec, generated sequence) of the test split, regenerated in memory (plans hold syllables and
     strokes)."""
-    specs = {s.id: s for s in mini.sequence_specs(0, "default")}
+    specs = {s.id: s for s in dataset.sequence_specs(0, "default")}
     return [
-        (specs[i], mini.generate_sequence(0, specs[i]))
+        (specs[i], dataset.generate_sequence(0, specs[i]))
         for i in split.loc[split["type"] == "test", "id"]
     ]
 
 
 def body_joints(poses: np.ndarray, trans: np.ndarray) -> np.ndarray:
-    """(T, 22, 3) world positions of the body joints (smplx forward kinematics on
-    `REST_BODY_JOINTS`)."""
+    """(T, 22, 3) world positions of the body joints (smplx forward kinematics on the procedural
+    body's `REST_JOINTS`)."""
     T = len(poses)
     rot = Rotation.from_rotvec(
         poses.reshape(T, -1, 3)[:, :22].reshape(-1, 3).astype(np.float64)
     ).as_matrix()
-    rest = torch.tensor(mini.REST_BODY_JOINTS, dtype=torch.float64).expand(T, 22, 3)
+    rest = torch.tensor(REST_JOINTS[:22], dtype=torch.float64).expand(T, 22, 3)
     posed, _ = batch_rigid_transform(
         torch.tensor(rot).reshape(T, 22, 3, 3),
         rest,
@@ -109,19 +111,17 @@ def test_layout_and_npz_format(root, split):
             assert npz["mocap_frame_rate"].dtype == np.int32 and int(npz["mocap_frame_rate"]) == 30
         info = sf.info(paths.audio)
         assert (info.samplerate, info.channels, info.frames) == (16000, 1, T * 16000 // 30)
-    assert json.loads((root / mini.MARKER).read_text()) == {
+    assert json.loads((root / dataset.MARKER).read_text()) == {
         "generator": "gesturebench.data.mini",
-        "version": mini.GENERATOR_VERSION,
+        "version": dataset.GENERATOR_VERSION,
         "seed": 0,
         "size": "default",
     }
 
 
-def test_npz_keys_and_dtypes_match_real_beat2(root, split):
-    if not REAL_SAMPLE.is_file():
-        pytest.skip(f"real BEAT2 sample not found at {REAL_SAMPLE}")
+def test_npz_keys_and_dtypes_match_real_beat2(root, split, beat2_sample):
     with (
-        np.load(REAL_SAMPLE, allow_pickle=False) as real,
+        np.load(beat2_sample / REAL_SEQUENCE, allow_pickle=False) as real,
         np.load(sequence_paths(root, split["id"][0]).motion, allow_pickle=False) as ours,
     ):
         assert sorted(ours.files) == sorted(real.files)
@@ -141,7 +141,7 @@ def test_counts_speakers_and_durations(root, split):
     speakers = split["id"].str.split("_").str[0].astype(int)
     assert speakers.nunique() >= 4
     assert (split[split["type"] == "test"].assign(s=speakers).groupby("s").size() == 1).all()
-    for sid, kind in zip(split["id"], split["type"]):
+    for sid, kind in zip(split["id"], split["type"], strict=True):
         name, take = sid.split("_")[1], sid.split("_")[3]
         assert sid == f"{speakers[split['id'] == sid].item()}_{name}_0_{take}_{take}"
         seconds = read_motion_npz(sequence_paths(root, sid).motion).duration
@@ -152,7 +152,7 @@ def test_counts_speakers_and_durations(root, split):
 
 
 def test_standard_size_is_beat2_sized():
-    specs = mini.sequence_specs(0, "standard")
+    specs = dataset.sequence_specs(0, "standard")
     test = np.array([s.n_frames / FPS for s in specs if s.split == "test"])
     assert len(test) == 265 and 6600 <= test.sum() <= 7800
     assert (
@@ -165,7 +165,7 @@ def test_standard_size_is_beat2_sized():
         {s.id for s in specs}
     ) == len(specs)
     with pytest.raises(ConfigError, match="size"):
-        mini.sequence_specs(0, "huge")
+        dataset.sequence_specs(0, "huge")
 
 
 def test_reader_reads_what_the_generator_writes(root):
@@ -173,29 +173,29 @@ def test_reader_reads_what_the_generator_writes(root):
     assert len(data) == 4
     record = data[0]
     assert record.audio is not None and len(record.audio) == record.n_frames * 16000 // 30
-    assert record.words and record.sem and all(iv.label in mini.CLASSES for iv in record.sem)
+    assert record.words and record.sem and all(iv.label in CLASSES for iv in record.sem)
 
 
 def test_same_seed_same_arrays_other_seed_differs(root, split):
-    spec = next(s for s in mini.sequence_specs(0, "default") if s.id == split["id"][5])
-    again = mini.generate_sequence(0, spec)
+    spec = next(s for s in dataset.sequence_specs(0, "default") if s.id == split["id"][5])
+    again = dataset.generate_sequence(0, spec)
     with np.load(sequence_paths(root, spec.id).motion, allow_pickle=False) as on_disk:
         for key, value in again.motion.to_npz_dict().items():
             assert on_disk[key].tobytes() == value.tobytes(), key
     audio, _ = sf.read(sequence_paths(root, spec.id).audio, dtype="float32")
     assert np.array_equal(audio, again.audio)
-    other = mini.generate_sequence(1, spec)
+    other = dataset.generate_sequence(1, spec)
     assert not np.allclose(other.motion.poses, again.motion.poses)
     assert not np.allclose(other.motion.betas, again.motion.betas)
-    assert [s.n_frames for s in mini.sequence_specs(1, "default")] != [
-        s.n_frames for s in mini.sequence_specs(0, "default")
+    assert [s.n_frames for s in dataset.sequence_specs(1, "default")] != [
+        s.n_frames for s in dataset.sequence_specs(0, "default")
     ]
 
 
 def test_second_call_does_nothing(root):
     before = {p: p.stat().st_mtime_ns for p in root.rglob("*")}
     start = time.perf_counter()
-    assert mini.ensure_mini_beat2(root, seed=0) == root
+    assert dataset.ensure_mini_beat2(root, seed=0) == root
     assert time.perf_counter() - start < 0.5
     assert {p: p.stat().st_mtime_ns for p in root.rglob("*")} == before
 
@@ -204,29 +204,29 @@ def test_second_call_does_nothing(root):
 def tiny(monkeypatch):
     """Shrink every size to two 10-second sequences so folder-handling tests run in a fraction of a
     second."""
-    real_specs = mini.sequence_specs
+    real_specs = dataset.sequence_specs
 
     def two_short(seed, size):
         return [
             s.__class__(s.id, s.speaker, s.take, s.split, 300) for s in real_specs(seed, size)[4:6]
         ]
 
-    monkeypatch.setattr(mini, "sequence_specs", two_short)
+    monkeypatch.setattr(dataset, "sequence_specs", two_short)
 
 
 def test_other_seed_replaces_and_foreign_folders_are_refused(tiny, tmp_path):
     root = tmp_path / "data"
-    mini.generate_mini_beat2(root, seed=5)
+    dataset.generate_mini_beat2(root, seed=5)
     first = (root / "wave16k" / "2_scott_0_5_5.wav").read_bytes()
-    mini.generate_mini_beat2(root, seed=6)
-    assert json.loads((root / mini.MARKER).read_text())["seed"] == 6
+    dataset.generate_mini_beat2(root, seed=6)
+    assert json.loads((root / dataset.MARKER).read_text())["seed"] == 6
     assert (root / "wave16k" / "2_scott_0_5_5.wav").read_bytes() != first
     assert [p.name for p in tmp_path.iterdir()] == ["data"]  # no partial or old folders left behind
     foreign = tmp_path / "mine"
     foreign.mkdir()
     (foreign / "notes.txt").write_text("keep me")
     with pytest.raises(DataError, match="refusing to overwrite"):
-        mini.generate_mini_beat2(foreign)
+        dataset.generate_mini_beat2(foreign)
     assert (foreign / "notes.txt").read_text() == "keep me"
 
 
@@ -234,9 +234,9 @@ def test_crash_leaves_no_dataset(tiny, tmp_path, monkeypatch):
     def broken(*args, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr(mini, "write_sem", broken)
+    monkeypatch.setattr(dataset, "write_sem", broken)
     with pytest.raises(OSError, match="disk full"):
-        mini.generate_mini_beat2(tmp_path / "data")
+        dataset.generate_mini_beat2(tmp_path / "data")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -285,9 +285,9 @@ def test_semantic_intervals(root, split):
         assert 1 / 7 <= len(intervals) / duration <= 1 / 3.5, (sid, len(intervals), duration)
         for iv in intervals:
             labels.append(iv.label)
-            assert iv.label == sem_label(iv.name) and iv.label in mini.CLASSES
+            assert iv.label == sem_label(iv.name) and iv.label in CLASSES
             assert 0.6 - 1e-6 <= iv.end - iv.start <= 1.5 + 1e-6 and 0.3 <= iv.score <= 1.0
-            assert iv.keywords in mini.KEYWORDS[iv.label]
+            assert iv.keywords in KEYWORDS[iv.label]
             spoken = [w for w in words if w.end > iv.start and w.start < iv.end]
             assert iv.keywords in [w.word for w in spoken]
             grid = np.arange(iv.start, iv.end, 0.005)
@@ -295,13 +295,13 @@ def test_semantic_intervals(root, split):
             assert longest_run(~said) * 0.005 <= 0.2, (
                 f"{sid}: a pause inside {iv}"
             )  # words cover it
-    assert set(labels) == set(mini.CLASSES)
+    assert set(labels) == set(CLASSES)
 
 
 def test_deictic_holds_and_beat_strokes_stop_on_onsets(root, test_sequences):
     holds, minima = [], []
     for spec, seq in test_sequences:
-        dominant = (LEFT_WRIST, RIGHT_WRIST)[mini.speaker_style(0, spec.speaker).dominant]
+        dominant = (LEFT_WRIST, RIGHT_WRIST)[speaker_style(0, spec.speaker).dominant]
         joints = body_joints(seq.motion.poses, seq.motion.trans)
         t = np.arange(seq.motion.n_frames) / FPS
         for iv in seq.plan.sem:
@@ -347,20 +347,24 @@ def test_feet_stay_planted_while_the_body_sways(test_sequences):
         assert np.all(np.isfinite(seq.motion.poses)) and np.abs(seq.motion.poses).max() < np.pi
 
 
-def test_rest_pose_signs_match_real_beat2(test_sequences):
-    """Arms hang relaxed: shoulder and elbow rotations have the signs of the real sample's (left −,
-    right +)."""
+# Arms hang relaxed: shoulder and elbow rotations have the signs of the real sample's (left −,
+# right +).
+REST_ARM_SIGNS = {(16, 2): -1, (17, 2): 1, (18, 1): -1, (19, 1): 1}
+
+
+def test_rest_pose_signs(test_sequences):
     ours = (
         np.concatenate([seq.motion.poses for _, seq in test_sequences])
         .reshape(-1, 55, 3)
         .mean(axis=0)
     )
-    expected = {(16, 2): -1, (17, 2): 1, (18, 1): -1, (19, 1): 1}
-    if REAL_SAMPLE.is_file():
-        with np.load(REAL_SAMPLE, allow_pickle=False) as real:
-            real_mean = real["poses"].reshape(-1, 55, 3).mean(axis=0)
-        assert {k: int(np.sign(real_mean[k])) for k in expected} == expected
-    assert {k: int(np.sign(ours[k])) for k in expected} == expected
+    assert {k: int(np.sign(ours[k])) for k in REST_ARM_SIGNS} == REST_ARM_SIGNS
+
+
+def test_rest_pose_signs_are_real_beat2s(beat2_sample):
+    with np.load(beat2_sample / REAL_SEQUENCE, allow_pickle=False) as real:
+        real_mean = real["poses"].reshape(-1, 55, 3).mean(axis=0)
+    assert {k: int(np.sign(real_mean[k])) for k in REST_ARM_SIGNS} == REST_ARM_SIGNS
 
 
 def test_jaw_follows_speech(root, test_sequences):

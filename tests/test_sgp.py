@@ -252,7 +252,7 @@ class WindowJoints:
 def mini_test():
     from gesturebench.config import repo_root
     from gesturebench.data.beat2 import Beat2Dataset
-    from gesturebench.data.mini import ensure_mini_beat2
+    from gesturebench.data.mini.dataset import ensure_mini_beat2
 
     torch.set_num_threads(1)
     root = ensure_mini_beat2(repo_root() / "data" / "mini_beat2_default")

@@ -40,9 +40,9 @@ import numpy as np
 from smplx.vertex_ids import vertex_ids as SMPLX_VERTEX_IDS
 
 from gesturebench.body.joints import N_VERTICES, PARENTS
+from gesturebench.data.records import N_JOINTS
 from gesturebench.errors import CheckpointError
 
-N_JOINTS = 55
 N_SHAPE, N_EXPRESSION = 300, 100
 N_POSE_BASIS = 9 * (N_JOINTS - 1)
 N_FACE_LANDMARKS, N_CONTOUR_LANDMARKS, N_CONTOUR_ANGLES = 51, 17, 79
@@ -50,8 +50,8 @@ HEIGHT_PER_BETA, GIRTH_PER_BETA = 0.03, 0.10
 MODEL_FILE_NAME = "SMPLX_NEUTRAL_2020.npz"
 
 # Each left-side joint and its right-side twin (the right body is the left mirrored at x=0).
-_LEFT = (1, 4, 7, 10, 13, 16, 18, 20, 23) + tuple(range(25, 40))
-_RIGHT = (2, 5, 8, 11, 14, 17, 19, 21, 24) + tuple(range(40, 55))
+_LEFT = (1, 4, 7, 10, 13, 16, 18, 20, 23, *range(25, 40))
+_RIGHT = (2, 5, 8, 11, 14, 17, 19, 21, 24, *range(40, 55))
 MIRROR = np.arange(N_JOINTS)
 MIRROR[list(_LEFT)], MIRROR[list(_RIGHT)] = _RIGHT, _LEFT
 
@@ -77,7 +77,7 @@ def _rest_joints() -> np.ndarray:
     j[23] = (0.031, 0.355, 0.090)  # left eye
     # Left hand, palm down, fingers along +x, thumb towards +z: (first joint offset from the wrist,
     # then each further joint's offset from the previous one) for index, middle, pinky, ring, thumb.
-    for first, chain in zip((25, 28, 31, 34, 37), _FINGERS):
+    for first, chain in zip((25, 28, 31, 34, 37), _FINGERS, strict=True):
         j[first] = j[20] + chain[0]
         j[first + 1] = j[first] + chain[1]
         j[first + 2] = j[first + 1] + chain[2]
@@ -170,7 +170,7 @@ def _bone(name, joint, end, width, depth, side, caps, n_lon, n_rings, regresses=
 def _finger_capsules() -> list[Capsule]:
     parts = []
     for f, (first, label) in enumerate(
-        zip((25, 28, 31, 34, 37), ("index", "middle", "pinky", "ring", "thumb"))
+        zip((25, 28, 31, 34, 37), ("index", "middle", "pinky", "ring", "thumb"), strict=True)
     ):
         r = 0.0105 if label == "thumb" else 0.009
         for k in range(3):
@@ -408,7 +408,7 @@ def _capsule_mesh(cap: Capsule) -> _Mesh:
     faces.append(np.stack([rings[-1], np.roll(rings[-1], -1), np.full(n, 1 + m * n)], 1))
     all_s = np.concatenate([[-cap.caps[0]], np.repeat(s, n), [length + cap.caps[1]]])
     all_centres = np.concatenate([back[None], np.repeat(centres, n, axis=0), front[None]])
-    rings = [np.array([0])] + rings + [np.array([1 + m * n])]
+    rings = [np.array([0]), *rings, np.array([1 + m * n])]
     return _Mesh(verts, np.concatenate(faces), all_s, all_centres, rings)
 
 
@@ -585,8 +585,9 @@ def ensure_model_file(path: str | Path | None = None) -> Path:
     path = Path(path).expanduser()
     if not path.is_file():
         raise CheckpointError(
-            f"{path}: SMPL-X model file not found. Put the SMPL-X model there (SMPLX_NEUTRAL_2020.npz from "
-            f"https://smpl-x.is.tue.mpg.de), or leave body_model.model_path unset to use the built-in "
-            f"procedural model ({default_model_path()})."
+            f"{path}: SMPL-X model file not found. Put the SMPL-X model there "
+            f"(SMPLX_NEUTRAL_2020.npz from https://smpl-x.is.tue.mpg.de), or leave "
+            f"body_model.model_path unset to use the built-in procedural model "
+            f"({default_model_path()})."
         )
     return path

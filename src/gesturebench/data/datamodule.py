@@ -53,7 +53,7 @@ def open_dataset(cfg, split: str | None = None, load_audio: bool | None = None) 
         raise ConfigError(f"dataset={cfg.name} needs dataset.root=/path/to/the/dataset")
     root = Path(cfg.root)
     if cfg.generate:
-        from gesturebench.data.mini import ensure_mini_beat2
+        from gesturebench.data.mini.dataset import ensure_mini_beat2
 
         ensure_mini_beat2(root, seed=cfg.seed, size=cfg.size)
     return Beat2Dataset(

@@ -9,8 +9,13 @@ from dataclasses import replace
 import numpy as np
 from scipy.ndimage import gaussian_filter1d
 
-from gesturebench.body.joints import BODY_HANDS
-from gesturebench.data.mini import (
+from gesturebench.body.joints import BODY_HANDS, LEFT_HAND, RIGHT_HAND
+from gesturebench.data.records import N_JOINTS, Motion, SemInterval, SequenceRecord
+from gesturebench.errors import ConfigError
+from gesturebench.gestures import SEMANTIC_CLASSES
+from gesturebench.models.base import GestureModel
+from gesturebench.synthesis.curves import window
+from gesturebench.synthesis.gestures import (
     ARM_JOINTS,
     BEAT_HAND,
     BEAT_READY,
@@ -19,12 +24,7 @@ from gesturebench.data.mini import (
     hand_rotvecs,
     mirror,
     stroke_offsets,
-    window,
 )
-from gesturebench.data.records import N_JOINTS, Motion, SemInterval, SequenceRecord
-from gesturebench.errors import ConfigError
-from gesturebench.gestures import SEMANTIC_CLASSES
-from gesturebench.models.base import GestureModel
 
 # Pose channels of the body and hand joints other than the root (global orientation is left
 # untouched).
@@ -56,7 +56,7 @@ def jitter(record: SequenceRecord, level: float, rng: np.random.Generator) -> Mo
 def time_shift(record: SequenceRecord, level: float, rng: np.random.Generator) -> Motion:
     """Motion delayed by `level` seconds (negative: advanced); the edge frame fills the gap."""
     m = record.motion
-    shift = int(round(level * m.fps))
+    shift = round(level * m.fps)
     idx = np.clip(np.arange(m.n_frames) - shift, 0, m.n_frames - 1)
     return replace(m, poses=m.poses[idx], trans=m.trans[idx], expressions=m.expressions[idx])
 
@@ -65,7 +65,7 @@ def freeze(record: SequenceRecord, level: float, rng: np.random.Generator) -> Mo
     """In every 1 s block the last `level` fraction of frames holds the pose reached before it."""
     m = record.motion
     block = m.fps
-    hold = int(round(np.clip(level, 0, 1) * block))
+    hold = round(np.clip(level, 0, 1) * block)
     idx = np.arange(m.n_frames)
     if hold:
         pos = idx % block
@@ -103,7 +103,7 @@ def beat_collapse(record: SequenceRecord, level: float, rng: np.random.Generator
         [semantic[i] for i in sorted(rng.choice(len(semantic), size=k, replace=False))] if k else []
     )
     poses = m.poses.reshape(m.n_frames, N_JOINTS, 3).copy()
-    joints = [j for arm in ARM_JOINTS for j in arm] + list(range(25, 55))
+    joints = [j for arm in ARM_JOINTS for j in arm] + list(LEFT_HAND + RIGHT_HAND)
     for iv in chosen:
         a = max(0, int(np.floor((iv.start - 0.6) * m.fps)))
         b = min(m.n_frames - 1, int(np.ceil((iv.end + 0.6) * m.fps)))

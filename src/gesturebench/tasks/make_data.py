@@ -7,7 +7,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
-from gesturebench.data.mini import ensure_mini_beat2
+from gesturebench.data.mini.dataset import ensure_mini_beat2
 from gesturebench.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -16,7 +16,8 @@ log = logging.getLogger(__name__)
 def run(cfg: DictConfig) -> dict:
     if not cfg.dataset.generate:
         raise ConfigError(
-            f"task=make_data generates mini_beat2 only; dataset={cfg.dataset.name} is read from disk"
+            f"task=make_data generates mini_beat2 only; dataset={cfg.dataset.name} is read from "
+            "disk"
         )
     root = ensure_mini_beat2(Path(cfg.dataset.root), seed=cfg.dataset.seed, size=cfg.dataset.size)
     log.info("mini-BEAT2 (%s, seed %d) at %s", cfg.dataset.size, cfg.dataset.seed, root)
