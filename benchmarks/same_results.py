@@ -1,10 +1,11 @@
 """Check that a change of code leaves every number in results.json unchanged (behaviour-preserving
 refactors).
 
-Runs `metrics=paper` for a few models on mini-BEAT2 and on a BEAT2 layout built from the real sample
-(../shared/data/beat2-sample), once with the code of a reference commit (a temporary git worktree)
-and once with the working tree, and compares `metrics`, `per_sequence` and the names in `skipped`
-exactly.
+Runs `metrics=paper` for a few models on two BEAT2 folders — mini-BEAT2 as the reference commit
+generates it, and a layout built from the real sample (../shared/data/beat2-sample) — once with the
+code of a reference commit (a temporary git worktree) and once with the working tree, each training
+its own encoders, and compares `metrics`, `per_sequence` and the names in `skipped` exactly. Both
+sides read the same data files, so a change of the mini-BEAT2 generator is not a difference here.
 
     python benchmarks/same_results.py --ref 47c1c10
 """
@@ -80,7 +81,7 @@ def annotate(root: Path, seq: str, duration: float) -> None:
     write_sem(root / "sem" / f"{seq}.txt", sem)
 
 
-def run_all(code: Path, work: Path, sample_root: Path) -> dict:
+def run_all(code: Path, work: Path, mini_root: Path, sample_root: Path) -> dict:
     """results.json of every case, run with the package in `code`/src; data, caches and encoders
     under `work`."""
     env = {
@@ -109,13 +110,10 @@ def run_all(code: Path, work: Path, sample_root: Path) -> dict:
             sys.exit(f"{code}: {' '.join(args)} failed:\n{proc.stderr[-3000:]}")
 
     out = {}
-    for data_name, data_args in (
-        ("mini", ()),
-        ("sample", ("dataset=beat2", f"dataset.root={sample_root}")),
-    ):
-        if data_name == "sample":  # real BEAT2 needs its encoders trained explicitly
-            for enc in ("motion_ae", "text_motion"):
-                launch("task=train_encoder", f"encoder={enc}", *data_args)
+    for data_name, root in (("mini", mini_root), ("sample", sample_root)):
+        data_args = ("dataset=beat2", f"dataset.root={root}")
+        for enc in ("motion_ae", "text_motion"):  # trained explicitly for a BEAT2 folder
+            launch("task=train_encoder", f"encoder={enc}", *data_args)
         for model in MODELS:
             run_dir = work / "runs" / data_name / "-".join(model).replace("=", "_")
             launch(*COMMON, *data_args, *model, f"hydra.run.dir={run_dir}")
@@ -173,8 +171,24 @@ def main() -> None:
         sample_layout(work / "sample") if not (work / "sample").exists() else work / "sample"
     )
     try:
-        before = run_all(ref_tree, work / "ref", sample_root)
-        after = run_all(REPO, work / "new", sample_root)
+        mini_root = work / "mini"
+        if not (mini_root / "train_test_split.csv").exists():  # generated once, by the reference
+            env = {**os.environ, "PYTHONPATH": str(ref_tree / "src")}
+            subprocess.run(
+                [
+                    sys.executable,
+                    str(ref_tree / "launch.py"),
+                    "task=make_data",
+                    f"dataset.root={mini_root}",
+                ],
+                cwd=ref_tree,
+                env=env,
+                check=True,
+                capture_output=True,
+            )
+        before = run_all(ref_tree, work / "ref", mini_root, sample_root)
+        shutil.rmtree(work / "new", ignore_errors=True)  # never resume the code under test
+        after = run_all(REPO, work / "new", mini_root, sample_root)
     finally:
         subprocess.run(
             ["git", "worktree", "remove", "--force", str(ref_tree)], cwd=REPO, capture_output=True
