@@ -19,7 +19,8 @@ from gesturebench.encoders.motion_ae import MotionAutoencoder
 from gesturebench.encoders.motion_ae_training import MotionAEConfig
 from gesturebench.errors import CheckpointError
 from gesturebench.metrics.context import MetricContext
-from gesturebench.metrics.distribution import FGD, Coverage, Density
+from gesturebench.metrics.frechet import FGD
+from gesturebench.metrics.prdc import Coverage, Density
 from gesturebench.metrics.functional.frechet import frechet_distance, moments
 from gesturebench.metrics.functional.prdc import coverage, density, knn_radii
 from gesturebench.metrics.pair import MotionPair

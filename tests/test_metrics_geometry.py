@@ -23,8 +23,8 @@ from gesturebench.body.output import BodyOutput
 from gesturebench.data.records import Motion
 from gesturebench.errors import ConfigError
 from gesturebench.metrics import surface as surface_metrics
-from gesturebench.metrics.area import Dice
-from gesturebench.metrics.contact import FootContact
+from gesturebench.metrics.dice import Dice
+from gesturebench.metrics.foot_contact import FootContact
 from gesturebench.metrics.diversity import Diversity
 from gesturebench.metrics.functional import surface as surface_metrics_functional
 from gesturebench.metrics.functional.dice import bone_raster, dice, rasterise_segments
@@ -590,7 +590,7 @@ def test_real_sample_worse_with_more_noise(beat2_body):
 
 
 def test_vertex_metrics_ask_for_vertices():
-    from gesturebench.metrics.contact import FootContact
+    from gesturebench.metrics.foot_contact import FootContact
     from gesturebench.metrics.surface import Chamfer, Hausdorff
 
     assert Chamfer.needs_vertices and Hausdorff.needs_vertices and FootContact.needs_vertices

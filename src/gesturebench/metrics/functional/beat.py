@@ -1,4 +1,4 @@
-"""Beat consistency (BC, METRICS.md §12): how closely motion beats (joint-speed minima) meet speech
+"""Beat consistency (BC, docs/metrics.md): how closely motion beats (joint-speed minima) meet speech
 onsets.
 
 Audio beats are librosa onsets; motion beats of a joint are the local minima of its speed (scipy's
@@ -13,9 +13,12 @@ from collections.abc import Sequence
 
 import librosa
 import numpy as np
+import torch
 from scipy.signal import argrelextrema
 
-DIRECTIONS = ("motion_to_audio", "audio_to_motion")
+#: BC alignments: from motion beats to onsets (the paper's) or from onsets to motion beats
+#: (EMAGE's).
+ALIGNMENTS = ("motion_to_audio", "audio_to_motion")
 
 
 def joint_speeds(joints: np.ndarray, fps: float) -> np.ndarray:
@@ -28,7 +31,7 @@ def joint_speeds(joints: np.ndarray, fps: float) -> np.ndarray:
 def trim_frames(n_frames: int, fps: float, trim: float) -> tuple[int, int]:
     """The frame range [start, stop) left after cutting `trim` seconds at each end (empty when too
     short)."""
-    cut = int(round(trim * fps))
+    cut = round(trim * fps)
     return cut, max(cut, n_frames - cut)
 
 
@@ -42,7 +45,7 @@ def segment_onsets(
     audio: np.ndarray, sr: int, start: int, stop: int, fps: float, hop_length: int = 512
 ) -> np.ndarray:
     """Onset times (s from the segment start) of the audio under motion frames [start, stop)."""
-    a, b = int(round(start / fps * sr)), int(round(stop / fps * sr))
+    a, b = round(start / fps * sr), round(stop / fps * sr)
     segment = np.asarray(audio)[a:b]
     if segment.size < hop_length:
         return np.zeros(0)
@@ -58,7 +61,7 @@ def motion_beats(
     return idx[speed[idx] / mean_speed > threshold]
 
 
-def gaussian_alignment(from_times: np.ndarray, to_times: np.ndarray, sigma: float) -> float:
+def _gaussian_alignment(from_times: np.ndarray, to_times: np.ndarray, sigma: float) -> float:
     """Mean over `from_times` t of exp(−min_s (t − s)² / 2σ²) over `to_times` s; 0 when either set
     is empty."""
     a, b = np.asarray(from_times, dtype=np.float64), np.asarray(to_times, dtype=np.float64)
@@ -77,19 +80,19 @@ def beat_consistency(
     order: int = 7,
     threshold: float = 0.1,
     direction: str = "motion_to_audio",
-) -> float:
+) -> torch.Tensor:
     """BC of one segment: speeds (T,J) of the scored joints, onset times (s) from the segment start.
 
-    The mean over joints of `gaussian_alignment` from motion beats to onsets (``motion_to_audio``,
+    The mean over joints of `_gaussian_alignment` from motion beats to onsets (``motion_to_audio``,
     the paper's) or from onsets to motion beats (``audio_to_motion``, EMAGE's). A joint without a
     motion beat, or a segment without an onset, scores 0 (EMAGE's code also scores a beatless joint
     0).
     """
-    if direction not in DIRECTIONS:
-        raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
+    if direction not in ALIGNMENTS:
+        raise ValueError(f"direction must be one of {ALIGNMENTS}, got {direction!r}")
     values = []
     for j in range(speeds.shape[1]):
         beats = motion_beats(speeds[:, j], mean_speed[j], threshold, order) / fps
         pair = (beats, onsets) if direction == "motion_to_audio" else (onsets, beats)
-        values.append(gaussian_alignment(*pair, sigma))
-    return float(np.mean(values))
+        values.append(_gaussian_alignment(*pair, sigma))
+    return torch.tensor(np.mean(values), dtype=torch.float64)
