@@ -394,7 +394,7 @@ def test_ldlj_leaves_out_still_joints():
         [minimum_jerk(91), torch.zeros(91, 3, dtype=torch.float64)], dim=1
     )  # second joint still
     assert windowed_ldlj(p, FPS, savgol_window=None) == pytest.approx(
-        windowed_ldlj(p[:, :1], FPS, savgol_window=None)
+        float(windowed_ldlj(p[:, :1], FPS, savgol_window=None))
     )
     assert math.isnan(windowed_ldlj(p[:, 1:], FPS))
     still = BodyOutput(torch.zeros(40, 55, 3), None)
@@ -432,15 +432,15 @@ def functional_values(pair: MotionPair) -> dict[str, float]:
     chamfer, hausdorff = chamfer_hausdorff(
         ref.root_aligned_vertices(), gen.root_aligned_vertices(), "kdtree"
     )
-    r_gen, r_ref = contact_rate(gen.vertices, FPS), contact_rate(ref.vertices, FPS)
+    r_gen, r_ref = (float(contact_rate(body.vertices, FPS)) for body in (gen, ref))
     upper = lambda j: j[:, list(UPPER)] - j[:, :1]
-    l_gen, l_ref = windowed_ldlj(upper(gen.joints), FPS), windowed_ldlj(upper(ref.joints), FPS)
+    l_gen, l_ref = (float(windowed_ldlj(upper(body.joints), FPS)) for body in (gen, ref))
     return {
         "diversity": diversity_loop(gen.joints.double().numpy()),
         "diversity_ref": diversity_loop(ref.joints.double().numpy()),
         "chamfer": float(chamfer.mean()),
         "hausdorff": float(hausdorff.mean()),
-        "dice": dice(bone_raster(ref.joints), bone_raster(gen.joints)),
+        "dice": float(dice(bone_raster(ref.joints), bone_raster(gen.joints))),
         "foot_contact": abs(r_ref - r_gen),
         "contact_rate_gen": r_gen,
         "contact_rate_ref": r_ref,

@@ -148,8 +148,8 @@ class Evaluator(pl.LightningModule):
             for index, row in rows.items():
                 per_sequence.setdefault(index, {}).update(row)
         frames = self.frame_log.compute()
-        for index, row in frames.items():
-            per_sequence.setdefault(index, {}).update(row)
+        for index, counts in frames.items():
+            per_sequence.setdefault(index, {}).update(counts)
         self.results = {
             "metrics": values,
             "skipped": skipped,

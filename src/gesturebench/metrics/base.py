@@ -119,8 +119,8 @@ class GestureMetric(Metric):
         super().__init__(**kwargs)
         self.name = name
 
-    @property
-    def higher_is_better(self) -> bool | None:  # torchmetrics' attribute, from `direction`
+    @property  # torchmetrics declares a settable class attribute; here it follows `direction`
+    def higher_is_better(self) -> bool | None:  # type: ignore[override]
         return HIGHER_IS_BETTER[self.direction]
 
     @property

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
@@ -37,7 +37,7 @@ class MotionFeatureMetric(GestureMetric):
     """
 
     reads = ("jaw", "eyes", "trans")
-    hidden_options = ("encoder_config",)
+    hidden_options: ClassVar[tuple[str, ...]] = ("encoder_config",)
 
     def __init__(self, name: str, encoder_config: Mapping | None = None, **kwargs: Any):
         super().__init__(name, **kwargs)

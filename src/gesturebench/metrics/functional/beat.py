@@ -74,7 +74,7 @@ def _gaussian_alignment(from_times: np.ndarray, to_times: np.ndarray, sigma: flo
 def beat_consistency(
     speeds: np.ndarray,
     onsets: np.ndarray,
-    mean_speed: Sequence[float],
+    mean_speed: Sequence[float] | np.ndarray,
     fps: float,
     sigma: float = 0.3,
     order: int = 7,
@@ -93,6 +93,6 @@ def beat_consistency(
     values = []
     for j in range(speeds.shape[1]):
         beats = motion_beats(speeds[:, j], mean_speed[j], threshold, order) / fps
-        pair = (beats, onsets) if direction == "motion_to_audio" else (onsets, beats)
-        values.append(_gaussian_alignment(*pair, sigma))
+        a, b = (beats, onsets) if direction == "motion_to_audio" else (onsets, beats)
+        values.append(_gaussian_alignment(a, b, sigma))
     return torch.tensor(np.mean(values), dtype=torch.float64)
