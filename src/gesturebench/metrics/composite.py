@@ -3,10 +3,10 @@ fitted composites.
 
 A metric's `update` sees one `MotionPair`, never the other metrics' values, so a metric that needs
 other metrics holds them itself (as child modules) and scores each sequence with them alone
-(`score_alone`: reset, update with the pair, compute without any cross-process sync). This keeps the
-composite self-contained — the sub-metrics are built from the very configs the study used, so their
-options cannot drift from the fit — and per-sequence, so DDP and the per-sequence table work as for
-any `SequenceMetric`.
+(`score_alone`: the batch value of torchmetrics' `forward`, which syncs nothing across processes,
+then `reset()`). This keeps the composite self-contained — the sub-metrics are built from the very
+configs the study used, so their options cannot drift from the fit — and per-sequence, so DDP and
+the per-sequence table work as for any `SequenceMetric`.
 
 * `PerSequence(metric)` scores a distributional metric (FGD, Density, Coverage) on every sequence
   alone, giving it per-sequence values (a study clip's FGD against its own reference); model level =
