@@ -20,10 +20,10 @@ from gesturebench.encoders.motion_ae_training import MotionAEConfig
 from gesturebench.errors import CheckpointError
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.frechet import FGD
-from gesturebench.metrics.prdc import Coverage, Density
 from gesturebench.metrics.functional.frechet import frechet_distance, moments
 from gesturebench.metrics.functional.prdc import coverage, density, knn_radii
 from gesturebench.metrics.pair import MotionPair
+from gesturebench.metrics.prdc import Coverage, Density
 from tests.distributed import run_distributed
 from tests.test_motion_ae import mixing, smooth_motion
 

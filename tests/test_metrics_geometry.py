@@ -24,8 +24,8 @@ from gesturebench.data.records import Motion
 from gesturebench.errors import ConfigError
 from gesturebench.metrics import surface as surface_metrics
 from gesturebench.metrics.dice import Dice
-from gesturebench.metrics.foot_contact import FootContact
 from gesturebench.metrics.diversity import Diversity
+from gesturebench.metrics.foot_contact import FootContact
 from gesturebench.metrics.functional import surface as surface_metrics_functional
 from gesturebench.metrics.functional.dice import bone_raster, dice, rasterise_segments
 from gesturebench.metrics.functional.diversity import l1_diversity
