@@ -23,8 +23,8 @@ import torch
 from gesturebench.body.model import BodyModel
 from gesturebench.body.output import BodyOutput
 from gesturebench.data.records import FPS, Motion
-from gesturebench.metrics.area import Dice
-from gesturebench.metrics.contact import FootContact
+from gesturebench.metrics.dice import Dice
+from gesturebench.metrics.foot_contact import FootContact
 from gesturebench.metrics.diversity import Diversity
 from gesturebench.metrics.pair import MotionPair
 from gesturebench.metrics.smoothness import LDLJRel

@@ -570,7 +570,7 @@ def test_sweep_with_outputs_in_place_writes_the_two_row_summary(test_split, tmp_
     assert proc.returncode == 0, proc.stderr[-3000:]
     table = pd.read_csv(tmp_path / "sweep" / "summary.csv")
     assert sorted(table["model"]) == ["emage", "semtalk"] and set(table["status"]) == {"ok"}
-    mjd = table["mjd ↓"].tolist()
+    mjd = table["mjd"].tolist()
     assert mjd[0] > 0.01 and mjd[0] == pytest.approx(
         mjd[1], rel=1e-6
     )  # the same motion in two file formats

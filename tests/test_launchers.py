@@ -48,4 +48,4 @@ def test_submitit_local_two_jobs(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     table = summary(tmp_path / "sweep")
     assert list(table["model"]) == ["ground_truth", "mean_pose"] and set(table["status"]) == {"ok"}
-    assert table.loc[1, "mjd ↓"] > 0
+    assert table.loc[1, "mjd"] > 0

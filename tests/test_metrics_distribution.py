@@ -19,10 +19,11 @@ from gesturebench.encoders.motion_ae import MotionAutoencoder
 from gesturebench.encoders.motion_ae_training import MotionAEConfig
 from gesturebench.errors import CheckpointError
 from gesturebench.metrics.context import MetricContext
-from gesturebench.metrics.distribution import FGD, Coverage, Density
+from gesturebench.metrics.frechet import FGD
 from gesturebench.metrics.functional.frechet import frechet_distance, moments
 from gesturebench.metrics.functional.prdc import coverage, density, knn_radii
 from gesturebench.metrics.pair import MotionPair
+from gesturebench.metrics.prdc import Coverage, Density
 from tests.distributed import run_distributed
 from tests.test_motion_ae import mixing, smooth_motion
 
@@ -223,7 +224,7 @@ def test_metric_values_equal_the_functional_maths_on_extracted_features(ckpt):
         for k, ms in (("ref", refs), ("gen", gens))
     }
     raw = {
-        k: np.concatenate([probe.windows(m).mean(1).double().numpy() for m in ms])
+        k: np.concatenate([probe.encode(m)[0].mean(1).double().numpy() for m in ms])
         for k, ms in (("ref", refs), ("gen", gens))
     }
     assert feats["ref"].shape[1] == 8 and raw["ref"].shape[1] == 333
@@ -281,7 +282,7 @@ def test_provenance_options_and_windows_come_from_the_checkpoint(ckpt):
     assert prov["sha256"] == sha == hashlib.sha256(path.read_bytes()).hexdigest()
     assert prov["path"] == str(path) and prov["config"] == TINY
     assert m.options() == {"encoder": "motion_ae", "window": 32, "hop": 16, "dim": 8, "k": 5}
-    assert m.windows(motions(1)[0]).shape[1:] == (32, 333)
+    assert m.encode(motions(1)[0])[0].shape[1:] == (32, 333)
 
 
 def test_missing_encoder_without_auto_train_names_the_command(tmp_path):

@@ -23,9 +23,9 @@ from gesturebench.body.output import BodyOutput
 from gesturebench.data.records import Motion
 from gesturebench.errors import ConfigError
 from gesturebench.metrics import surface as surface_metrics
-from gesturebench.metrics.area import Dice
-from gesturebench.metrics.contact import FootContact
+from gesturebench.metrics.dice import Dice
 from gesturebench.metrics.diversity import Diversity
+from gesturebench.metrics.foot_contact import FootContact
 from gesturebench.metrics.functional import surface as surface_metrics_functional
 from gesturebench.metrics.functional.dice import bone_raster, dice, rasterise_segments
 from gesturebench.metrics.functional.diversity import l1_diversity
@@ -394,7 +394,7 @@ def test_ldlj_leaves_out_still_joints():
         [minimum_jerk(91), torch.zeros(91, 3, dtype=torch.float64)], dim=1
     )  # second joint still
     assert windowed_ldlj(p, FPS, savgol_window=None) == pytest.approx(
-        windowed_ldlj(p[:, :1], FPS, savgol_window=None)
+        float(windowed_ldlj(p[:, :1], FPS, savgol_window=None))
     )
     assert math.isnan(windowed_ldlj(p[:, 1:], FPS))
     still = BodyOutput(torch.zeros(40, 55, 3), None)
@@ -432,15 +432,15 @@ def functional_values(pair: MotionPair) -> dict[str, float]:
     chamfer, hausdorff = chamfer_hausdorff(
         ref.root_aligned_vertices(), gen.root_aligned_vertices(), "kdtree"
     )
-    r_gen, r_ref = contact_rate(gen.vertices, FPS), contact_rate(ref.vertices, FPS)
+    r_gen, r_ref = (float(contact_rate(body.vertices, FPS)) for body in (gen, ref))
     upper = lambda j: j[:, list(UPPER)] - j[:, :1]
-    l_gen, l_ref = windowed_ldlj(upper(gen.joints), FPS), windowed_ldlj(upper(ref.joints), FPS)
+    l_gen, l_ref = (float(windowed_ldlj(upper(body.joints), FPS)) for body in (gen, ref))
     return {
         "diversity": diversity_loop(gen.joints.double().numpy()),
         "diversity_ref": diversity_loop(ref.joints.double().numpy()),
         "chamfer": float(chamfer.mean()),
         "hausdorff": float(hausdorff.mean()),
-        "dice": dice(bone_raster(ref.joints), bone_raster(gen.joints)),
+        "dice": float(dice(bone_raster(ref.joints), bone_raster(gen.joints))),
         "foot_contact": abs(r_ref - r_gen),
         "contact_rate_gen": r_gen,
         "contact_rate_ref": r_ref,
@@ -590,7 +590,7 @@ def test_real_sample_worse_with_more_noise(beat2_body):
 
 
 def test_vertex_metrics_ask_for_vertices():
-    from gesturebench.metrics.contact import FootContact
+    from gesturebench.metrics.foot_contact import FootContact
     from gesturebench.metrics.surface import Chamfer, Hausdorff
 
     assert Chamfer.needs_vertices and Hausdorff.needs_vertices and FootContact.needs_vertices

@@ -42,11 +42,11 @@ def test_rotation_noise_sweep_is_monotone(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     table = pd.read_csv(sweep / "summary.csv").sort_values("model").reset_index(drop=True)
     assert list(table["model"]) == [f"perturbed_rotation_noise_{x}" for x in (0.03, 0.1, 0.3)]
-    for column in ("mjd ↓", "chamfer ↓", "hausdorff ↓", "fgd ↓"):
+    for column in ("mjd", "chamfer", "hausdorff", "fgd"):
         assert (
             table[column].is_monotonic_increasing and table[column].iloc[0] < table[column].iloc[-1]
         ), column
-    for column in ("dice ↑", "pck ↑"):
+    for column in ("dice", "pck"):
         assert (
             table[column].is_monotonic_decreasing and table[column].iloc[0] > table[column].iloc[-1]
         ), column

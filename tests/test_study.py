@@ -29,9 +29,10 @@ from gesturebench.encoders.motion_ae_training import MotionAEConfig
 from gesturebench.errors import ConfigError, GestureBenchError
 from gesturebench.metrics.composite import CompositeRatings, PerSequence
 from gesturebench.metrics.context import MetricContext
-from gesturebench.metrics.distribution import FGD, Coverage
+from gesturebench.metrics.frechet import FGD
 from gesturebench.metrics.joint_error import PCK, MeanJointDistance
 from gesturebench.metrics.pair import MotionPair
+from gesturebench.metrics.prdc import Coverage
 from gesturebench.study.analysis import AnalysisOptions, analyze
 from gesturebench.study.composites import (
     composite_model,

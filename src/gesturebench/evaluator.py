@@ -17,12 +17,11 @@ from typing import Any
 import pytorch_lightning as pl
 import torch
 from torchmetrics import Metric
-from torchmetrics.utilities import dim_zero_cat
 
 from gesturebench.data.lengths import align_lengths
 from gesturebench.data.records import SequenceRecord
 from gesturebench.memory import release_freed_memory
-from gesturebench.metrics.base import GestureMetric
+from gesturebench.metrics.base import GestureMetric, cat_state
 from gesturebench.metrics.pair import MotionPair
 from gesturebench.models.base import GestureModel
 from gesturebench.models.cache import MotionCache
@@ -33,8 +32,9 @@ class FrameLog(Metric):
     processes."""
 
     full_state_update = False
+    rows: list[torch.Tensor]
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__()
         self.add_state("rows", default=[], dist_reduce_fx="cat")
 
@@ -44,12 +44,10 @@ class FrameLog(Metric):
         )
 
     def compute(self) -> dict[int, dict[str, int]]:
-        if isinstance(self.rows, list) and not self.rows:
+        rows = cat_state(self.rows)
+        if rows is None:
             return {}
-        return {
-            int(i): {"frames": int(n), "dropped_frames": int(d)}
-            for i, n, d in dim_zero_cat(self.rows).tolist()
-        }
+        return {int(i): {"frames": int(n), "dropped_frames": int(d)} for i, n, d in rows.tolist()}
 
 
 class Evaluator(pl.LightningModule):
@@ -69,6 +67,8 @@ class Evaluator(pl.LightningModule):
         self.model = model
         self.body_model = body_model
         self.metrics = torch.nn.ModuleDict(metrics)
+        #: the same metrics, typed (the ModuleDict registers them as submodules)
+        self.gesture_metrics = metrics
         self.frame_log = FrameLog()
         self.cache = cache
         self.length_policy = length_policy
@@ -90,7 +90,7 @@ class Evaluator(pl.LightningModule):
         return batch
 
     def on_test_epoch_start(self) -> None:
-        for m in (*self.metrics.values(), self.frame_log):
+        for m in (*self.gesture_metrics.values(), self.frame_log):
             m.reset()
 
     def test_step(self, record: SequenceRecord, batch_idx: int) -> None:
@@ -119,10 +119,9 @@ class Evaluator(pl.LightningModule):
             audio=record.audio,
             words=record.words,
             sem=record.sem,
-            annotations=record.annotations,
             model_name=self.model.name,
         )
-        for name, metric in self.metrics.items():
+        for name, metric in self.gesture_metrics.items():
             with self.timed(f"metric:{name}"):
                 metric.update(pair)
         self.frame_log.update(record.index, generated.n_frames, dropped)
@@ -135,8 +134,10 @@ class Evaluator(pl.LightningModule):
         self._step_end = time.perf_counter()
 
     def on_test_epoch_end(self) -> None:
-        values, skipped, per_sequence = {}, {}, {}
-        for name, metric in self.metrics.items():
+        values: dict[str, float | None] = {}
+        skipped: dict[str, str] = {}
+        per_sequence: dict[int, dict[str, float]] = {}
+        for name, metric in self.gesture_metrics.items():
             with self.timed(f"metric:{name}"):
                 values.update(metric.compute())
             with metric.sync_context():  # the reduced states: what every process scored
@@ -147,8 +148,8 @@ class Evaluator(pl.LightningModule):
             for index, row in rows.items():
                 per_sequence.setdefault(index, {}).update(row)
         frames = self.frame_log.compute()
-        for index, row in frames.items():
-            per_sequence.setdefault(index, {}).update(row)
+        for index, counts in frames.items():
+            per_sequence.setdefault(index, {}).update(counts)
         self.results = {
             "metrics": values,
             "skipped": skipped,

@@ -1,38 +1,46 @@
-"""results.json, per_sequence.csv and the multirun summary; every file written atomically (temp +
-rename)."""
+"""results.json (`build_results`), per_sequence.csv and the multirun summary; every file written
+atomically (temp + rename)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import platform
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import DictConfig
 
 from gesturebench.atomic import write_atomic
 
-#: The contract's metric keys (docs/design.md) and their directions: lower, higher or closer to
-#: zero is better.
-METRIC_DIRECTIONS = {
-    "fgd": "lower",
-    "density": "higher",
-    "coverage": "higher",
-    "diversity": "higher",
-    "chamfer": "lower",
-    "hausdorff": "lower",
-    "mjd": "lower",
-    "pck": "higher",
-    "dice": "higher",
-    "foot_contact": "lower",
-    "ldlj_rel": "zero",
-    "bc": "higher",
-    "srgr": "higher",
-    "sc": "higher",
-    "sgp": "higher",
-}
+if TYPE_CHECKING:
+    from gesturebench.metrics.base import GestureMetric
+    from gesturebench.models.base import GestureModel
+
+#: The paper's metric keys (docs/design.md, results.json): results.json lists each, computed or
+#: not.
+PAPER_METRICS = (
+    "fgd",
+    "density",
+    "coverage",
+    "diversity",
+    "chamfer",
+    "hausdorff",
+    "mjd",
+    "pck",
+    "dice",
+    "foot_contact",
+    "ldlj_rel",
+    "bc",
+    "srgr",
+    "sc",
+    "sgp",
+)
+#: How summary.md marks a metric's direction (results.json `directions`).
 ARROWS = {"lower": "↓", "higher": "↑", "zero": "→0"}
 RESULTS_FILE = "results.json"
 ERROR_FILE = "error.json"
@@ -51,7 +59,8 @@ def config_hash(config: dict) -> str:
 
 
 def load_complete(run_dir: str | Path, expected_hash: str) -> dict | None:
-    """The run folder's results.json if it is complete and was made with the same config, else None."""
+    """The run folder's results.json if it is complete and was made with the same config, else
+    None."""
     path = Path(run_dir) / RESULTS_FILE
     try:
         results = json.loads(path.read_text())
@@ -91,12 +100,26 @@ def write_per_sequence_csv(path: str | Path, rows: list[dict]) -> None:
     write_atomic(path, pd.DataFrame(rows).to_csv(index=False))
 
 
-def summary_table(rows: list[dict]) -> pd.DataFrame:
-    """One row per job: job, status, model, dataset, then one column per metric with its direction
-    arrow."""
-    metric_names: list[str] = []
+def metric_names(rows: list[dict]) -> list[str]:
+    """The metric value names of the jobs' results, in order of first appearance."""
+    names: list[str] = []
     for row in rows:
-        metric_names += [m for m in row.get("metrics", {}) if m not in metric_names]
+        names += [m for m in row.get("metrics", {}) if m not in names]
+    return names
+
+
+def metric_directions(rows: list[dict]) -> dict[str, str]:
+    """Metric value name → direction, from the jobs' results.json `directions`."""
+    out: dict[str, str] = {}
+    for row in rows:
+        out.update(row.get("directions", {}))
+    return out
+
+
+def summary_table(rows: list[dict]) -> pd.DataFrame:
+    """One row per job: job, status, model, dataset, then one column per metric value (plain
+    names)."""
+    names = metric_names(rows)
     records = []
     for row in rows:
         rec = {
@@ -105,10 +128,7 @@ def summary_table(rows: list[dict]) -> pd.DataFrame:
             "model": row.get("model"),
             "dataset": row.get("dataset"),
         }
-        directions = row.get("directions", {})
-        for m in metric_names:
-            arrow = ARROWS.get(directions.get(m, METRIC_DIRECTIONS.get(m, "")), "")
-            rec[f"{m} {arrow}".strip()] = row.get("metrics", {}).get(m)
+        rec.update({m: row.get("metrics", {}).get(m) for m in names})
         if row["status"] != "ok":
             rec["error"] = row.get("error", "")
         records.append(rec)
@@ -116,10 +136,74 @@ def summary_table(rows: list[dict]) -> pd.DataFrame:
 
 
 def write_summary(sweep_dir: str | Path, rows: list[dict]) -> pd.DataFrame:
-    """summary.csv and summary.md in the sweep folder."""
+    """summary.csv (plain metric names), summary.md (names with direction arrows) and summary.json
+    (metric → direction) in the sweep folder."""
     table = summary_table(rows)
-    write_atomic(Path(sweep_dir) / "summary.csv", table.to_csv(index=False))
+    directions = {m: d for m, d in metric_directions(rows).items() if m in table.columns}
+    arrows = {m: f"{m} {ARROWS[d]}" for m, d in directions.items() if d in ARROWS}
+    sweep_dir = Path(sweep_dir)
+    write_atomic(sweep_dir / "summary.csv", table.to_csv(index=False))
     write_atomic(
-        Path(sweep_dir) / "summary.md", table.to_markdown(index=False, floatfmt=".4g") + "\n"
+        sweep_dir / "summary.md",
+        table.rename(columns=arrows).to_markdown(index=False, floatfmt=".4g") + "\n",
     )
+    write_json(sweep_dir / "summary.json", directions)
     return table
+
+
+def build_results(
+    cfg: DictConfig,
+    config: dict,
+    chash: str,
+    dataset: Any,
+    model: GestureModel,
+    metrics: dict[str, GestureMetric],
+    raw: dict,
+) -> dict:
+    """The results.json document (docs/design.md), with every paper metric key present."""
+    values = {k: finite_or_none(v) for k, v in raw["metrics"].items()}
+    skipped = dict(raw["skipped"])
+    for key in PAPER_METRICS:
+        if key not in values:
+            values[key] = None
+            skipped[key] = (
+                f"not computed: no metric named {key!r} in metrics={cfg_choice('metrics')}"
+            )
+    for key, value in values.items():
+        if value is None and key not in skipped:
+            skipped[key] = "the metric returned no finite value"
+    names = [n for m in metrics.values() for n in m.value_names]
+    for key, note in model.skip_notes(names).items():
+        skipped[key] = f"{skipped[key]}; {note}" if key in skipped else note
+    directions = {n: m.direction for m in metrics.values() for n in m.value_names}
+    ids = dataset.ids
+    per_sequence = [
+        {"sequence_id": ids[i], "index": i, **{k: finite_or_none(v) for k, v in row.items()}}
+        for i, row in sorted(raw["per_sequence"].items())
+    ]
+    encoders = {}
+    for m in metrics.values():
+        encoders.update(m.provenance())
+    return {
+        "task": "evaluate",
+        "model": model.name,
+        "model_info": model.describe(),
+        "dataset": cfg.dataset.name,
+        "metrics": values,
+        "directions": directions,
+        "skipped": skipped,
+        "per_sequence": per_sequence,
+        "encoders": encoders,
+        "options": {name: m.options() for name, m in metrics.items()},
+        "timings": {stage: round(seconds, 4) for stage, seconds in raw["timings"].items()},
+        "config": config,
+        "versions": versions(),
+        "config_hash": chash,
+        "sweep_id": os.environ.get("GESTUREBENCH_SWEEP_ID"),
+        "complete": True,
+    }
+
+
+def cfg_choice(group: str) -> str:
+    """The Hydra choice of config group `group` in this job ("?" outside Hydra)."""
+    return HydraConfig.get().runtime.choices.get(group, "?") if HydraConfig.initialized() else "?"

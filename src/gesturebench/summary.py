@@ -1,4 +1,4 @@
-"""Hydra callback: tags a multirun with an id and writes summary.csv / summary.md when it ends."""
+"""Hydra callback: tags a multirun with an id and writes summary.csv / .md / .json when it ends."""
 
 from __future__ import annotations
 

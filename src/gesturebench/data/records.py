@@ -111,7 +111,6 @@ class SequenceRecord:
     audio: np.ndarray | None = None
     words: list[Word] | None = None
     sem: list[SemInterval] | None = None
-    annotations: list | None = None
     index: int = -1
     meta: dict = field(default_factory=dict)
 

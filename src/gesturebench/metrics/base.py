@@ -1,98 +1,213 @@
-"""`GestureMetric`, the interface every metric of the harness has, and `SequenceMetric`, the base of
-per-sequence metrics.
+"""`GestureMetric`, the contract every metric of the harness keeps, and `SequenceMetric`, the base
+of per-sequence metrics.
 
-A subclass implements `sequence_values(pair)`, returning its value for one sequence (and any extra
-values named in `extras`, such as ``diversity_ref``). The base keeps, with `dist_reduce_fx="sum"` in
-float64, the weighted sum and the weight of each value (model level = weighted mean over sequences;
-weight 1 unless a subclass returns one), and, as `"cat"` list states, every sequence's values with
-its split index for the per-sequence table. Sequences lacking an input named in `requires`, or for
-which `sequence_values` returns None, are counted in `missing`, not scored; a metric with no scored
-sequence reports `None` with a reason.
+The contract, declared by each metric class:
+
+* `direction`: ``"higher"``, ``"lower"`` or ``"zero"`` (closer to zero is better); a class without
+  a valid one fails at construction. torchmetrics' `higher_is_better` is derived from it.
+* `extras`: names of the values reported beside the main one, ``{name}`` standing for the metric's
+  name (``"{name}_ref"`` → ``diversity_ref``); `value_names` = (name, *extras).
+* `requires`: optional `MotionPair` inputs it needs (``("sem",)``); `needs_vertices`: whether it
+  reads body vertices.
+* `reads`: the generated motion's fields among `MOTION_FIELDS` that enter its values, and
+  `reference_only`: its value names computed from the reference alone; `values_reading(field)`
+  derives from them which values depend on a generated field (a model that copies that field from
+  the reference makes them partly compare the reference with itself).
+* `options()`: the constructor's arguments, recorded when the metric is built (no metric writes
+  them by hand); `hidden_options` leaves some out and `extra_options()` adds values known only
+  later (e.g. the loaded encoder's windows).
+
+"Skipped, and why" is decided in one place: `skip_reason()` returns why the metric has no value
+(None when it has one) and `compute()` returns None for every value name exactly when it gives a
+reason, else `compute_values()`. Subclasses implement `skip_reason` and `compute_values`, never
+`compute`.
+
+`SequenceMetric`: a subclass implements `sequence_values(pair)`, returning its values for one
+sequence (main, then extras) and the sequence's weight. The base keeps, with `dist_reduce_fx="sum"`
+in float64, the weighted sum and the weight of each value (model level = weighted mean over
+sequences), and, as `"cat"` list states, every sequence's values with its split index for the
+per-sequence table. A value that is None for a sequence is left out of that value's mean and is NaN
+in the table. Sequences lacking an input named in `requires`, or for which `sequence_values` returns
+None, are counted in `missing`, not scored; a metric whose main value has no scored sequence is
+skipped (`unscored_reason()` words why).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
 
 import torch
 from torchmetrics import Metric
 from torchmetrics.utilities import dim_zero_cat
 
+from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.pair import MotionPair
 
-DIRECTIONS = {True: "higher", False: "lower", None: "zero"}
+#: `direction` → torchmetrics' `higher_is_better`.
+HIGHER_IS_BETTER: dict[str, bool | None] = {"higher": True, "lower": False, "zero": None}
+#: Generated-motion fields a model may copy from the reference (what `reads` may name).
+MOTION_FIELDS = ("expressions", "jaw", "eyes", "trans")
+
+
+def _recording_arguments(init: Callable[..., None]) -> Callable[..., None]:
+    """`init`, recording its bound arguments (defaults applied) in the metric's `init_arguments`.
+
+    Every `__init__` of a metric class chain records; an inner one (`super().__init__`) overwrites
+    what an outer one passed on, so each argument holds the value the metric was built with.
+    """
+    signature = inspect.signature(init)
+    variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+
+    @functools.wraps(init)
+    def recording_init(self: GestureMetric, *args: Any, **kwargs: Any) -> None:
+        bound = signature.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        recorded = vars(self).setdefault("init_arguments", {})
+        for name, value in list(bound.arguments.items())[1:]:
+            if signature.parameters[name].kind not in variadic:
+                recorded[name] = value
+        init(self, *args, **kwargs)
+
+    return recording_init
 
 
 class GestureMetric(Metric):
     """What the evaluation loop relies on: a name, a direction, options, a dict result and a skip
     reason.
 
-    `update(pair: MotionPair)` takes one sequence; `compute()` returns ``{value_name: float | None}``.
+    `update(pair: MotionPair)` takes one sequence; `compute()` returns
+    ``{value_name: float | None}``.
     `prepare(context)` runs once before evaluation (load or train an encoder, compute dataset
     statistics).
     """
 
     full_state_update = False
     is_differentiable = False
-    higher_is_better: bool | None = None
+    #: "higher", "lower" or "zero" (closer to zero is better): every metric class declares it.
+    direction: str
     #: optional MotionPair fields this metric needs (e.g. ``("sem",)``).
     requires: tuple[str, ...] = ()
-    #: names of extra values reported beside the main one (e.g. ``("diversity_ref",)``).
+    #: names of extra values reported beside the main one, ``{name}`` standing for the metric's
+    #: name.
     extras: tuple[str, ...] = ()
     #: whether `update` reads `pair.*_body.vertices` (the body forward skips vertices when no metric
     #: does).
     needs_vertices: bool = False
+    #: the generated motion's fields (of `MOTION_FIELDS`) that enter this metric's values.
+    reads: tuple[str, ...] = ()
+    #: value names computed from the reference motion alone (e.g. ``("{name}_ref",)``).
+    reference_only: tuple[str, ...] = ()
+    #: constructor arguments left out of `options()` (internal, or reported by `extra_options`).
+    hidden_options: ClassVar[tuple[str, ...]] = ()
+    #: this metric's constructor arguments (name → value), recorded by the base.
+    init_arguments: dict[str, Any]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "__init__" in vars(cls):
+            cls.__init__ = _recording_arguments(cls.__init__)  # type: ignore[method-assign]
 
     def __init__(self, name: str, **kwargs: Any):
+        if getattr(self, "direction", None) not in HIGHER_IS_BETTER:
+            raise TypeError(
+                f"{type(self).__name__} must declare direction as one of "
+                f"{tuple(HIGHER_IS_BETTER)}, got {getattr(self, 'direction', None)!r}"
+            )
         super().__init__(**kwargs)
         self.name = name
 
-    @property
-    def direction(self) -> str:
-        return DIRECTIONS[self.higher_is_better]
+    @property  # torchmetrics declares a settable class attribute; here it follows `direction`
+    def higher_is_better(self) -> bool | None:  # type: ignore[override]
+        return HIGHER_IS_BETTER[self.direction]
 
     @property
     def value_names(self) -> tuple[str, ...]:
-        return (self.name, *self.extras)
+        return (self.name, *(extra.format(name=self.name) for extra in self.extras))
+
+    def values_reading(self, field: str) -> list[str]:
+        """This metric's value names that depend on the generated motion's `field`."""
+        if field not in MOTION_FIELDS:
+            raise ValueError(f"field must be one of {MOTION_FIELDS}, got {field!r}")
+        if field not in self.reads:
+            return []
+        only = {r.format(name=self.name) for r in self.reference_only}
+        return [n for n in self.value_names if n not in only]
 
     def options(self) -> dict:
         """The options this metric was configured with (written to results.json)."""
+        hidden = ("name", *self.hidden_options)
+        chosen = {k: v for k, v in self.init_arguments.items() if k not in hidden}
+        return {**chosen, **self.extra_options()}
+
+    def extra_options(self) -> dict:
+        """Options beside the constructor's arguments (known after `prepare`, or derived)."""
         return {}
 
     def provenance(self) -> dict:
         """Checkpoint hashes and training configs of learned parts (results.json `encoders`)."""
         return {}
 
-    def prepare(self, context: Any) -> None:
+    def prepare(self, context: MetricContext) -> None:
         """Load or build what the metric needs before the first update; default: nothing."""
 
     def missing_inputs(self, pair: MotionPair) -> list[str]:
         return [r for r in self.requires if getattr(pair, r) is None]
 
     def skip_reason(self) -> str | None:
-        """Why the metric has no value (after `compute`), else None."""
+        """Why the metric has no value, from its (synced) states; None when it has one."""
         return None
+
+    def compute_values(self) -> dict[str, float | None]:
+        """The values, when `skip_reason()` gives none."""
+        raise NotImplementedError
+
+    def compute(self) -> dict[str, float | None]:
+        if self.skip_reason() is not None:
+            return dict.fromkeys(self.value_names)
+        return self.compute_values()
 
     def per_sequence(self) -> dict[int, dict[str, float]]:
         """Per-sequence values keyed by split index; empty for distributional metrics."""
         return {}
 
 
+def cat_state(state: torch.Tensor | list[torch.Tensor]) -> torch.Tensor | None:
+    """A `"cat"` state as one tensor (before or after a DDP sync), None when nothing was added."""
+    if isinstance(state, list) and not state:
+        return None
+    return dim_zero_cat(state)
+
+
 class SequenceMetric(GestureMetric):
-    """Weighted mean over sequences of a per-sequence value, with the per-sequence values kept."""
+    """Weighted mean over sequences of per-sequence values, with the per-sequence values kept."""
+
+    total: torch.Tensor
+    weight: torch.Tensor
+    missing: torch.Tensor
+    seq_index: list[torch.Tensor]
+    seq_values: list[torch.Tensor]
 
     def __init__(self, name: str, **kwargs: Any):
         super().__init__(name, **kwargs)
-        n = 1 + len(self.extras)
-        self.add_state("total", default=torch.zeros(n, dtype=torch.float64), dist_reduce_fx="sum")
-        self.add_state("weight", default=torch.zeros((), dtype=torch.float64), dist_reduce_fx="sum")
+        n = len(self.value_names)
+        f64 = torch.float64
+        self.add_state("total", default=torch.zeros(n, dtype=f64), dist_reduce_fx="sum")
+        self.add_state("weight", default=torch.zeros(n, dtype=f64), dist_reduce_fx="sum")
         self.add_state("missing", default=torch.zeros((), dtype=torch.int64), dist_reduce_fx="sum")
         self.add_state("seq_index", default=[], dist_reduce_fx="cat")
         self.add_state("seq_values", default=[], dist_reduce_fx="cat")
 
-    def sequence_values(self, pair: MotionPair) -> tuple[list[float], float] | None:
+    @property
+    def sequence_names(self) -> tuple[str, ...]:
+        """The value names shown in the per-sequence table (default: all)."""
+        return self.value_names
+
+    def sequence_values(self, pair: MotionPair) -> tuple[Sequence[float | None], float] | None:
         """Return ([main, *extras] for this sequence, weight of the sequence), or None when it
-        cannot be scored."""
+        cannot be scored; a None value is left out of that value's mean."""
         raise NotImplementedError
 
     def update(self, pair: MotionPair) -> None:
@@ -101,29 +216,42 @@ class SequenceMetric(GestureMetric):
             self.missing += 1
             return
         values, w = scored
-        v = torch.as_tensor(values, dtype=torch.float64, device=self.total.device).reshape(-1)
-        self.total += w * v
-        self.weight += w
-        self.seq_index.append(
-            torch.tensor([pair.index], dtype=torch.int64, device=self.total.device)
+        device = self.total.device
+        defined = torch.tensor([v is not None for v in values], device=device)
+        v = torch.tensor(
+            [float("nan") if x is None else x for x in values], dtype=torch.float64, device=device
         )
+        self.total += torch.where(defined, w * v, 0.0)
+        self.weight += torch.where(defined, torch.full_like(v, w), 0.0)
+        self.seq_index.append(torch.tensor([pair.index], dtype=torch.int64, device=device))
         self.seq_values.append(v.reshape(1, -1))
 
-    def compute(self) -> dict[str, float | None]:
-        if self.weight <= 0:
-            return {n: None for n in self.value_names}
+    def compute_values(self) -> dict[str, float | None]:
         mean = self.total / self.weight
-        return {n: float(mean[i]) for i, n in enumerate(self.value_names)}
+        return {
+            n: float(mean[i]) if self.weight[i] > 0 else None
+            for i, n in enumerate(self.value_names)
+        }
 
     def skip_reason(self) -> str | None:
-        if self.weight > 0:
-            return None
+        return None if self.weight[0] > 0 else self.unscored_reason()
+
+    def unscored_reason(self) -> str:
+        """Why no sequence was scored (the skip reason of a `SequenceMetric`)."""
         need = ", ".join(self.requires) or "scored sequences"
-        return f"no sequence had the inputs this metric needs ({need}); {int(self.missing)} sequences lacked them"
+        return (
+            f"no sequence had the inputs this metric needs ({need}); "
+            f"{int(self.missing)} sequences lacked them"
+        )
 
     def per_sequence(self) -> dict[int, dict[str, float]]:
-        if isinstance(self.seq_index, list) and not self.seq_index:
-            return {}  # (after a sync the list states are tensors)
-        idx = dim_zero_cat(self.seq_index).tolist()
-        vals = dim_zero_cat(self.seq_values).reshape(len(idx), -1).tolist()
-        return {i: dict(zip(self.value_names, v)) for i, v in zip(idx, vals)}
+        index = cat_state(self.seq_index)
+        if index is None:
+            return {}
+        idx = index.tolist()
+        rows = dim_zero_cat(self.seq_values).reshape(len(idx), -1).tolist()
+        names = self.sequence_names
+        return {
+            i: dict(zip(names, row[: len(names)], strict=True))
+            for i, row in zip(idx, rows, strict=True)
+        }

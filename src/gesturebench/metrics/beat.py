@@ -1,5 +1,5 @@
 """BC: beat consistency of generated (and reference) motion with the speech onsets
-(docs/metrics.md).
+(docs/metrics.md, BC).
 
 Joint speeds come from global joint positions by default, as in EMAGE's evaluation (the body model
 is run with the sequence's translation); ``root_aligned=True`` measures them relative to the pelvis
@@ -24,6 +24,7 @@ from gesturebench.body.output import BodyOutput
 from gesturebench.data.records import N_JOINTS, SequenceRecord
 from gesturebench.errors import ConfigError
 from gesturebench.metrics.base import SequenceMetric
+from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.functional.beat import (
     ALIGNMENTS,
     beat_consistency,
@@ -43,7 +44,8 @@ def body_positions(body: BodyOutput, root_aligned: bool) -> np.ndarray:
 def reference_mean_speed(
     records: Iterable[SequenceRecord], body_model: Any, root_aligned: bool = False
 ) -> np.ndarray:
-    """Mean speed (m/s) of each of the 55 joints over all frames of `records`, through `body_model`."""
+    """Mean speed (m/s) of each of the 55 joints over all frames of `records`, through
+    `body_model`."""
     total, frames = np.zeros(N_JOINTS), 0
     for record in records:
         with torch.no_grad():
@@ -68,10 +70,17 @@ def _body_model_hash(body_model: Any) -> str:
 
 
 class BeatConsistency(SequenceMetric):
-    """BC ↑ of the generated motion, with ``bc_ref`` (the reference motion against the same speech)."""
+    """BC ↑ of the generated motion, with ``bc_ref`` (the reference motion against the same speech).
 
-    higher_is_better = True
+    The `direction` argument is the BC alignment (`ALIGNMENTS`), reported under that name in the
+    options; the metric's ↑/↓ property is the class attribute `direction`.
+    """
+
+    direction = "higher"
     requires = ("audio",)
+    extras = ("{name}_ref",)
+    reference_only = ("{name}_ref",)
+    hidden_options = ("mean_speed",)
 
     def __init__(
         self,
@@ -87,7 +96,6 @@ class BeatConsistency(SequenceMetric):
         mean_speed: Sequence[float] | None = None,
         **kwargs: Any,
     ):
-        self.extras = (f"{name}_ref",)  # the reference motion's score, e.g. ``bc_ref``
         super().__init__(name, **kwargs)
         if direction not in ALIGNMENTS:
             raise ConfigError(
@@ -98,27 +106,17 @@ class BeatConsistency(SequenceMetric):
                 f"metric {name}: mean_speed needs one value per SMPL-X joint ({N_JOINTS})"
             )
         self.sigma, self.order, self.threshold, self.trim = sigma, order, threshold, trim
-        # `direction` is the metric's ↑/↓ property; the option is kept as `alignment`
         self.alignment, self.joints, self.root_aligned = direction, list(joints), root_aligned
         self.hop_length = hop_length
         self.mean_speed = None if mean_speed is None else np.asarray(mean_speed, dtype=np.float64)
         self.mean_speed_source = "config" if mean_speed is not None else None
 
-    def options(self) -> dict:
-        return {
-            "sigma": self.sigma,
-            "order": self.order,
-            "threshold": self.threshold,
-            "trim": self.trim,
-            "direction": self.alignment,
-            "joints": self.joints,
-            "root_aligned": self.root_aligned,
-            "hop_length": self.hop_length,
-            "mean_speed_source": self.mean_speed_source,
-        }
+    def extra_options(self) -> dict:
+        return {"mean_speed_source": self.mean_speed_source}
 
-    def prepare(self, context: Any) -> None:
-        """Load the train split's per-joint mean speeds from the cache, or compute and cache them."""
+    def prepare(self, context: MetricContext) -> None:
+        """Load the train split's per-joint mean speeds from the cache, or compute and cache
+        them."""
         if self.mean_speed is not None:
             return
         key = hashlib.sha256(
@@ -136,35 +134,43 @@ class BeatConsistency(SequenceMetric):
         self.mean_speed_source = str(path)
 
     def _score(
-        self, body: BodyOutput, onsets: np.ndarray, start: int, stop: int, fps: float
+        self,
+        body: BodyOutput,
+        onsets: np.ndarray,
+        mean_speed: np.ndarray,
+        start: int,
+        stop: int,
+        fps: float,
     ) -> float:
         speeds = joint_speeds(body_positions(body, self.root_aligned)[:, self.joints], fps)[
             start:stop
         ]
-        return beat_consistency(
-            speeds,
-            onsets,
-            self.mean_speed[self.joints],
-            fps,
-            self.sigma,
-            self.order,
-            self.threshold,
-            self.alignment,
+        return float(
+            beat_consistency(
+                speeds,
+                onsets,
+                mean_speed[self.joints],
+                fps,
+                self.sigma,
+                self.order,
+                self.threshold,
+                self.alignment,
+            )
         )
 
-    def sequence_values(self, pair: MotionPair):
+    def sequence_values(self, pair: MotionPair) -> tuple[list[float | None], float] | None:
         if self.mean_speed is None:
             raise ConfigError(
                 f"metric {self.name}: prepare(context) must run before update (mean joint speeds)"
             )
         start, stop = trim_frames(pair.n_frames, pair.fps, self.trim)
-        if stop - start < 2 * self.order + 1:
+        if pair.audio is None or stop - start < 2 * self.order + 1:
             return None  # too short to find a speed minimum: counted as missing
         onsets = segment_onsets(
             pair.audio, pair.sample_rate, start, stop, pair.fps, self.hop_length
         )
-        values = [
-            self._score(body, onsets, start, stop, pair.fps)
+        values: list[float | None] = [
+            self._score(body, onsets, self.mean_speed, start, stop, pair.fps)
             for body in (pair.gen_body, pair.ref_body)
         ]
         return values, float(stop - start)

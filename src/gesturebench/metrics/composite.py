@@ -3,10 +3,10 @@ fitted composites.
 
 A metric's `update` sees one `MotionPair`, never the other metrics' values, so a metric that needs
 other metrics holds them itself (as child modules) and scores each sequence with them alone
-(`score_alone`: reset, update with the pair, compute without any cross-process sync). This keeps the
-composite self-contained — the sub-metrics are built from the very configs the study used, so their
-options cannot drift from the fit — and per-sequence, so DDP and the per-sequence table work as for
-any `SequenceMetric`.
+(`score_alone`: the batch value of torchmetrics' `forward`, which syncs nothing across processes,
+then `reset()`). This keeps the composite self-contained — the sub-metrics are built from the very
+configs the study used, so their options cannot drift from the fit — and per-sequence, so DDP and
+the per-sequence table work as for any `SequenceMetric`.
 
 * `PerSequence(metric)` scores a distributional metric (FGD, Density, Coverage) on every sequence
   alone, giving it per-sequence values (a study clip's FGD against its own reference); model level =
@@ -32,25 +32,23 @@ from hydra.utils import instantiate
 
 from gesturebench.errors import ConfigError, GestureBenchError
 from gesturebench.metrics.base import GestureMetric, SequenceMetric
+from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.pair import MotionPair
 from gesturebench.study.composites import predict
 
 
 def score_alone(metric: GestureMetric, pair: MotionPair) -> dict[str, float | None]:
-    """`metric`'s values on this one pair (its states are reset first; no cross-process reduction)."""
-    metric.sync_on_compute = False
-    metric._to_sync = False
+    """`metric`'s values on this one pair: its batch value (`forward`, no cross-process reduction),
+    its states reset after."""
+    values = metric(pair)
     metric.reset()
-    if metric.missing_inputs(pair):
-        return {n: None for n in metric.value_names}
-    metric.update(pair)
-    return metric.compute()
+    return values
 
 
 def _finite(values: list[float | None]) -> list[float] | None:
     if any(v is None or not np.isfinite(v) for v in values):
         return None
-    return [float(v) for v in values]
+    return [float(v) for v in values if v is not None]
 
 
 class DerivedMetric(SequenceMetric):
@@ -60,42 +58,44 @@ class DerivedMetric(SequenceMetric):
     def derived_values(self, pair: MotionPair) -> list[float] | None:
         raise NotImplementedError
 
-    def sequence_values(self, pair: MotionPair) -> tuple[list[float], float] | None:
+    def sequence_values(self, pair: MotionPair) -> tuple[list[float | None], float] | None:
         values = self.derived_values(pair)
-        return None if values is None else (values, 1.0)
+        return None if values is None else (list(values), 1.0)
 
-    def skip_reason(self) -> str | None:
-        if self.weight > 0:
-            return None
-        return f"no sequence had all the inputs and sub-metric values {self.name} needs ({int(self.missing)} lacked them)"
+    def unscored_reason(self) -> str:
+        return (
+            f"no sequence had all the inputs and sub-metric values {self.name} needs "
+            f"({int(self.missing)} lacked them)"
+        )
 
 
 class PerSequence(DerivedMetric):
     """`metric` (any GestureMetric, typically distributional) scored on each sequence alone; same
-    value names."""
+    value names, direction and fields read."""
+
+    hidden_options = ("metric",)
 
     def __init__(self, metric: GestureMetric, **kwargs: Any):
         if not isinstance(metric, GestureMetric):
             raise ConfigError(
                 f"PerSequence needs a metric config with a _target_, got {type(metric).__name__}"
             )
+        self.direction = metric.direction
         self.extras = tuple(metric.value_names[1:])
-        super().__init__(metric.name, **kwargs)
-        self.metric = metric
         self.requires = metric.requires
         self.needs_vertices = metric.needs_vertices
+        self.reads = metric.reads
+        self.reference_only = tuple(r.format(name=metric.name) for r in metric.reference_only)
+        super().__init__(metric.name, **kwargs)
+        self.metric = metric
 
-    @property
-    def direction(self) -> str:
-        return self.metric.direction
-
-    def options(self) -> dict:
+    def extra_options(self) -> dict:
         return {**self.metric.options(), "scored": "per sequence"}
 
     def provenance(self) -> dict:
         return self.metric.provenance()
 
-    def prepare(self, context: Any) -> None:
+    def prepare(self, context: MetricContext) -> None:
         self.metric.prepare(context)
 
     def derived_values(self, pair: MotionPair) -> list[float] | None:
@@ -125,16 +125,18 @@ def load_composites(path: str | Path) -> dict:
         sizes = {len(c.get(k, ())) for k in ("predictors", "mean", "scale", "coef")}
         if len(sizes) != 1 or "intercept" not in c:
             raise ConfigError(
-                f"{path}: composite {d!r} needs predictors, mean, scale, coef of one length and intercept"
+                f"{path}: composite {d!r} needs predictors, mean, scale, coef of one length "
+                "and intercept"
             )
     return spec
 
 
 class CompositeRatings(DerivedMetric):
     """Predicted ratings ``{name}_{dimension}`` of the composites in `path` (one value per
-    dimension, ↑)."""
+    dimension, ↑); it reads what its sub-metrics read."""
 
-    higher_is_better = True
+    direction = "higher"
+    hidden_options = ("path", "dimensions")
 
     def __init__(
         self,
@@ -143,7 +145,7 @@ class CompositeRatings(DerivedMetric):
         dimensions: list[str] | None = None,
         **kwargs: Any,
     ):
-        if path in (None, "", "???"):
+        if not path:
             raise ConfigError(
                 "metric composite needs path=/run/folder/of/task=analyze/composites.json"
             )
@@ -162,10 +164,10 @@ class CompositeRatings(DerivedMetric):
         self.composites = {d: spec["composites"][d] for d in dims}
         needed = {p for d in dims for p in self.composites[d]["predictors"]}
         self.sub_metrics = self._build(spec["metrics"], needed)
-        self.requires = tuple(
-            dict.fromkeys(r for m in self.sub_metrics.values() for r in m.requires)
-        )
-        self.needs_vertices = any(m.needs_vertices for m in self.sub_metrics.values())
+        subs = self.sub_metric_list()
+        self.requires = tuple(dict.fromkeys(r for m in subs for r in m.requires))
+        self.needs_vertices = any(m.needs_vertices for m in subs)
+        self.reads = tuple(dict.fromkeys(f for m in subs for f in m.reads))
 
     def _build(self, configs: dict, needed: set[str]) -> torch.nn.ModuleDict:
         metrics = {}
@@ -183,27 +185,32 @@ class CompositeRatings(DerivedMetric):
             )
         return torch.nn.ModuleDict(metrics)
 
-    def options(self) -> dict:
+    def sub_metric_list(self) -> list[GestureMetric]:
+        return [m for m in self.sub_metrics.values() if isinstance(m, GestureMetric)]
+
+    def extra_options(self) -> dict:
         return {
             "path": self.path,
             "sha256": self.sha256,
             "dimensions": self.dimensions,
-            "sub_metrics": {k: m.options() for k, m in self.sub_metrics.items()},
+            "sub_metrics": {
+                k: m.options() for k, m in self.sub_metrics.items() if isinstance(m, GestureMetric)
+            },
         }
 
     def provenance(self) -> dict:
         out = {}
-        for m in self.sub_metrics.values():
+        for m in self.sub_metric_list():
             out.update(m.provenance())
         return out
 
-    def prepare(self, context: Any) -> None:
-        for m in self.sub_metrics.values():
+    def prepare(self, context: MetricContext) -> None:
+        for m in self.sub_metric_list():
             m.prepare(context)
 
     def derived_values(self, pair: MotionPair) -> list[float] | None:
-        values = {}
-        for m in self.sub_metrics.values():
+        values: dict[str, float | None] = {}
+        for m in self.sub_metric_list():
             values.update(score_alone(m, pair))
         out = []
         for d in self.dimensions:

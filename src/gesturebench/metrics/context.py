@@ -1,4 +1,5 @@
-"""`MetricContext`: what a metric's `prepare` may use to load or build its encoders and statistics."""
+"""`MetricContext`: what a metric's `prepare` may use to load or build its encoders and
+statistics."""
 
 from __future__ import annotations
 
@@ -26,4 +27,3 @@ class MetricContext:
     body_model: Any
     device: str = "cpu"
     auto_train: bool = False
-    seed: int = 0

@@ -1,5 +1,5 @@
 """Diversity ↑: L1 spread of root-aligned body+hand joints around their temporal mean
-(docs/metrics.md)."""
+(docs/metrics.md, Diversity)."""
 
 from __future__ import annotations
 
@@ -14,11 +14,13 @@ class Diversity(SequenceMetric):
     """Diversity of the generated motion, with the reference's (`diversity_ref`) beside it for
     scale."""
 
-    higher_is_better = True
-    extras = ("diversity_ref",)
+    direction = "higher"
+    extras = ("{name}_ref",)
+    reference_only = ("{name}_ref",)
 
     def __init__(self, name: str = "diversity", **kwargs: Any):
         super().__init__(name, **kwargs)
 
-    def sequence_values(self, pair: MotionPair):
-        return [l1_diversity(pair.gen_body.joints), l1_diversity(pair.ref_body.joints)], 1.0
+    def sequence_values(self, pair: MotionPair) -> tuple[list[float | None], float]:
+        gen, ref = (l1_diversity(body.joints) for body in (pair.gen_body, pair.ref_body))
+        return [float(gen), float(ref)], 1.0

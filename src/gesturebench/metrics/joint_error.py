@@ -1,4 +1,5 @@
-"""MJD and PCK: root-aligned joint-position agreement with the reference (docs/metrics.md)."""
+"""MJD and PCK: root-aligned joint-position agreement with the reference (docs/metrics.md, MJD and
+PCK)."""
 
 from __future__ import annotations
 
@@ -12,27 +13,24 @@ from gesturebench.metrics.pair import MotionPair
 class MeanJointDistance(SequenceMetric):
     """MJD ↓: mean root-aligned distance of BODY_HANDS joints to the reference, metres."""
 
-    higher_is_better = False
+    direction = "lower"
 
     def __init__(self, name: str = "mjd", **kwargs: Any):
         super().__init__(name, **kwargs)
 
-    def sequence_values(self, pair: MotionPair):
-        return [mean_joint_distance(pair.gen_body.joints, pair.ref_body.joints)], 1.0
+    def sequence_values(self, pair: MotionPair) -> tuple[list[float | None], float]:
+        return [float(mean_joint_distance(pair.gen_body.joints, pair.ref_body.joints))], 1.0
 
 
 class PCK(SequenceMetric):
     """PCK ↑: fraction of (frame, BODY_HANDS joint) pairs within `threshold` metres of the
     reference."""
 
-    higher_is_better = True
+    direction = "higher"
 
     def __init__(self, name: str = "pck", threshold: float = 0.1, **kwargs: Any):
         super().__init__(name, **kwargs)
         self.threshold = threshold
 
-    def options(self) -> dict:
-        return {"threshold": self.threshold}
-
-    def sequence_values(self, pair: MotionPair):
-        return [pck(pair.gen_body.joints, pair.ref_body.joints, self.threshold)], 1.0
+    def sequence_values(self, pair: MotionPair) -> tuple[list[float | None], float]:
+        return [float(pck(pair.gen_body.joints, pair.ref_body.joints, self.threshold))], 1.0

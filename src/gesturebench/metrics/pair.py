@@ -34,7 +34,6 @@ class MotionPair:
     sample_rate: int = 16000
     words: list[Word] | None = None
     sem: list[SemInterval] | None = None
-    annotations: list | None = None
     model_name: str = ""
     _shared: dict = field(default_factory=dict, repr=False, compare=False)
 

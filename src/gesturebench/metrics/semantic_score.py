@@ -1,14 +1,16 @@
 """SC: semantic score, the text–motion agreement of generated motion with its transcript
-(docs/metrics.md)."""
+(docs/metrics.md, SC)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
+from gesturebench.encoders.text_motion import TextMotionEncoder
 from gesturebench.encoders.text_training import TextMotionConfig, load_or_train_text_motion
 from gesturebench.errors import ConfigError
 from gesturebench.metrics.base import SequenceMetric
+from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.pair import MotionPair
 
 
@@ -22,8 +24,12 @@ class SemanticScore(SequenceMetric):
     (mini-BEAT2). A sequence with no worded window counts as missing, like one without a transcript.
     """
 
-    higher_is_better = True
+    direction = "higher"
     requires = ("words",)
+    extras = ("{name}_ref",)
+    reads = ("jaw", "eyes", "trans")  # joint rotations and root velocity of the text–motion space
+    reference_only = ("{name}_ref",)
+    hidden_options = ("encoder",)
 
     def __init__(
         self,
@@ -32,19 +38,15 @@ class SemanticScore(SequenceMetric):
         encoder: Mapping | None = None,
         **kwargs: Any,
     ):
-        self.extras = (f"{name}_ref",)  # the reference motion's score, e.g. ``sc_ref``
         super().__init__(name, **kwargs)
         self.checkpoint = checkpoint
         self.encoder_cfg = TextMotionConfig.from_mapping(encoder)
-        self.encoder = None
-
-    def options(self) -> dict:
-        return {"checkpoint": self.checkpoint}
+        self.encoder: TextMotionEncoder | None = None
 
     def provenance(self) -> dict:
         return {"text_motion": self.encoder.info} if self.encoder is not None else {}
 
-    def prepare(self, context: Any) -> None:
+    def prepare(self, context: MetricContext) -> None:
         self.encoder = load_or_train_text_motion(
             context.checkpoints_dir,
             context.dataset_name,
@@ -55,15 +57,16 @@ class SemanticScore(SequenceMetric):
             device=context.device,
         )
 
-    def sequence_values(self, pair: MotionPair):
+    def sequence_values(self, pair: MotionPair) -> tuple[list[float | None], float] | None:
         if self.encoder is None:
             raise ConfigError(
                 f"metric {self.name}: prepare(context) must run before update (text_motion encoder)"
             )
-        if not any(self.encoder.texts(pair.generated, pair.words)):
+        words = pair.words or []
+        if not any(self.encoder.texts(pair.generated, words)):
             return None  # no window holds a word: counted as missing
-        values = [
-            float(self.encoder.window_scores(m, pair.words).mean())
+        values: list[float | None] = [
+            float(self.encoder.window_scores(m, words).mean())
             for m in (pair.generated, pair.reference)
         ]
         return values, 1.0

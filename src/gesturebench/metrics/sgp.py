@@ -1,13 +1,13 @@
-"""SGP, semantic gesture preservation (docs/metrics.md, docs/annotation.md).
+"""SGP, semantic gesture preservation (docs/metrics.md, SGP; docs/annotation.md, SGP).
 
 For each clip c (a sequence, or a study window) the valid semantic events E_c are the events whose
 reference annotation class is iconic, metaphoric or deictic; the generated motion of each is
-classified by the configured
-annotator (same clip rendering, same prompt, `source` = the model); SGP_c = 1 − #{beat}/|E_c|, and the model's
-SGP is the mean over clips with |E_c| ≥ 1. Events whose generated annotation is not `ok` (invalid, error, or
-beyond the generated motion) are excluded from E_c and counted in `sgp_invalid`; a clip left with no
-event is excluded. Reported beside it: `sgp_events` (events scored) and `sgp_class_<c>`, the share
-of each class among the generated annotations of valid events.
+classified by the configured annotator (same clip rendering, same prompt, `source` = the model);
+SGP_c = 1 − #{beat}/|E_c|, and the model's SGP is the mean over clips with |E_c| ≥ 1. Events whose
+generated annotation is not `ok` (invalid, error, or beyond the generated motion) are excluded from
+E_c and counted in `sgp_invalid`; a clip left with no event is excluded. Reported beside it:
+`sgp_events` (events scored) and `sgp_class_<c>`, the share of each class among the generated
+annotations of valid events.
 
 Reference annotations come from `<store_root>/reference/<annotator>.jsonl` (default store root: the
 dataset's cache folder `annotations/`). Where an event has none, an offline annotator (kinematic)
@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
-from torchmetrics.utilities import dim_zero_cat
 
 from gesturebench.annotation.backends.base import Annotator
 from gesturebench.annotation.backends.kinematic import KinematicAnnotator
@@ -33,9 +33,11 @@ from gesturebench.annotation.events import Event, collect_events
 from gesturebench.annotation.runner import AnnotationRunner, RequestBudget
 from gesturebench.annotation.schema import AnnotationRecord
 from gesturebench.annotation.store import AnnotationStore, store_path
+from gesturebench.data.records import Motion
 from gesturebench.errors import CheckpointError, ConfigError
 from gesturebench.gestures import GESTURE_CLASSES, SEMANTIC_CLASSES
-from gesturebench.metrics.base import GestureMetric
+from gesturebench.metrics.base import SequenceMetric
+from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.pair import MotionPair
 
 
@@ -56,12 +58,19 @@ def _ok_classes(records: dict[str, AnnotationRecord], events: list[Event]) -> di
     }
 
 
-class SemanticGesturePreservation(GestureMetric):
-    """SGP ↑ with `sgp_invalid`, `sgp_events` and the generated class shares as extras."""
+class SemanticGesturePreservation(SequenceMetric):
+    """SGP ↑ with `sgp_invalid`, `sgp_events` and the generated class shares as extras.
 
-    higher_is_better = True
+    Per sequence it keeps SGP_c (None when the clip has no scored event: left out of the mean), the
+    invalid and scored event counts and the scored events' class counts; the per-sequence table
+    shows the first three. `sgp_invalid` and `sgp_events` are totals, the class shares are the
+    class counts over `sgp_events`; `sgp_invalid` is reported even when SGP is skipped.
+    """
+
+    direction = "higher"
     requires = ("sem",)
-    extras = ("sgp_invalid", "sgp_events", *(f"sgp_class_{c}" for c in GESTURE_CLASSES))
+    extras = ("{name}_invalid", "{name}_events", *(f"{{name}}_class_{c}" for c in GESTURE_CLASSES))
+    hidden_options = ("annotator", "store_root", "concurrency")
 
     def __init__(
         self,
@@ -83,32 +92,15 @@ class SemanticGesturePreservation(GestureMetric):
         self.concurrency = int(concurrency)
         self.budget = RequestBudget(max_requests)
         self.reference: AnnotationStore | None = None
-        f64 = torch.float64
-        self.add_state("clip_sum", default=torch.zeros((), dtype=f64), dist_reduce_fx="sum")
-        self.add_state("clips", default=torch.zeros((), dtype=f64), dist_reduce_fx="sum")
-        self.add_state("invalid", default=torch.zeros((), dtype=f64), dist_reduce_fx="sum")
-        self.add_state(
-            "class_counts",
-            default=torch.zeros(len(GESTURE_CLASSES), dtype=f64),
-            dist_reduce_fx="sum",
-        )
-        self.add_state("missing", default=torch.zeros((), dtype=f64), dist_reduce_fx="sum")
-        self.add_state("seq_index", default=[], dist_reduce_fx="cat")
-        self.add_state("seq_values", default=[], dist_reduce_fx="cat")
 
-    def options(self) -> dict:
-        return {
-            "annotator": self.annotator.describe(),
-            "store_root": str(self.store_root),
-            "max_requests": self.budget.limit,
-        }
+    def extra_options(self) -> dict:
+        return {"annotator": self.annotator.describe(), "store_root": str(self.store_root)}
 
-    def prepare(self, context: Any) -> None:
-        self.store_root = self.store_root or Path(context.cache_dir) / "annotations"
-        self.annotator.prepare(context, self.store_root)
-        self.reference = AnnotationStore(
-            store_path(self.store_root, "reference", self.annotator.name)
-        )
+    def prepare(self, context: MetricContext) -> None:
+        store_root = self.store_root or Path(context.cache_dir) / "annotations"
+        self.store_root = store_root
+        self.annotator.prepare(context, store_root)
+        self.reference = AnnotationStore(store_path(store_root, "reference", self.annotator.name))
         if not self.annotator.offline and not self.reference.exists():
             raise CheckpointError(
                 self._no_reference(f"no reference annotations at {self.reference.path}")
@@ -116,7 +108,8 @@ class SemanticGesturePreservation(GestureMetric):
 
     def _no_reference(self, problem: str) -> str:
         return (
-            f"sgp: {problem}; create them with `python launch.py task=annotate task.source=reference "
+            f"sgp: {problem}; create them with `python launch.py task=annotate "
+            f"task.source=reference "
             f"annotator={self.annotator.name} dataset.split=<the evaluated split>`"
         )
 
@@ -132,10 +125,20 @@ class SemanticGesturePreservation(GestureMetric):
             budget=self.budget,
         )
 
+    def _store_root(self) -> Path:
+        if self.store_root is None:
+            raise ConfigError("sgp: prepare(context) must run before update")
+        return self.store_root
+
     def _clips(
-        self, events: list[Event], source: str, motion, joints: torch.Tensor, audio
+        self,
+        events: list[Event],
+        source: str,
+        motion: Motion,
+        joints: torch.Tensor,
+        audio: np.ndarray | None,
     ) -> dict[str, EventClip]:
-        clip_dir = self.store_root / "clips" / source
+        clip_dir = self._store_root() / "clips" / source
         out = {}
         for event in events:
             clip = make_clip(
@@ -184,68 +187,41 @@ class SemanticGesturePreservation(GestureMetric):
         source = pair.model_name or "generated"
         store = None
         if self.annotator.writes_store and not self.annotator.offline:
-            store = AnnotationStore(store_path(self.store_root, source, self.annotator.name))
+            store = AnnotationStore(store_path(self._store_root(), source, self.annotator.name))
         clips = self._clips(events, source, pair.generated, pair.gen_body.joints, pair.audio)
         return _ok_classes(self._runner(store).run(clips.values()).records, events)
 
-    def update(self, pair: MotionPair) -> None:
-        if self.missing_inputs(pair):
-            self.missing += 1
-            return
-        events = collect_events(pair.sequence_id, pair.sem, pair.words)
+    def sequence_values(self, pair: MotionPair) -> tuple[list[float | None], float]:
+        events = collect_events(pair.sequence_id, pair.sem or [], pair.words)
         reference = self.reference_classes(pair, events)
         valid = [e for e in events if reference[e.id] in SEMANTIC_CLASSES]
         generated = self.generated_classes(pair, valid)
         classes = [generated[e.id] for e in valid]
-        value = clip_sgp(classes)
         invalid = sum(c is None for c in classes)
-        for c in classes:
-            if c is not None:
-                self.class_counts[GESTURE_CLASSES.index(c)] += 1
-        self.invalid += invalid
-        if value is not None:
-            self.clip_sum += value
-            self.clips += 1
-        row = torch.tensor(
-            [[float("nan") if value is None else value, invalid, len(classes) - invalid]],
-            dtype=torch.float64,
-            device=self.clip_sum.device,
-        )
-        self.seq_index.append(
-            torch.tensor([pair.index], dtype=torch.int64, device=self.clip_sum.device)
-        )
-        self.seq_values.append(row)
+        counts = [sum(c == g for c in classes) for g in GESTURE_CLASSES]
+        return [clip_sgp(classes), invalid, len(classes) - invalid, *counts], 1.0
 
-    # ------------------------------------------------------------------------------------------
-    # results
+    @property
+    def sequence_names(self) -> tuple[str, ...]:
+        return self.value_names[:3]
 
     def compute(self) -> dict[str, float | None]:
-        out: dict[str, float | None] = {n: None for n in self.value_names}
-        out["sgp_invalid"] = float(self.invalid)
-        if self.clips <= 0:
-            return out
-        scored = float(self.class_counts.sum())
-        out[self.name] = float(self.clip_sum / self.clips)
-        out["sgp_events"] = scored
-        for i, c in enumerate(GESTURE_CLASSES):
-            out[f"sgp_class_{c}"] = float(self.class_counts[i]) / scored
+        return {**super().compute(), f"{self.name}_invalid": float(self.total[1])}
+
+    def compute_values(self) -> dict[str, float | None]:
+        clip_sum, invalid, events, *counts = self.total
+        out: dict[str, float | None] = {
+            self.name: float(clip_sum / self.weight[0]),
+            f"{self.name}_invalid": float(invalid),
+            f"{self.name}_events": float(events),
+        }
+        for c, count in zip(GESTURE_CLASSES, counts, strict=True):
+            out[f"{self.name}_class_{c}"] = float(count) / float(events)
         return out
 
-    def skip_reason(self) -> str | None:
-        if self.clips > 0:
-            return None
+    def unscored_reason(self) -> str:
         return (
-            f"no clip had a valid semantic event (reference class iconic, metaphoric or deictic) with a valid "
-            f"generated annotation; {int(self.missing)} sequence(s) had no sem file, "
-            f"{int(self.invalid)} generated annotation(s) were invalid"
+            f"no clip had a valid semantic event (reference class iconic, metaphoric or deictic) "
+            f"with a valid generated annotation; {int(self.missing)} sequence(s) had no sem file, "
+            f"{int(self.total[1])} generated annotation(s) were invalid"
         )
-
-    def per_sequence(self) -> dict[int, dict[str, float]]:
-        if isinstance(self.seq_index, list) and not self.seq_index:
-            return {}
-        idx = dim_zero_cat(self.seq_index).tolist()
-        rows = dim_zero_cat(self.seq_values).reshape(len(idx), -1).tolist()
-        return {
-            i: {self.name: v, "sgp_invalid": n_invalid, "sgp_events": n_scored}
-            for i, (v, n_invalid, n_scored) in zip(idx, rows)
-        }

@@ -1,5 +1,5 @@
 """LDLJ_rel →0: how much smoother (log dimensionless jerk) the reference is than the generated
-motion (docs/metrics.md)."""
+motion (docs/metrics.md, LDLJ)."""
 
 from __future__ import annotations
 
@@ -23,8 +23,9 @@ class LDLJRel(SequenceMetric):
     value.
     """
 
-    higher_is_better = None
-    extras = ("ldlj_gen", "ldlj_ref")
+    direction = "zero"
+    extras = ("ldlj_gen", "ldlj_ref")  # results keys older than `{name}_<what>`
+    reference_only = ("ldlj_ref",)
 
     def __init__(
         self,
@@ -37,32 +38,15 @@ class LDLJRel(SequenceMetric):
         **kwargs: Any,
     ):
         super().__init__(name, **kwargs)
-        self.window_s, self.hop_s, self.min_path = window_s, hop_s, min_path
-        self.savgol_window, self.savgol_order = savgol_window, savgol_order
-
-    def options(self) -> dict:
-        return {
-            "window_s": self.window_s,
-            "hop_s": self.hop_s,
-            "savgol_window": self.savgol_window,
-            "savgol_order": self.savgol_order,
-            "min_path": self.min_path,
-        }
+        self.ldlj_options = self.options()
 
     def ldlj(self, joints: torch.Tensor, fps: float) -> float:
-        """Windowed LDLJ of the root-aligned UPPER joints of `joints` (T,55,3); NaN when undefined."""
+        """Windowed LDLJ of the root-aligned UPPER joints of `joints` (T,55,3); NaN when
+        undefined."""
         upper = joints[:, list(UPPER)] - joints[:, :1]
-        return windowed_ldlj(
-            upper,
-            fps,
-            self.window_s,
-            self.hop_s,
-            self.savgol_window,
-            self.savgol_order,
-            self.min_path,
-        )
+        return float(windowed_ldlj(upper, fps, **self.ldlj_options))
 
-    def sequence_values(self, pair: MotionPair):
+    def sequence_values(self, pair: MotionPair) -> tuple[list[float | None], float] | None:
         gen, ref = (
             self.ldlj(pair.gen_body.joints, pair.fps),
             self.ldlj(pair.ref_body.joints, pair.fps),
@@ -71,10 +55,9 @@ class LDLJRel(SequenceMetric):
             return None
         return [ref - gen, gen, ref], 1.0
 
-    def skip_reason(self) -> str | None:
-        if self.weight > 0:
-            return None
+    def unscored_reason(self) -> str:
         return (
-            f"LDLJ is undefined for all {int(self.missing)} sequences: the generated or reference upper body "
-            f"does not move (path under {self.min_path} m in every window) or has fewer than {MIN_SAMPLES} frames"
+            f"LDLJ is undefined for all {int(self.missing)} sequences: the generated or reference "
+            f"upper body does not move (path under {self.ldlj_options['min_path']} m in every "
+            f"window) or has fewer than {MIN_SAMPLES} frames"
         )

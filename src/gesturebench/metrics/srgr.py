@@ -1,4 +1,4 @@
-"""SRGR: semantic-relevance-weighted joint recall against the reference (docs/metrics.md)."""
+"""SRGR: semantic-relevance-weighted joint recall against the reference (docs/metrics.md, SRGR)."""
 
 from __future__ import annotations
 
@@ -17,16 +17,14 @@ class SemanticRelevanceRecall(SequenceMetric):
     Identical motion scores the sequence's mean weight (not 1), as in BEAT's definition.
     """
 
-    higher_is_better = True
+    direction = "higher"
     requires = ("sem",)
 
     def __init__(self, name: str = "srgr", threshold: float = 0.1, **kwargs: Any):
         super().__init__(name, **kwargs)
         self.threshold = threshold
 
-    def options(self) -> dict:
-        return {"threshold": self.threshold}
-
-    def sequence_values(self, pair: MotionPair):
-        weights = semantic_weights(pair.sem, pair.n_frames, pair.fps)
-        return [srgr(pair.gen_body.joints, pair.ref_body.joints, weights, self.threshold)], 1.0
+    def sequence_values(self, pair: MotionPair) -> tuple[list[float | None], float]:
+        weights = semantic_weights(pair.sem or [], pair.n_frames, pair.fps)
+        value = srgr(pair.gen_body.joints, pair.ref_body.joints, weights, self.threshold)
+        return [float(value)], 1.0

@@ -1,5 +1,5 @@
 """Chamfer and Hausdorff distances between the generated and reference body surfaces
-(docs/metrics.md).
+(docs/metrics.md, Chamfer and Hausdorff).
 
 Both need the same nearest-neighbour pass over every frame's root-aligned vertices, the dominant
 cost of the geometric metrics. The two metric objects share it through `MotionPair.shared` (keyed by
@@ -35,7 +35,9 @@ def surface_per_frame(
     )
 
 
-def _surface_per_frame(pair: MotionPair, method: str, num_points: int | None, seed: int):
+def _surface_per_frame(
+    pair: MotionPair, method: str, num_points: int | None, seed: int
+) -> tuple[torch.Tensor, torch.Tensor]:
     chamfer, hausdorff = [], []
     for start in range(0, pair.n_frames, FRAME_CHUNK):
         ref = pair.ref_body.frames(start, start + FRAME_CHUNK).root_aligned_vertices()
@@ -50,11 +52,13 @@ def _surface_per_frame(pair: MotionPair, method: str, num_points: int | None, se
 
 
 class _SurfaceMetric(SequenceMetric):
-    """Shared options of Chamfer and Hausdorff: exact nearest neighbours over all vertices unless
-    `num_points`."""
+    """Chamfer or Hausdorff (`value`: their index in `surface_per_frame`): exact nearest neighbours
+    over all vertices unless `num_points`."""
 
-    higher_is_better = False
+    direction = "lower"
     needs_vertices = True
+    reads = ("expressions", "jaw", "eyes")  # face vertices, root-aligned (not `trans`)
+    value: int
 
     def __init__(
         self,
@@ -68,30 +72,26 @@ class _SurfaceMetric(SequenceMetric):
         check_options(method, num_points)
         self.method, self.num_points, self.seed = method, num_points, seed
 
-    def options(self) -> dict:
-        return {"method": self.method, "num_points": self.num_points, "seed": self.seed}
-
-    def _per_frame(self, pair: MotionPair) -> tuple[torch.Tensor, torch.Tensor]:
-        return surface_per_frame(pair, self.method, self.num_points, self.seed)
+    def sequence_values(self, pair: MotionPair) -> tuple[list[float | None], float]:
+        per_frame = surface_per_frame(pair, self.method, self.num_points, self.seed)[self.value]
+        return [float(per_frame.mean())], 1.0
 
 
 class Chamfer(_SurfaceMetric):
     """Chamfer ↓: per-frame symmetric mean squared nearest-vertex distance (m²), averaged over
     frames."""
 
+    value = 0
+
     def __init__(self, name: str = "chamfer", **kwargs: Any):
         super().__init__(name, **kwargs)
-
-    def sequence_values(self, pair: MotionPair):
-        return [float(self._per_frame(pair)[0].mean())], 1.0
 
 
 class Hausdorff(_SurfaceMetric):
     """Hausdorff ↓: per-frame symmetric Hausdorff distance of the vertex sets (m), averaged over
     frames."""
 
+    value = 1
+
     def __init__(self, name: str = "hausdorff", **kwargs: Any):
         super().__init__(name, **kwargs)
-
-    def sequence_values(self, pair: MotionPair):
-        return [float(self._per_frame(pair)[1].mean())], 1.0

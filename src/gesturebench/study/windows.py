@@ -131,7 +131,6 @@ def cut_window(record: SequenceRecord, window: Window, index: int) -> SequenceRe
         audio=audio,
         words=shift_events(record.words, window.start, window.end),
         sem=shift_events(record.sem, window.start, window.end),
-        annotations=shift_events(record.annotations, window.start, window.end),
         index=index,
         meta={**record.meta, **dataclasses.asdict(window)},
     )

@@ -78,5 +78,4 @@ def make_context(cfg: DictConfig, body_model: BodyModel) -> MetricContext:
         body_model=body_model,
         device=device_for(cfg),
         auto_train=bool(cfg.dataset.generate),
-        seed=cfg.seed,
     )

@@ -17,12 +17,10 @@ from gesturebench.loggers import finish, log_results, make_logger
 from gesturebench.models.cache import MotionCache
 from gesturebench.render.skeleton import render_skeleton_video
 from gesturebench.results import (
-    METRIC_DIRECTIONS,
     RESULTS_FILE,
+    build_results,
     config_hash,
-    finite_or_none,
     load_complete,
-    versions,
     write_json,
     write_per_sequence_csv,
 )
@@ -53,7 +51,7 @@ def score(cfg: DictConfig, dataset, out: Path, config: dict, chash: str) -> dict
     Returns the results.json document on global rank 0 and `{}` on the other ranks.
     """
     pl.seed_everything(cfg.seed, workers=True)
-    # Scores must not depend on the device (docs/metrics.md): no TF32 in cuDNN convolutions (the
+    # Scores must not depend on the device (METRICS.md): no TF32 in cuDNN convolutions (the
     # encoders) or matmuls.
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -103,59 +101,6 @@ def score(cfg: DictConfig, dataset, out: Path, config: dict, chash: str) -> dict
         return results
     finally:
         finish(logger)
-
-
-def build_results(cfg, config, chash, dataset, model, metrics, raw) -> dict:
-    """The results.json document of docs/design.md, with every contract metric key present."""
-    values = {k: finite_or_none(v) for k, v in raw["metrics"].items()}
-    skipped = dict(raw["skipped"])
-    for key in METRIC_DIRECTIONS:
-        if key not in values:
-            values[key] = None
-            skipped[key] = (
-                f"not computed: no metric named {key!r} in metrics={cfg_choice('metrics')}"
-            )
-    for key, value in values.items():
-        if value is None and key not in skipped:
-            skipped[key] = "the metric returned no finite value"
-    names = [n for m in metrics.values() for n in m.value_names]
-    for key, note in model.skip_notes(names).items():
-        skipped[key] = f"{skipped[key]}; {note}" if key in skipped else note
-    directions = dict(METRIC_DIRECTIONS)
-    for m in metrics.values():
-        directions.update({n: m.direction for n in m.value_names if n not in METRIC_DIRECTIONS})
-    ids = dataset.ids
-    per_sequence = [
-        {"sequence_id": ids[i], "index": i, **{k: finite_or_none(v) for k, v in row.items()}}
-        for i, row in sorted(raw["per_sequence"].items())
-    ]
-    encoders = {}
-    for m in metrics.values():
-        encoders.update(m.provenance())
-    return {
-        "task": "evaluate",
-        "model": model.name,
-        "model_info": model.describe(),
-        "dataset": cfg.dataset.name,
-        "metrics": values,
-        "directions": directions,
-        "skipped": skipped,
-        "per_sequence": per_sequence,
-        "encoders": encoders,
-        "options": {name: m.options() for name, m in metrics.items()},
-        "timings": {stage: round(seconds, 4) for stage, seconds in raw["timings"].items()},
-        "config": config,
-        "versions": versions(),
-        "config_hash": chash,
-        "sweep_id": os.environ.get("GESTUREBENCH_SWEEP_ID"),
-        "complete": True,
-    }
-
-
-def cfg_choice(group: str) -> str:
-    from hydra.core.hydra_config import HydraConfig
-
-    return HydraConfig.get().runtime.choices.get(group, "?") if HydraConfig.initialized() else "?"
 
 
 def render_clip(cfg, dataset, model, evaluator, out):

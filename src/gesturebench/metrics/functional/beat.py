@@ -13,9 +13,11 @@ from collections.abc import Sequence
 
 import librosa
 import numpy as np
+import torch
 from scipy.signal import argrelextrema
 
-#: What BC averages over: motion beats (the paper's) or audio onsets (EMAGE's evaluation code).
+#: BC alignments: from motion beats to onsets (the paper's) or from onsets to motion beats
+#: (EMAGE's).
 ALIGNMENTS = ("motion_to_audio", "audio_to_motion")
 
 
@@ -29,7 +31,7 @@ def joint_speeds(joints: np.ndarray, fps: float) -> np.ndarray:
 def trim_frames(n_frames: int, fps: float, trim: float) -> tuple[int, int]:
     """The frame range [start, stop) left after cutting `trim` seconds at each end (empty when too
     short)."""
-    cut = int(round(trim * fps))
+    cut = round(trim * fps)
     return cut, max(cut, n_frames - cut)
 
 
@@ -43,7 +45,7 @@ def segment_onsets(
     audio: np.ndarray, sr: int, start: int, stop: int, fps: float, hop_length: int = 512
 ) -> np.ndarray:
     """Onset times (s from the segment start) of the audio under motion frames [start, stop)."""
-    a, b = int(round(start / fps * sr)), int(round(stop / fps * sr))
+    a, b = round(start / fps * sr), round(stop / fps * sr)
     segment = np.asarray(audio)[a:b]
     if segment.size < hop_length:
         return np.zeros(0)
@@ -59,7 +61,7 @@ def motion_beats(
     return idx[speed[idx] / mean_speed > threshold]
 
 
-def gaussian_alignment(from_times: np.ndarray, to_times: np.ndarray, sigma: float) -> float:
+def _gaussian_alignment(from_times: np.ndarray, to_times: np.ndarray, sigma: float) -> float:
     """Mean over `from_times` t of exp(−min_s (t − s)² / 2σ²) over `to_times` s; 0 when either set
     is empty."""
     a, b = np.asarray(from_times, dtype=np.float64), np.asarray(to_times, dtype=np.float64)
@@ -72,16 +74,16 @@ def gaussian_alignment(from_times: np.ndarray, to_times: np.ndarray, sigma: floa
 def beat_consistency(
     speeds: np.ndarray,
     onsets: np.ndarray,
-    mean_speed: Sequence[float],
+    mean_speed: Sequence[float] | np.ndarray,
     fps: float,
     sigma: float = 0.3,
     order: int = 7,
     threshold: float = 0.1,
     direction: str = "motion_to_audio",
-) -> float:
+) -> torch.Tensor:
     """BC of one segment: speeds (T,J) of the scored joints, onset times (s) from the segment start.
 
-    The mean over joints of `gaussian_alignment` from motion beats to onsets (``motion_to_audio``,
+    The mean over joints of `_gaussian_alignment` from motion beats to onsets (``motion_to_audio``,
     the paper's) or from onsets to motion beats (``audio_to_motion``, EMAGE's). A joint without a
     motion beat, or a segment without an onset, scores 0 (EMAGE's code also scores a beatless joint
     0).
@@ -91,6 +93,6 @@ def beat_consistency(
     values = []
     for j in range(speeds.shape[1]):
         beats = motion_beats(speeds[:, j], mean_speed[j], threshold, order) / fps
-        pair = (beats, onsets) if direction == "motion_to_audio" else (onsets, beats)
-        values.append(gaussian_alignment(*pair, sigma))
-    return float(np.mean(values))
+        a, b = (beats, onsets) if direction == "motion_to_audio" else (onsets, beats)
+        values.append(_gaussian_alignment(a, b, sigma))
+    return torch.tensor(np.mean(values), dtype=torch.float64)

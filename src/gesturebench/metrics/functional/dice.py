@@ -84,7 +84,9 @@ def bone_raster(
     )
 
 
-def dice(a: torch.Tensor, b: torch.Tensor) -> float:
-    """2|A∩B| / (|A| + |B|) of two binary rasters; 1 when both are empty (identical)."""
+def dice(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """2|A∩B| / (|A| + |B|) of two binary rasters, float64; 1 when both are empty (identical)."""
     total = int(a.sum()) + int(b.sum())
-    return 1.0 if total == 0 else 2.0 * int((a & b).sum()) / total
+    if total == 0:
+        return torch.tensor(1.0, dtype=torch.float64)
+    return 2.0 * torch.tensor(int((a & b).sum()), dtype=torch.float64) / total

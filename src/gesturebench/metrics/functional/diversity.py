@@ -1,4 +1,4 @@
-"""L1 motion diversity of one sequence (EMAGE-style; docs/metrics.md)."""
+"""L1 motion diversity of one sequence (EMAGE-style; docs/metrics.md, Diversity)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import torch
 from gesturebench.body.joints import BODY_HANDS
 
 
-def l1_diversity(joints: torch.Tensor) -> float:
+def l1_diversity(joints: torch.Tensor) -> torch.Tensor:
     """Mean over frames of Σ_{BODY_HANDS, xyz} |p_t − p̄|, p root-aligned (T,55,3) → p̄ its temporal
-    mean; metres."""
+    mean; metres (float64 scalar)."""
     joints = joints.double()
     p = joints[:, list(BODY_HANDS)] - joints[:, :1]
-    return float((p - p.mean(dim=0)).abs().sum(dim=(1, 2)).mean())
+    return (p - p.mean(dim=0)).abs().sum(dim=(1, 2)).mean()

@@ -1,4 +1,5 @@
-"""Foot-contact rate from the heel and toe vertices of both feet (docs/metrics.md).
+"""Foot-contact rate from the heel and toe vertices of both feet (docs/metrics.md, foot
+contact).
 
 A point touches the floor in a frame when its height above the floor is at most `height` metres and
 its horizontal (x–z) speed, by central differences at `fps` (one-sided at the ends), is below
@@ -9,6 +10,7 @@ sequence (y is up).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import torch
 
@@ -41,6 +43,6 @@ def contact_frames(
     return per_foot.any(dim=-1)
 
 
-def contact_rate(vertices: torch.Tensor, fps: float, **options) -> float:
-    """Fraction of frames in contact (see `contact_frames` for the options)."""
-    return float(contact_frames(vertices, fps, **options).double().mean())
+def contact_rate(vertices: torch.Tensor, fps: float, **options: Any) -> torch.Tensor:
+    """Fraction of frames in contact, float64 (see `contact_frames` for the options)."""
+    return contact_frames(vertices, fps, **options).double().mean()

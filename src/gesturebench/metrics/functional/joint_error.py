@@ -16,11 +16,11 @@ def joint_distances(gen_joints: torch.Tensor, ref_joints: torch.Tensor) -> torch
     return torch.linalg.vector_norm(gen.double() - ref.double(), dim=-1)
 
 
-def mean_joint_distance(gen_joints: torch.Tensor, ref_joints: torch.Tensor) -> float:
+def mean_joint_distance(gen_joints: torch.Tensor, ref_joints: torch.Tensor) -> torch.Tensor:
     """MJD: mean over frames and joints of the root-aligned joint distance, metres."""
-    return float(joint_distances(gen_joints, ref_joints).mean())
+    return joint_distances(gen_joints, ref_joints).mean()
 
 
-def pck(gen_joints: torch.Tensor, ref_joints: torch.Tensor, threshold: float = 0.1) -> float:
+def pck(gen_joints: torch.Tensor, ref_joints: torch.Tensor, threshold: float = 0.1) -> torch.Tensor:
     """PCK: fraction of (frame, joint) pairs closer than `threshold` metres."""
-    return float((joint_distances(gen_joints, ref_joints) < threshold).double().mean())
+    return (joint_distances(gen_joints, ref_joints) < threshold).double().mean()

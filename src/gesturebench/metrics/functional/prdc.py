@@ -47,17 +47,21 @@ def knn_radii(real: torch.Tensor, k: int, chunk_size: int = 1024) -> torch.Tenso
     return radii
 
 
-def density(real: torch.Tensor, fake: torch.Tensor, k: int = 5, chunk_size: int = 1024) -> float:
-    """Expected number of reference balls a generated feature falls in, divided by k."""
+def density(
+    real: torch.Tensor, fake: torch.Tensor, k: int = 5, chunk_size: int = 1024
+) -> torch.Tensor:
+    """Expected number of reference balls a generated feature falls in, divided by k (float64)."""
     radii = knn_radii(real, k, chunk_size)
     hits = sum(int((d < radii).sum()) for _, d in _distance_blocks(fake, real, chunk_size))
-    return hits / (k * fake.shape[0])
+    return torch.tensor(hits, dtype=torch.float64) / (k * fake.shape[0])
 
 
-def coverage(real: torch.Tensor, fake: torch.Tensor, k: int = 5, chunk_size: int = 1024) -> float:
-    """Fraction of reference balls that contain at least one generated feature."""
+def coverage(
+    real: torch.Tensor, fake: torch.Tensor, k: int = 5, chunk_size: int = 1024
+) -> torch.Tensor:
+    """Fraction of reference balls that contain at least one generated feature (float64)."""
     radii = knn_radii(real, k, chunk_size)
     nearest = torch.full_like(radii, float("inf"))
     for _, d in _distance_blocks(fake, real, chunk_size):
         nearest = torch.minimum(nearest, d.min(dim=0).values)
-    return float((nearest < radii).double().mean())
+    return (nearest < radii).double().mean()

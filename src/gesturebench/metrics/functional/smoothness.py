@@ -1,5 +1,5 @@
 """Log dimensionless jerk of joint trajectories over sliding windows (Balasubramanian et al. 2015;
-docs/metrics.md, LDLJ_rel).
+docs/metrics.md, LDLJ).
 
 LDLJ = −ln( D⁵ / L² · ∫₀ᴰ ‖d³p/dt³‖² dt ) for a trajectory p of duration D = (N−1)/fps and path
 length L. The jerk is taken by second-order finite differences at every sample (central inside,
@@ -63,8 +63,9 @@ def windowed_ldlj(
     savgol_window: int | None = 9,
     savgol_order: int = 3,
     min_path: float = 1e-3,
-) -> float:
-    """Mean LDLJ over joints and windows of `positions` (T,J,3); NaN when nothing is measurable.
+) -> torch.Tensor:
+    """Mean LDLJ over joints and windows of `positions` (T,J,3), float64 scalar; NaN when nothing is
+    measurable.
 
     The whole sequence is first smoothed with a Savitzky–Golay filter (`savgol_window` frames,
     polynomial order `savgol_order`; `savgol_window=None` disables it, and it is skipped for a
@@ -74,14 +75,13 @@ def windowed_ldlj(
     one window is one window). A (joint, window) whose path is shorter than `min_path` metres does
     not move and is left out; so is a sequence shorter than `MIN_SAMPLES` frames.
     """
+    nan = torch.tensor(math.nan, dtype=torch.float64)
     if positions.shape[0] < MIN_SAMPLES:
-        return math.nan
+        return nan
     p = smooth(positions, savgol_window, savgol_order)
     size, hop = round(window_s * fps), round(hop_s * fps)
-    if p.shape[0] <= size:
-        windows = p[None]
-    else:
-        windows = p.unfold(0, size, hop).movedim(-1, 1)  # (W, size, J, 3)
+    # (W, size, J, 3)
+    windows = p[None] if p.shape[0] <= size else p.unfold(0, size, hop).movedim(-1, 1)
     values, path = ldlj(windows.movedim(1, 0), fps)  # (W, J)
     moving = path >= min_path
-    return float(values[moving].mean()) if bool(moving.any()) else math.nan
+    return values[moving].mean() if bool(moving.any()) else nan

@@ -1,4 +1,4 @@
-"""SRGR (BEAT; docs/metrics.md): PCK of the body+hand joints weighted per frame by semantic
+"""SRGR (BEAT; docs/metrics.md, SRGR): PCK of the body+hand joints weighted per frame by semantic
 relevance."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def semantic_weights(sem: Sequence[SemInterval], n_frames: int, fps: float) -> n
 
 def srgr(
     gen_joints: torch.Tensor, ref_joints: torch.Tensor, weights: np.ndarray, threshold: float = 0.1
-) -> float:
-    """(1/(T·J)) Σ_t w_t Σ_j 1[‖p − p̂‖ < δ] over root-aligned BODY_HANDS joints."""
+) -> torch.Tensor:
+    """(1/(T·J)) Σ_t w_t Σ_j 1[‖p − p̂‖ < δ] over root-aligned BODY_HANDS joints (float64 scalar)."""
     hits = (joint_distances(gen_joints, ref_joints) < threshold).double().cpu().numpy()
-    return float((np.asarray(weights)[:, None] * hits).mean())
+    return torch.tensor((np.asarray(weights)[:, None] * hits).mean(), dtype=torch.float64)

@@ -55,7 +55,7 @@ def _kdtree_nearest(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, tor
     # 10k-point query over threads instead (`workers=-1`) costs more in thread start-up than it
     # gains.
     with ThreadPoolExecutor(max(1, torch.get_num_threads())) as pool:
-        d_ab, d_ba = zip(*pool.map(_frame_nearest, a64, b64))
+        d_ab, d_ba = zip(*pool.map(_frame_nearest, a64, b64), strict=True)
     return torch.from_numpy(np.stack(d_ab)).to(a.device), torch.from_numpy(np.stack(d_ba)).to(
         a.device
     )

@@ -1,5 +1,5 @@
 """Dice ↑ (gesture area coverage): overlap of the frontal-plane bone rasters of a sequence
-(docs/metrics.md)."""
+(docs/metrics.md, Dice)."""
 
 from __future__ import annotations
 
@@ -14,16 +14,13 @@ class Dice(SequenceMetric):
     """Dice of the union-over-frames rasters of the upper-body and hand bones, generated vs
     reference."""
 
-    higher_is_better = True
+    direction = "higher"
 
     def __init__(self, name: str = "dice", cell: float = 0.005, extent: float = 2.0, **kwargs: Any):
         super().__init__(name, **kwargs)
         self.cell, self.extent = cell, extent
 
-    def options(self) -> dict:
-        return {"cell": self.cell, "extent": self.extent}
-
-    def sequence_values(self, pair: MotionPair):
+    def sequence_values(self, pair: MotionPair) -> tuple[list[float | None], float]:
         ref = bone_raster(pair.ref_body.joints, self.cell, self.extent)
         gen = bone_raster(pair.gen_body.joints, self.cell, self.extent)
-        return [dice(ref, gen)], 1.0
+        return [float(dice(ref, gen))], 1.0

@@ -1,9 +1,11 @@
 """Foot contact ↓: difference in foot-contact rate between reference and generated motion
-(docs/metrics.md)."""
+(docs/metrics.md, foot contact)."""
 
 from __future__ import annotations
 
 from typing import Any
+
+import torch
 
 from gesturebench.metrics.base import SequenceMetric
 from gesturebench.metrics.functional.foot_contact import contact_rate
@@ -13,9 +15,11 @@ from gesturebench.metrics.pair import MotionPair
 class FootContact(SequenceMetric):
     """|r_ref − r_gen| per sequence, with both contact rates (global heel/toe vertex positions)."""
 
-    higher_is_better = False
+    direction = "lower"
     needs_vertices = True
-    extras = ("contact_rate_gen", "contact_rate_ref")
+    extras = ("contact_rate_gen", "contact_rate_ref")  # results keys older than `{name}_<what>`
+    reads = ("trans",)
+    reference_only = ("contact_rate_ref",)
 
     def __init__(
         self,
@@ -27,23 +31,14 @@ class FootContact(SequenceMetric):
         **kwargs: Any,
     ):
         super().__init__(name, **kwargs)
-        self.height, self.speed, self.percentile, self.min_points = (
-            height,
-            speed,
-            percentile,
-            min_points,
-        )
+        self.contact_options = self.options()
 
-    def options(self) -> dict:
-        return {
-            "height": self.height,
-            "speed": self.speed,
-            "percentile": self.percentile,
-            "min_points": self.min_points,
-        }
+    def rate(self, vertices: torch.Tensor | None, fps: float) -> float:
+        if vertices is None:
+            raise ValueError(f"metric {self.name} needs body vertices")
+        return float(contact_rate(vertices, fps, **self.contact_options))
 
-    def sequence_values(self, pair: MotionPair):
-        opts = self.options()
-        r_gen = contact_rate(pair.gen_body.vertices, pair.fps, **opts)
-        r_ref = contact_rate(pair.ref_body.vertices, pair.fps, **opts)
+    def sequence_values(self, pair: MotionPair) -> tuple[list[float | None], float]:
+        r_gen = self.rate(pair.gen_body.vertices, pair.fps)
+        r_ref = self.rate(pair.ref_body.vertices, pair.fps)
         return [abs(r_ref - r_gen), r_gen, r_ref], 1.0
