@@ -9,7 +9,7 @@ import inspect
 import pkgutil
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
 from gesturebench.data.records import Motion, SequenceRecord
 from gesturebench.errors import ConfigError, GestureBenchError
@@ -23,6 +23,14 @@ if TYPE_CHECKING:
 
 class ModelCommandError(GestureBenchError):
     """A model's command or module failed, timed out or wrote no usable result for a sequence."""
+
+
+class SharedOptions(TypedDict, total=False):
+    """The options every source takes (see `ResultSource`)."""
+
+    title: str | None
+    copied_fields: Iterable[str]
+    file_pattern: str | None
 
 
 class ResultSource(GestureModel):
@@ -41,10 +49,10 @@ class ResultSource(GestureModel):
     def __init__(
         self,
         name: str,
+        identity: dict[str, Any],
         title: str | None = None,
         copied_fields: Iterable[str] = (),
         file_pattern: str | None = None,
-        **identity: Any,
     ):
         super().__init__(name, source=self.kind, file_pattern=file_pattern, **identity)
         unknown = sorted(set(copied_fields) - set(FIELDS))

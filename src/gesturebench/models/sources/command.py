@@ -9,15 +9,16 @@ import hashlib
 import json
 import shlex
 import string
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from typing_extensions import Unpack
 
 from gesturebench.data.records import Motion, SequenceRecord
 from gesturebench.errors import ConfigError, DataError
 from gesturebench.models.cache import run_once
 from gesturebench.models.shell import run_shell, stderr_tail
-from gesturebench.models.sources.base import ModelCommandError
+from gesturebench.models.sources.base import ModelCommandError, SharedOptions
 from gesturebench.models.sources.runs import RunSource
 from gesturebench.models.staging import stage_sequence
 
@@ -53,19 +54,12 @@ class CommandSource(RunSource):
         command_scope: str = "sequence",
         timeout: float | None = 3600.0,
         data_root: str | None = None,
-        title: str | None = None,
-        copied_fields: Iterable[str] = (),
-        file_pattern: str | None = None,
+        **shared: Unpack[SharedOptions],
     ):
-        super().__init__(
-            name,
-            title,
-            copied_fields,
-            file_pattern,
-            command=command,
-            command_scope=command_scope,
-            **({"data_root": data_root} if command_scope == "split" else {}),
-        )
+        identity = {"command": command, "command_scope": command_scope}
+        if command_scope == "split":
+            identity["data_root"] = data_root
+        super().__init__(name, identity, **shared)
         if not command:
             raise ConfigError(
                 f"model={name}: model.source=command needs model.command='<shell line writing "

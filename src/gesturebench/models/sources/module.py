@@ -6,20 +6,20 @@ results are cached like a command's."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytorch_lightning as pl
 import torch
+from typing_extensions import Unpack
 
 from gesturebench.atomic import atomic_path, one_line
 from gesturebench.data.records import SequenceRecord
 from gesturebench.errors import CheckpointError, ConfigError, DataError, GestureBenchError
 from gesturebench.models.batch import record_batch, result_arrays
 from gesturebench.models.loading import file_digest, load_target, load_weights
-from gesturebench.models.sources.base import ModelCommandError
+from gesturebench.models.sources.base import ModelCommandError, SharedOptions
 from gesturebench.models.sources.runs import RunSource
 
 
@@ -36,19 +36,11 @@ class ModuleSource(RunSource):
         target_args: dict | None = None,
         input: str = "dict",
         checkpoint: str | None = None,
-        title: str | None = None,
-        copied_fields: Iterable[str] = (),
-        file_pattern: str | None = None,
+        **shared: Unpack[SharedOptions],
     ):
         target_args = target_args or {}
         super().__init__(
-            name,
-            title,
-            copied_fields,
-            file_pattern,
-            target=target,
-            target_args=target_args,
-            input=input,
+            name, {"target": target, "target_args": target_args, "input": input}, **shared
         )
         if not target:
             raise ConfigError(

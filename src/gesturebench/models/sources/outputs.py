@@ -3,14 +3,15 @@ code already wrote, one per sequence in a folder."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from typing_extensions import Unpack
 
 from gesturebench.data.records import Motion, SequenceRecord
 from gesturebench.errors import CheckpointError
 from gesturebench.models.formats import find_result
-from gesturebench.models.sources.base import ResultSource
+from gesturebench.models.sources.base import ResultSource, SharedOptions
 
 
 class OutputsSource(ResultSource):
@@ -18,15 +19,8 @@ class OutputsSource(ResultSource):
 
     kind = "outputs"
 
-    def __init__(
-        self,
-        name: str,
-        dir: str | None = None,
-        title: str | None = None,
-        copied_fields: Iterable[str] = (),
-        file_pattern: str | None = None,
-    ):
-        super().__init__(name, title, copied_fields, file_pattern, dir=dir)
+    def __init__(self, name: str, dir: str | None = None, **shared: Unpack[SharedOptions]):
+        super().__init__(name, {"dir": dir}, **shared)
         self.dir = Path(dir) if dir else None
         if self.dir is None or not self.dir.is_dir() or not any(self.dir.glob("*.npz")):
             where = (
