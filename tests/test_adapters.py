@@ -1,6 +1,6 @@
-"""Model adapters: result-file formats, the three sources against `precomputed`, copied fields,
-failing commands, the benchmark configs' messages, the README's "Bring your model" examples, and
-sweeps through `launch.py`.
+"""Model sources: result-file formats, the three sources against `precomputed`, copied fields and
+their skip notes, failing commands, the cache's run folders and locks, the benchmark configs'
+messages, the README's "Bring your model" examples, and sweeps through `launch.py`.
 
 A fake "official" model (tests/fake_official_model) generates the same deterministic motion as a
 script (any result format), as a LightningModule with a checkpoint and as plain functions;
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import sys
+import threading
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -20,36 +21,33 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf, open_dict
 from scipy.spatial.transform import Rotation
 
-from gesturebench.config import register_configs, repo_root
+from gesturebench.config import repo_root
 from gesturebench.data.beat2 import write_motion_npz
 from gesturebench.data.datamodule import open_dataset
 from gesturebench.data.records import FPS, SAMPLE_RATE, Motion
 from gesturebench.errors import CheckpointError, ConfigError, DataError
 from gesturebench.models import formats
-from gesturebench.models.adapters import ModelAdapter, ModelCommandError, record_batch
+from gesturebench.models.batch import record_batch
+from gesturebench.models.sources.base import ModelCommandError, ResultSource
+from gesturebench.models.sources.command import CommandSource
+from gesturebench.models.sources.module import ModuleSource
+from gesturebench.models.sources.outputs import OutputsSource
 from gesturebench.tasks import evaluate
 from gesturebench.tasks.common import build, make_body_model
 from tests.fake_official_model import fake_model
 from tests.fake_official_model.fake_model import FORMATS, fake_gesture, write_result
+from tests.helpers import composed
 from tests.launch import launch
 
-CONF = repo_root() / "conf"
 README = repo_root() / "README.md"
 SCRIPT = Path(fake_model.__file__)
 WINDOW = (
     60  # frames per evaluated window (2 s): enough for the fast metrics, cheap for the body model
 )
 METRICS = ("mjd", "pck", "diversity", "diversity_ref")
-
-
-def composed(*overrides: str):
-    register_configs()
-    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        return compose(config_name="config", overrides=list(overrides))
 
 
 class Records(list):
@@ -124,10 +122,32 @@ def assert_same_metrics(res: dict, ref: dict) -> None:
         assert row["mjd"] == pytest.approx(ref_row["mjd"], rel=1e-5, abs=1e-7)
 
 
-def adapter(tmp_path, **options) -> ModelAdapter:
-    model = ModelAdapter(name=options.pop("name", "fake"), title="Fake", **options)
+def source(cls: type[ResultSource], tmp_path, **options) -> ResultSource:
+    """A model source named "fake", prepared with a cache under `tmp_path`."""
+    model = cls(name=options.pop("name", "fake"), title="Fake", **options)
     model.prepare(SimpleNamespace(cache_dir=tmp_path / "cache"))
     return model
+
+
+class FakeMetric:
+    """A metric as a model source sees it: its value names and the ones a motion field enters."""
+
+    def __init__(self, reads: dict[str, tuple[str, ...]]):
+        self.reads = reads
+        self.value_names = tuple(dict.fromkeys(n for names in reads.values() for n in names))
+
+    def values_reading(self, field: str) -> list[str]:
+        return list(self.reads.get(field, ()))
+
+
+#: fake metrics reading what chamfer, fgd, foot contact, mjd and pck read
+FAKE_METRICS = (
+    FakeMetric({"expressions": ("chamfer",), "jaw": ("chamfer",), "eyes": ("chamfer",)}),
+    FakeMetric({"jaw": ("fgd",), "eyes": ("fgd",), "trans": ("fgd",)}),
+    FakeMetric({"trans": ("foot_contact", "contact_rate_gen")}),
+    FakeMetric({"poses": ("mjd",)}),
+    FakeMetric({}),
+)
 
 
 def command(*args: str) -> str:
@@ -284,8 +304,8 @@ def test_module_with_checkpoint_matches_precomputed(
     "target, input", [("generate", "dict"), ("generate_from_record", "record")]
 )
 def test_module_callables_take_a_dict_or_the_record(target, input, records, tmp_path):
-    model = adapter(
-        tmp_path, source="module", target=f"tests.fake_official_model.module:{target}", input=input
+    model = source(
+        ModuleSource, tmp_path, target=f"tests.fake_official_model.module:{target}", input=input
     )
     for record in records:
         assert_motion_close(model.generate(record), expected(record))
@@ -297,18 +317,18 @@ def test_module_checkpoint_problems_say_what_to_do(tmp_path):
     with pytest.raises(
         CheckpointError, match=re.escape(f"no weights at {missing}. Put Fake's weights there")
     ) as err:
-        adapter(tmp_path, source="module", target=target, checkpoint=str(missing))
+        source(ModuleSource, tmp_path, target=target, checkpoint=str(missing))
     assert "torch.save(model.state_dict()" in str(err.value) and "model.checkpoint=null" in str(
         err.value
     )
     pickled = tmp_path / "pickled.pt"
     torch.save({"gain": torch.tensor(0.3), "note": SimpleNamespace(a=1)}, pickled)
     with pytest.raises(
-        CheckpointError, match="not loadable with torch.load\\(weights_only=True\\)"
+        CheckpointError, match=re.escape("not loadable with torch.load(weights_only=True)")
     ):
-        adapter(tmp_path, source="module", target=target, checkpoint=str(pickled))
+        source(ModuleSource, tmp_path, target=target, checkpoint=str(pickled))
     with pytest.raises(CheckpointError, match="cannot import it"):
-        adapter(tmp_path, source="module", target="tests.no_such_module:Model")
+        source(ModuleSource, tmp_path, target="tests.no_such_module:Model")
 
 
 # ---------------------------------------------------------------- copied fields
@@ -321,7 +341,7 @@ def test_copied_fields_declared_and_detected(records, tmp_path):
         batch = record_batch(record)
         motion = {**fake_gesture(batch), "trans": batch["trans"]}
         write_result(tmp_path / "out", record.id, motion, batch, "joints52")
-    model = adapter(tmp_path, dir=str(tmp_path / "out"), copied_fields=["jaw"])
+    model = source(OutputsSource, tmp_path, dir=str(tmp_path / "out"), copied_fields=["jaw"])
     for record in records:
         model.generate(record)
     info = model.describe()
@@ -330,11 +350,9 @@ def test_copied_fields_declared_and_detected(records, tmp_path):
     assert info["missing_in_result_files"] == {"expressions": 2, "jaw": 2, "eyes": 2}
     assert info["identical_to_reference"] == {"expressions": 2, "jaw": 2, "eyes": 2, "trans": 2}
     assert info["sequences"] == 2 and info["source"] == "outputs"
-    notes = model.skip_notes(
-        ["mjd", "pck", "chamfer", "fgd", "foot_contact", "contact_rate_ref", "sc"]
-    )
-    assert set(notes) == {"chamfer", "fgd", "foot_contact", "sc"}
-    assert "copies expressions, eyes, jaw from the reference" in notes["chamfer"]
+    notes = model.skip_notes(iter(FAKE_METRICS))
+    assert set(notes) == {"chamfer", "fgd", "foot_contact", "contact_rate_gen"}
+    assert "Fake copies expressions, eyes, jaw from the reference" in notes["chamfer"]
     assert "copies eyes, jaw, trans" in notes["fgd"] and "copies trans" in notes["foot_contact"]
 
 
@@ -342,10 +360,10 @@ def test_a_model_that_generates_everything_has_no_notes(records, tmp_path):
     for record in records:
         batch = record_batch(record)
         write_result(tmp_path / "out", record.id, fake_gesture(batch), batch, "beat2")
-    model = adapter(tmp_path, dir=str(tmp_path / "out"))
+    model = source(OutputsSource, tmp_path, dir=str(tmp_path / "out"))
     for record in records:
         model.generate(record)
-    assert model.copied_fields == [] and model.skip_notes(["chamfer", "fgd", "foot_contact"]) == {}
+    assert model.copied_fields == [] and model.skip_notes(FAKE_METRICS) == {}
 
 
 # ---------------------------------------------------------------- failing commands
@@ -355,7 +373,7 @@ def test_a_model_that_generates_everything_has_no_notes(records, tmp_path):
     "fault, message",
     [
         ("fail", "exited with status 1: "),
-        ("hang", "timed out after 2 s (model.timeout): "),
+        ("hang", "timed out after 5 s (model.timeout): "),
         ("truncate", "wrote no usable result for sequence"),
     ],
 )
@@ -364,7 +382,7 @@ def test_failing_command_is_one_clear_error_and_is_not_cached(fault, message, re
     line = command(
         "--split-dir {split_dir} --id {id} --out {out}", f"--fault {fault} --counter {counter}"
     )
-    model = adapter(tmp_path, source="command", command=line, timeout=2 if fault == "hang" else 120)
+    model = source(CommandSource, tmp_path, command=line, timeout=5 if fault == "hang" else 120)
     record = records[0]
     start = time.monotonic()
     with pytest.raises(ModelCommandError, match=re.escape(message)) as err:
@@ -381,7 +399,8 @@ def test_failing_command_is_one_clear_error_and_is_not_cached(fault, message, re
     assert (attempts[0] / "stderr.txt").is_file() and (
         attempts[0] / "input" / "wave16k" / f"{record.id}.wav"
     ).is_file()
-    assert [p for p in model.work_root.iterdir()] == attempts  # nothing entered the cache
+    runs = [p for p in model.work_root.iterdir() if p.suffix != ".lock"]
+    assert runs == attempts  # nothing entered the cache
     with pytest.raises(ModelCommandError):
         model.generate(record)  # nothing was cached: the command runs again
     assert counter.read_text().split() == [record.id, record.id]
@@ -391,18 +410,18 @@ def test_command_placeholders_are_checked(tmp_path, records):
     with pytest.raises(
         ConfigError, match=re.escape("uses {audoi}; with command_scope=sequence it may use {audio}")
     ):
-        adapter(tmp_path, source="command", command="infer --audio {audoi} --out {out}")
+        source(CommandSource, tmp_path, command="infer --audio {audoi} --out {out}")
     with pytest.raises(ConfigError, match=re.escape("uses {audio}; with command_scope=split")):
-        adapter(
+        source(
+            CommandSource,
             tmp_path,
-            source="command",
             command="infer {audio} {out}",
             command_scope="split",
             data_root="/d",
         )
-    model = adapter(tmp_path, source="command", command="infer --words {textgrid} --out {out}")
+    model = source(CommandSource, tmp_path, command="infer --words {textgrid} --out {out}")
     with pytest.raises(
-        DataError, match="has no textgrid, but model=fake's command uses {textgrid}"
+        DataError, match=re.escape("has no textgrid, but model=fake's command uses {textgrid}")
     ):
         model.generate(replace(records[0], words=None))
 
@@ -413,9 +432,9 @@ def test_split_command_runs_once_for_all_sequences(test_split, tmp_path):
         "--split-dir {split_dir} --split {split} --out {out} --format emage_audio",
         f"--counter {counter}",
     )
-    model = adapter(
+    model = source(
+        CommandSource,
         tmp_path,
-        source="command",
         command=line,
         command_scope="split",
         data_root=str(test_split.root),
@@ -424,6 +443,27 @@ def test_split_command_runs_once_for_all_sequences(test_split, tmp_path):
         record = test_split[i]
         assert_motion_close(model.generate(record), expected(record))
     assert counter.read_text().split() == ["test"]
+
+
+def test_processes_sharing_the_cache_run_a_sequence_once(records, tmp_path):
+    """Two sources (as two processes would hold) asking for the same sequence at once: the file
+    lock makes one run the command and the other read its cached result."""
+    counter = tmp_path / "runs.txt"
+    line = command("--split-dir {split_dir} --id {id} --out {out}", f"--counter {counter}")
+    record = records[0]
+    results = {}
+
+    def generate(i: int) -> None:
+        results[i] = source(CommandSource, tmp_path, command=line).generate(record)
+
+    threads = [threading.Thread(target=generate, args=(i,)) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert counter.read_text().split() == [record.id]
+    for motion in results.values():
+        assert_motion_close(motion, expected(record))
 
 
 # ---------------------------------------------------------------- benchmark configs and the README
@@ -452,6 +492,46 @@ def test_benchmark_config_without_outputs_says_what_to_put_where(name, title, tm
         "res_{sequence_id}.npz" in text and "model.dir=" in text and "model.source=command" in text
     )
     assert "\n" not in text
+
+
+def test_model_source_picks_the_class_and_its_own_options(tmp_path):
+    """`model.source` chooses the class through `_target_`; the options of the other sources stay
+    in the YAML without reaching it."""
+    options = {
+        "command": {"command": command("--out {out}")},
+        "module": {"target": "tests.fake_official_model.module:generate"},
+    }
+    for cls in (CommandSource, ModuleSource):
+        cfg = model_cfg(tmp_path, "model=semconflow", f"model.source={cls.kind}")
+        cfg.model.update(options[cls.kind])
+        model = build(cfg.model)
+        assert type(model) is cls and model.describe()["source"] == cls.kind
+    with pytest.raises(
+        ConfigError,
+        match=re.escape(
+            "model=emage: model.source='comand' is not one of outputs, command, module"
+        ),
+    ):
+        build(model_cfg(tmp_path, "model=emage", "model.source=comand").model)
+
+
+def test_precomputed_is_the_outputs_source_with_clear_errors(records, tmp_path):
+    with pytest.raises(CheckpointError, match=r"^model=precomputed: model\.dir is not set"):
+        build(model_cfg(tmp_path, "model=precomputed").model)
+    missing = tmp_path / "nowhere"
+    with pytest.raises(
+        CheckpointError, match=re.escape(f"model=precomputed: no outputs found in {missing}")
+    ):
+        build(model_cfg(tmp_path, "model=precomputed", f"model.dir={missing}").model)
+    write_motion_npz(tmp_path / "out" / f"{records[0].id}.npz", expected(records[0]))
+    model = build(model_cfg(tmp_path, "model=precomputed", f"model.dir={tmp_path / 'out'}").model)
+    assert type(model) is OutputsSource
+    assert_motion_close(model.generate(records[0]), expected(records[0]))
+    with pytest.raises(CheckpointError) as err:
+        model.generate(records[1])
+    text = str(err.value)
+    assert f"no result for sequence {records[1].id} in {tmp_path / 'out'}" in text
+    assert f"{records[1].id}.npz" in text and "\n" not in text
 
 
 def doc_yaml_blocks() -> dict[str, str]:
@@ -521,8 +601,8 @@ def test_sweep_reports_each_failing_job_and_runs_the_rest(test_split, tmp_path):
     for fault in ("fail", "hang", "truncate"):
         line = command("--split-dir {split_dir} --id {id} --out {out}", f"--fault {fault}")
         (conf / f"fake_{fault}.yaml").write_text(
-            "_target_: gesturebench.models.adapters.ModelAdapter\n"
-            f"name: fake_{fault}\nsource: command\ntimeout: {3 if fault == 'hang' else 120}\ncommand: '{line}'\n"
+            "_target_: gesturebench.models.sources.command.CommandSource\n"
+            f"name: fake_{fault}\ntimeout: {3 if fault == 'hang' else 120}\ncommand: '{line}'\n"
         )
     proc = launch(
         *sweep_args(

@@ -591,7 +591,7 @@ def test_two_process_ddp_equals_one_process(tmp_path, tiny_encoder):
 
 def test_windowed_source_cuts_whole_sequence_outputs_to_the_window(tmp_path):
     from gesturebench.data.beat2 import write_motion_npz
-    from gesturebench.models.reference import Precomputed
+    from gesturebench.models.sources.outputs import OutputsSource
     from gesturebench.study.windows import WindowedSource
 
     rec = record(30.0, [])
@@ -600,6 +600,6 @@ def test_windowed_source_cuts_whole_sequence_outputs_to_the_window(tmp_path):
     write_motion_npz(tmp_path / "full" / f"{rec.id}.npz", rec.motion)
     write_motion_npz(tmp_path / "clips" / f"{rec.id}.npz", cut.motion)
     for folder in ("full", "clips"):
-        source = WindowedSource(Precomputed(dir=str(tmp_path / folder)), name="model")
+        source = WindowedSource(OutputsSource("model", dir=str(tmp_path / folder)), name="model")
         assert source.name == "model"
         assert np.array_equal(source.generate(cut).poses, rec.motion.poses[345:645]), folder

@@ -16,6 +16,8 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 from omegaconf import OmegaConf
 
+from gesturebench.models.sources.choice import source_target
+
 
 def repo_root() -> Path:
     """The checkout holding `launch.py` (src layout: three levels above this file), else the working
@@ -107,9 +109,12 @@ def job_dirname(overrides: str, limit: int = 120) -> str:
 
 
 def register_configs() -> None:
-    """Register the schemas and the `${gb_root:}` / `${gb_jobdir:...}` resolvers (idempotent)."""
+    """Register the schemas and the `${gb_root:}` / `${gb_jobdir:...}` / `${gb_source:...}`
+    resolvers (idempotent)."""
     if not OmegaConf.has_resolver("gb_root"):
         OmegaConf.register_new_resolver("gb_root", lambda: str(repo_root()))
     if not OmegaConf.has_resolver("gb_jobdir"):
         OmegaConf.register_new_resolver("gb_jobdir", job_dirname)
+    if not OmegaConf.has_resolver("gb_source"):
+        OmegaConf.register_new_resolver("gb_source", source_target)
     ConfigStore.instance().store(name="config_schema", node=Config)

@@ -172,8 +172,7 @@ def build_results(
     for key, value in values.items():
         if value is None and key not in skipped:
             skipped[key] = "the metric returned no finite value"
-    names = [n for m in metrics.values() for n in m.value_names]
-    for key, note in model.skip_notes(names).items():
+    for key, note in model.skip_notes(metrics.values()).items():
         skipped[key] = f"{skipped[key]}; {note}" if key in skipped else note
     directions = {n: m.direction for m in metrics.values() for n in m.value_names}
     ids = dataset.ids

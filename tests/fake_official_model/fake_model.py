@@ -7,8 +7,10 @@ audio) and writes one result file per sequence in the format a given official co
 opening with it, the eyes wandering, the root swaying and a damped face, so that every harness
 source (outputs, command, module) must reproduce exactly the same motion.
 
-    python fake_model.py --split-dir DIR --id ID --out OUT [--format F] [--fault F] [--counter FILE]   # one sequence
-    python fake_model.py --split-dir DIR --split test --out OUT [--format F]                            # a whole split
+    # one sequence
+    python fake_model.py --split-dir DIR --id ID --out OUT [--format F] [--fault F] [--counter FILE]
+    # a whole split
+    python fake_model.py --split-dir DIR --split test --out OUT [--format F]
 """
 
 from __future__ import annotations
@@ -72,7 +74,8 @@ def fake_gesture(batch: dict, gain: float = 0.3) -> dict[str, np.ndarray]:
 
 
 def rotation_6d(axis_angle: np.ndarray) -> np.ndarray:
-    """(…, 3) axis-angle → (…, 6): the first two rows of the rotation matrix (pytorch3d's layout)."""
+    """(…, 3) axis-angle → (…, 6): the first two rows of the rotation matrix (pytorch3d's
+    layout)."""
     mats = Rotation.from_rotvec(axis_angle.reshape(-1, 3)).as_matrix()
     return mats[:, :2, :].reshape(*axis_angle.shape[:-1], 6)
 

@@ -15,8 +15,8 @@ import pytorch_lightning as pl
 import torch
 
 from gesturebench.data.records import Motion, SequenceRecord
-from gesturebench.models.adapters import record_batch
 from gesturebench.models.base import GestureModel
+from gesturebench.models.batch import record_batch
 from tests.fake_official_model.fake_model import fake_gesture, smplx_parts
 
 

@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 import pytorch_lightning as pl
 
 from gesturebench.data.records import Motion, SequenceRecord
+
+if TYPE_CHECKING:
+    from gesturebench.metrics.base import GestureMetric
+    from gesturebench.metrics.context import MetricContext
 
 
 class GestureModel(pl.LightningModule):
@@ -28,7 +33,7 @@ class GestureModel(pl.LightningModule):
         self.name = name
         self.options = dict(hparams)
 
-    def prepare(self, context: Any) -> None:
+    def prepare(self, context: MetricContext) -> None:
         """Fit or load what the model needs (default: nothing)."""
 
     def generate(self, record: SequenceRecord) -> Motion:
@@ -39,16 +44,17 @@ class GestureModel(pl.LightningModule):
         reference)."""
         return {}
 
-    def skip_notes(self, value_names) -> dict[str, str]:
-        """Notes on metric values this source makes partly meaningless (merged into results.json
-        `skipped`)."""
+    def skip_notes(self, metrics: Iterable[GestureMetric]) -> dict[str, str]:
+        """Notes on the values of `metrics` that this source makes partly meaningless, by value name
+        (merged into results.json `skipped`)."""
         return {}
 
     def predict_step(self, batch: SequenceRecord, batch_idx: int = 0) -> Motion:
         return self.generate(batch)
 
     def identity(self) -> dict:
-        """What determines this model's output besides the input sequence (part of the cache key)."""
+        """What determines this model's output besides the input sequence (part of the cache
+        key)."""
         return {"class": f"{type(self).__module__}.{type(self).__qualname__}", **self.options}
 
     def cache_key(self, record: SequenceRecord) -> str:

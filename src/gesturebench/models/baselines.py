@@ -1,12 +1,15 @@
-"""Reference-free baselines fitted on the training split: a static mean pose and random real motion."""
+"""Reference-free baselines fitted on the training split: a static mean pose and random real
+motion."""
 
 from __future__ import annotations
 
 import zlib
+from collections.abc import Sequence
 
 import numpy as np
 
 from gesturebench.data.records import Motion, SequenceRecord
+from gesturebench.metrics.context import MetricContext
 from gesturebench.models.base import GestureModel
 
 
@@ -18,9 +21,9 @@ class MeanPose(GestureModel):
 
     def __init__(self, name: str = "mean_pose"):
         super().__init__(name)
-        self.mean: dict[str, np.ndarray] | None = None
+        self.mean: dict[str, np.ndarray] = {}  # fitted by prepare
 
-    def prepare(self, context) -> None:
+    def prepare(self, context: MetricContext) -> None:
         sums: dict[str, np.ndarray] = {}
         count = 0
         for record in context.split("train"):
@@ -49,9 +52,9 @@ class RandomClip(GestureModel):
     def __init__(self, name: str = "random_clip", seed: int = 0):
         super().__init__(name, seed=seed)
         self.seed = seed
-        self.clips = None
+        self.clips: Sequence[SequenceRecord] = []  # the training split, from prepare
 
-    def prepare(self, context) -> None:
+    def prepare(self, context: MetricContext) -> None:
         self.clips = context.split("train")
 
     def generate(self, record: SequenceRecord) -> Motion:

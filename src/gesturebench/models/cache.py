@@ -1,13 +1,27 @@
-"""On-disk cache of generated motion per (model, sequence), keyed by content hash, written
-atomically."""
+"""The generated-motion cache: motion per (model, sequence) keyed by content hash, and the run
+folders of models that write result files (commands and modules).
+
+A run works in an attempt folder beside the cache and becomes a cached run folder only once its
+result reads: nothing of a failed run enters the cache, and its inputs and logs stay in the attempt
+folder for the error message. A file lock per run folder keeps processes that share the cache (DDP
+ranks, sweep jobs) from running the same model on the same sequence twice.
+"""
 
 from __future__ import annotations
 
+import os
+import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
+
+from filelock import FileLock
 
 from gesturebench.data.beat2 import read_motion_npz, write_motion_npz
 from gesturebench.data.records import Motion, SequenceRecord
 from gesturebench.models.base import GestureModel
+
+T = TypeVar("T")
 
 
 class MotionCache:
@@ -29,3 +43,36 @@ class MotionCache:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_motion_npz(path, motion)
         return motion
+
+
+def attempt_dir(final: Path) -> Path:
+    """Where a run whose results would enter the cache as `final` works: its staged inputs, command
+    line, stdout/stderr and outputs stay there when it fails."""
+    return final.with_name(final.name + ".attempt")
+
+
+def retire(folder: Path) -> Path:
+    """Take a run folder whose result does not read out of the cache (it becomes the last attempt,
+    so the next run regenerates it); an attempt folder stays as it is."""
+    if folder.name.endswith(".attempt"):
+        return folder
+    attempt = attempt_dir(folder)
+    shutil.rmtree(attempt, ignore_errors=True)
+    os.replace(folder, attempt)
+    return attempt
+
+
+def run_once(final: Path, run: Callable[[Path], None], read: Callable[[Path], T]) -> T:
+    """`read(final)` when the run folder `final` is cached; else `run` in a fresh attempt folder,
+    `read` it there and only then move it to `final`. Under a file lock on `final`, so that
+    processes sharing the cache run it once."""
+    final.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(final.with_name(final.name + ".lock")):
+        if final.is_dir():
+            return read(final)
+        work = attempt_dir(final)
+        shutil.rmtree(work, ignore_errors=True)
+        run(work)
+        result = read(work)
+        os.replace(work, final)
+        return result

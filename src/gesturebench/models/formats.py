@@ -109,7 +109,8 @@ def rotation_6d_to_matrix(d6: np.ndarray) -> np.ndarray:
 
 
 def to_axis_angle(rotations: np.ndarray) -> np.ndarray:
-    """(T, J, C) joint rotations, C = 3 (axis-angle), 6 (6D) or 9 (matrix) → (T, J, 3) axis-angle."""
+    """(T, J, C) joint rotations, C = 3 (axis-angle), 6 (6D) or 9 (matrix) → (T, J, 3)
+    axis-angle."""
     t, j, c = rotations.shape
     if c == 3:
         return rotations
@@ -144,8 +145,8 @@ def _pose_array(path: Path, arrays: dict) -> tuple[np.ndarray, list[str]]:
         if any(k in arrays for k in REFERENCE_KEYS) or any(k.startswith("gt_") for k in arrays):
             raise DataError(
                 path,
-                f"holds the reference motion but no generated pose (one of {', '.join(POSE_KEYS)}); "
-                f"keys: {present}",
+                f"holds the reference motion but no generated pose (one of "
+                f"{', '.join(POSE_KEYS)}); keys: {present}",
             )
         raise DataError(
             path,
@@ -221,9 +222,9 @@ def read_result(path: str | Path, reference: Motion) -> tuple[Motion, list[str]]
     arrays = read_npz(path, "result")
     rotations, filled = _pose_array(path, arrays)
     n = len(rotations)
-    poses = np.zeros((n, N_JOINTS, 3))
-    poses[:, JOINT_LAYOUTS[rotations.shape[1]]] = to_axis_angle(rotations)
-    poses = poses.reshape(n, -1)
+    joints = np.zeros((n, N_JOINTS, 3))
+    joints[:, JOINT_LAYOUTS[rotations.shape[1]]] = to_axis_angle(rotations)
+    poses = joints.reshape(n, -1)
     for field in filled:
         poses[:, FIELD_COLUMNS[field]] = fit_frames(reference.poses, n)[:, FIELD_COLUMNS[field]]
     out = {"poses": poses, "betas": reference.betas}

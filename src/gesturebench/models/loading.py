@@ -1,0 +1,53 @@
+"""A `source=module` model's Python object, imported by name, and its weights, loaded without
+unpickling arbitrary objects."""
+
+from __future__ import annotations
+
+import hashlib
+import pkgutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from gesturebench.atomic import one_line
+from gesturebench.errors import CheckpointError
+
+
+def load_target(spec: str) -> Any:
+    """The object named `package.module:Name` (or `package.module.Name`)."""
+    try:
+        return pkgutil.resolve_name(spec)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise CheckpointError(
+            f"model.target={spec}: cannot import it ({one_line(exc)}); install the package or "
+            f"put it on PYTHONPATH, and write the target as package.module:Name"
+        ) from exc
+
+
+def load_weights(module: torch.nn.Module, path: Path, target: str) -> None:
+    """Load a state dict (plain, or a Lightning checkpoint's ``state_dict``) with
+    ``torch.load(weights_only=True)``."""
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # unpickling refusals and corrupt files alike: the file is unusable
+        raise CheckpointError(
+            f"{path}: not loadable with torch.load(weights_only=True) ({one_line(exc)}); save the "
+            f"weights as torch.save(model.state_dict(), path)"
+        ) from exc
+    if isinstance(state, Mapping) and "state_dict" in state:
+        state = state["state_dict"]
+    try:
+        module.load_state_dict(state)
+    except (RuntimeError, TypeError, AttributeError) as exc:
+        raise CheckpointError(f"{path}: does not fit {target} ({one_line(exc)[:600]})") from exc
+
+
+def file_digest(path: Path) -> str:
+    """The SHA-256 of a file (the weights a module's results were generated with)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

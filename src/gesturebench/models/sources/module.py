@@ -1,0 +1,114 @@
+"""`ModuleSource` (``model.source=module``): an importable object (``package.module:Name``) — a
+LightningModule (`predict_step`) or any callable — given a batch (a dict of numpy inputs and the
+`device` its parameters are on, or the `SequenceRecord`) and returning SMPL-X parameters (a `Motion`
+or a dict of arrays), with weights from `checkpoint` (``torch.load(weights_only=True)``); its
+results are cached like a command's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytorch_lightning as pl
+import torch
+from typing_extensions import Unpack
+
+from gesturebench.atomic import atomic_path, one_line
+from gesturebench.data.records import SequenceRecord
+from gesturebench.errors import CheckpointError, ConfigError, DataError, GestureBenchError
+from gesturebench.models.batch import record_batch, result_arrays
+from gesturebench.models.loading import file_digest, load_target, load_weights
+from gesturebench.models.sources.base import ModelCommandError, SharedOptions
+from gesturebench.models.sources.runs import RunSource
+
+
+class ModuleSource(RunSource):
+    """`target` (a class is built with `target_args`) called once per sequence with `input` (dict |
+    record); `checkpoint`: its weights (None: the object loads its own)."""
+
+    kind = "module"
+
+    def __init__(
+        self,
+        name: str,
+        target: str | None = None,
+        target_args: dict | None = None,
+        input: str = "dict",
+        checkpoint: str | None = None,
+        **shared: Unpack[SharedOptions],
+    ):
+        target_args = target_args or {}
+        super().__init__(
+            name, {"target": target, "target_args": target_args, "input": input}, **shared
+        )
+        if not target:
+            raise ConfigError(
+                f"model={name}: model.source=module needs model.target=package.module:Name"
+            )
+        if input not in ("dict", "record"):
+            raise ConfigError(f"model={name}: model.input={input!r} is not one of dict, record")
+        self.target, self.input, self.checkpoint = target, input, checkpoint
+        self.net = load_target(target)
+        if isinstance(self.net, type):
+            self.net = self.net(**target_args)
+        if not callable(self.net):
+            raise ConfigError(
+                f"model={name}: model.target={target} is a {type(self.net).__name__}, "
+                f"not a callable"
+            )
+        self.options["weights_sha256"] = self._load_weights()
+
+    def _load_weights(self) -> str | None:
+        """Load the checkpoint into the target when it is a module with parameters; return the
+        checkpoint's SHA-256 (None when there are no weights to load)."""
+        net = self.net
+        if not (isinstance(net, torch.nn.Module) and len(net.state_dict()) and self.checkpoint):
+            return None
+        path = Path(self.checkpoint)
+        if not path.is_file():
+            raise CheckpointError(
+                f"model={self.name}: no weights at {path}. Put {self.title}'s weights there "
+                f"(torch.save(model.state_dict(), '{path}') or a Lightning .ckpt), or set "
+                f"model.checkpoint=/path/to/weights, or model.checkpoint=null if {self.target} "
+                f"loads its own"
+            )
+        load_weights(net, path, self.target)
+        net.eval()
+        return file_digest(path)
+
+    def produce(self, record: SequenceRecord, work: Path) -> None:
+        batch = (
+            record if self.input == "record" else {**record_batch(record), "device": self.device}
+        )
+        try:
+            with torch.no_grad():
+                if isinstance(self.net, pl.LightningModule):
+                    output = self.net.predict_step(batch, max(record.index, 0))
+                else:
+                    output = self.net(batch)
+            arrays: dict[str, Any] = result_arrays(output)
+        except GestureBenchError:
+            raise
+        except Exception as exc:
+            raise ModelCommandError(
+                f"model={self.name}: {self.target} failed on sequence {record.id}: "
+                f"{type(exc).__name__}: {one_line(exc)} (HYDRA_FULL_ERROR=1 shows the traceback)"
+            ) from exc
+        with atomic_path(work / "out" / f"{record.id}.npz") as tmp, open(tmp, "wb") as f:
+            np.savez(f, **arrays)
+
+    def unusable(
+        self, err: DataError, folder: Path, record: SequenceRecord, what: str
+    ) -> ModelCommandError:
+        return ModelCommandError(
+            f"model={self.name}: {self.target} returned no usable SMPL-X parameters for sequence "
+            f"{record.id}: {err}"
+        )
+
+    def where(self) -> dict[str, Any]:
+        return {
+            "target": self.target,
+            "checkpoint": self.checkpoint,
+            "checkpoint_sha256": self.options["weights_sha256"],
+        }
