@@ -26,7 +26,7 @@ VALUES_READING = {
     "expressions": ["chamfer", "hausdorff"],
     "jaw": ["chamfer", "hausdorff", *FEATURES],
     "eyes": ["chamfer", "hausdorff", *FEATURES],
-    "trans": ["foot_contact", "contact_rate_gen", *FEATURES],
+    "trans": ["foot_contact", "contact_rate_gen", "bc", *FEATURES],
 }
 PAPER_DIRECTIONS = {
     "fgd": "lower",
@@ -84,7 +84,8 @@ def test_options_are_the_constructor_arguments():
         "seed": 7,
     }
     bc = BeatConsistency(name="bc2", direction="audio_to_motion", sigma=0.5)
-    assert bc.value_names == ("bc2", "bc2_ref") and bc.values_reading("trans") == []
+    assert bc.value_names == ("bc2", "bc2_ref") and bc.values_reading("trans") == ["bc2"]
+    assert BeatConsistency(root_aligned=True).values_reading("trans") == []
     options = bc.options()
     assert options["direction"] == "audio_to_motion" and options["sigma"] == 0.5
     assert "mean_speed" not in options and options["mean_speed_source"] is None

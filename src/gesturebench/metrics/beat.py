@@ -107,6 +107,8 @@ class BeatConsistency(SequenceMetric):
             )
         self.sigma, self.order, self.threshold, self.trim = sigma, order, threshold, trim
         self.alignment, self.joints, self.root_aligned = direction, list(joints), root_aligned
+        # joint speeds of global positions include the root's travel: a copied `trans` enters BC
+        self.reads = () if root_aligned else ("trans",)
         self.hop_length = hop_length
         self.mean_speed = None if mean_speed is None else np.asarray(mean_speed, dtype=np.float64)
         self.mean_speed_source = "config" if mean_speed is not None else None
