@@ -8,9 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gesturebench.config import repo_root
-
-REPO = repo_root()
+from tests.helpers import REPO
 
 
 def launch(

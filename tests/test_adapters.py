@@ -24,7 +24,8 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf, open_dict
 from scipy.spatial.transform import Rotation
 
-from gesturebench.config import register_configs, repo_root
+from gesturebench.config import register_configs
+from tests.helpers import REPO
 from gesturebench.data.beat2 import write_motion_npz
 from gesturebench.data.datamodule import open_dataset
 from gesturebench.data.records import FPS, SAMPLE_RATE, Motion
@@ -37,8 +38,8 @@ from tests.fake_official_model import fake_model
 from tests.fake_official_model.fake_model import FORMATS, fake_gesture, write_result
 from tests.launch import launch
 
-CONF = repo_root() / "conf"
-README = repo_root() / "README.md"
+CONF = REPO / "conf"
+README = REPO / "README.md"
 SCRIPT = Path(fake_model.__file__)
 WINDOW = (
     60  # frames per evaluated window (2 s): enough for the fast metrics, cheap for the body model

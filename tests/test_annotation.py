@@ -417,11 +417,11 @@ def test_review_sheet_ingestion_and_kappa_by_hand(tmp_path):
 
 @pytest.fixture(scope="module")
 def mini_record() -> SequenceRecord:
-    from gesturebench.config import repo_root
+    from tests.helpers import REPO
     from gesturebench.data.beat2 import Beat2Dataset
     from gesturebench.data.mini import ensure_mini_beat2
 
-    root = ensure_mini_beat2(repo_root() / "data" / "mini_beat2_default")
+    root = ensure_mini_beat2(REPO / "data" / "mini_beat2_default")
     return Beat2Dataset(root, "test", load_audio=False)[1]
 
 
@@ -459,10 +459,11 @@ def compose(tmp_path, *overrides):
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
 
-    from gesturebench.config import register_configs, repo_root
+    from gesturebench.config import register_configs
+    from tests.helpers import REPO
 
     register_configs()
-    with initialize_config_dir(config_dir=str(repo_root() / "conf"), version_base="1.3"):
+    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
         return hydra_compose(
             config_name="config",
             overrides=[

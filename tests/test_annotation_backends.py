@@ -252,19 +252,19 @@ def test_missing_key_names_the_variable(backend, monkeypatch, tmp_path):
 
 
 def _launch(*overrides: str, env: dict) -> subprocess.Popen:
-    from gesturebench.config import repo_root
+    from tests.helpers import REPO
 
     run_env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
     run_env.update({"WANDB_MODE": "offline", "WANDB_SILENT": "true", **env})
     cmd = [
         sys.executable,
-        str(repo_root() / "launch.py"),
+        str(REPO / "launch.py"),
         "trainer.enable_progress_bar=false",
         *overrides,
     ]
     return subprocess.Popen(
         cmd,
-        cwd=repo_root(),
+        cwd=REPO,
         env=run_env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

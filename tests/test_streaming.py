@@ -12,7 +12,8 @@ from omegaconf import OmegaConf
 
 from gesturebench.body.model import BodyModel
 from gesturebench.body.output import BodyOutput
-from gesturebench.config import register_configs, repo_root
+from gesturebench.config import register_configs
+from tests.helpers import REPO
 from gesturebench.data.datamodule import open_dataset
 from gesturebench.evaluator import Evaluator
 from gesturebench.tasks import evaluate
@@ -25,7 +26,7 @@ def live_body_outputs() -> int:
 
 def composed(tmp_path, *overrides: str):
     register_configs()
-    with initialize_config_dir(config_dir=str(repo_root() / "conf"), version_base="1.3"):
+    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
         return compose(
             config_name="config",
             overrides=[

@@ -13,7 +13,8 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf, open_dict
 
-from gesturebench.config import register_configs, repo_root
+from gesturebench.config import register_configs
+from tests.helpers import REPO
 from gesturebench.results import config_hash
 from gesturebench.study.composites import predict
 from gesturebench.study.ratings import RatingsError
@@ -50,7 +51,7 @@ SMALL = [
 
 def composed(*overrides: str):
     register_configs()
-    with initialize_config_dir(config_dir=str(repo_root() / "conf"), version_base="1.3"):
+    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
         cfg = compose(config_name="config", overrides=[*SMALL, *overrides])
     with open_dict(cfg):
         cfg.metrics = METRICS

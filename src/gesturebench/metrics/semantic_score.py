@@ -35,7 +35,7 @@ class SemanticScore(SequenceMetric):
         self.extras = (f"{name}_ref",)  # the reference motion's score, e.g. ``sc_ref``
         super().__init__(name, **kwargs)
         self.checkpoint = checkpoint
-        self.encoder_cfg = TextMotionConfig.from_mapping(encoder)
+        self.encoder_cfg = TextMotionConfig.coerce(encoder)
         self.encoder = None
 
     def options(self) -> dict:

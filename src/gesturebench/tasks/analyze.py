@@ -1,4 +1,4 @@
-"""`task=analyze`: the perceptual-study analysis of spec/STUDY.md, end to end, into the run folder.
+"""`task=analyze`: the perceptual-study analysis of docs/study.md, end to end, into the run folder.
 
 1. Study windows: `study.windows.file`, or the `n` sequences of `study.windows.splits` whose
    `seconds`-long window holds the most semantic events (`windows.csv`).
@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from gesturebench.atomic import write_atomic
+from gesturebench.config import build
 from gesturebench.data.datamodule import open_dataset
 from gesturebench.errors import ConfigError, DataError
 from gesturebench.loggers import finish, make_logger
@@ -40,7 +42,7 @@ from gesturebench.study.windows import (
     select_windows,
     write_windows,
 )
-from gesturebench.tasks.common import build, run_dir
+from gesturebench.tasks.common import run_dir
 from gesturebench.tasks.evaluate import score
 
 log = logging.getLogger(__name__)
@@ -49,21 +51,20 @@ log = logging.getLogger(__name__)
 NOT_METRICS = ("sequence_id", "index", "frames", "dropped_frames")
 
 
-def run(cfg: DictConfig) -> dict:
-    return analyze_study(cfg, run_dir())
+@dataclass
+class AnalyzeTask:
+    """`task=analyze` (conf/task/analyze.yaml); the study is `cfg.study` (conf/study/*)."""
+
+    name: str = "analyze"
+
+    def __call__(self, cfg: DictConfig) -> dict:
+        return analyze_study(cfg, run_dir())
 
 
 def analysis_options(study: DictConfig) -> AnalysisOptions:
-    given = OmegaConf.to_container(study.get("analysis") or {}, resolve=True)
-    known = {f.name for f in dataclasses.fields(AnalysisOptions)} - {"reference_source"}
-    unknown = sorted(set(given) - known)
-    if unknown:
-        raise ConfigError(f"study.analysis: unknown option(s) {unknown}; known: {sorted(known)}")
-    if "predictors" in given:
-        given["predictors"] = tuple(given["predictors"])
-    options = AnalysisOptions(
-        reference_source=study.get("reference_source", "ground_truth"), **given
-    )
+    """`study.analysis` built (its `_target_`: AnalysisOptions), predictors as a tuple."""
+    options: AnalysisOptions = build(study.analysis)
+    options = dataclasses.replace(options, predictors=tuple(options.predictors))
     if options.correction not in ("holm", "bh"):
         raise ConfigError(
             f"study.analysis.correction must be holm or bh, got {options.correction!r}"
@@ -126,7 +127,7 @@ def source_config(cfg: DictConfig, name: str, node: DictConfig) -> DictConfig:
         src.model.name = name
         src.task = {"name": "evaluate", "render_clips": 0}
         src.study = {}
-        src.logger.name = "none"
+        src.logger = None
     return src
 
 
@@ -170,7 +171,7 @@ def read_study_ratings(path: Path, sources: list[str], windows: list[Window], dr
 def synthetic_ratings(study: DictConfig, metrics: pd.DataFrame, path: Path) -> list[str]:
     """Generate the synthetic study from the clips' metrics into `path`; returns the generator's
     notes."""
-    generator = SyntheticStudy.from_mapping(OmegaConf.to_container(study.generator, resolve=True))
+    generator: SyntheticStudy = build(study.generator)
     ratings, notes = generate_study(metrics, study.reference_source, generator)
     write_ratings(path, ratings)
     return notes
@@ -246,7 +247,7 @@ def log_analysis(logger, analysis: StudyAnalysis, files: dict[str, Path]) -> Non
 def ratings_file(study: DictConfig) -> Path:
     if OmegaConf.is_missing(study, "path") or not study.get("path"):
         raise ConfigError(
-            f"study={study.name} needs study.path=/path/to/ratings.csv (long format, spec/STUDY.md)"
+            f"study={study.name} needs study.path=/path/to/ratings.csv (long format, docs/study.md)"
         )
     return Path(study.path)
 

@@ -1,5 +1,5 @@
 """`task=annotate`: annotate the semantic intervals of the dataset's split into the store
-(spec/ANNOTATION.md).
+(docs/annotation.md).
 
 `task.source=reference` annotates the dataset's own motion, `task.source=model` the configured
 model's output (store folder = the model's name). Resumable: events already in the store for the
@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import shutil
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
@@ -30,6 +31,7 @@ from gesturebench.annotation.review import (
 )
 from gesturebench.annotation.runner import AnnotationRunner, RequestBudget, RetryPolicy
 from gesturebench.annotation.store import FINAL, AnnotationStore, store_path
+from gesturebench.config import build
 from gesturebench.data.annotations_io import read_sem
 from gesturebench.data.beat2 import sequence_paths
 from gesturebench.data.datamodule import open_dataset
@@ -39,14 +41,42 @@ from gesturebench.errors import ConfigError
 from gesturebench.loggers import finish, make_logger
 from gesturebench.models.cache import MotionCache
 from gesturebench.results import versions, write_json
-from gesturebench.tasks.common import build, make_body_model, make_context, run_dir
+from gesturebench.tasks.common import make_body_model, make_context, run_dir
 
 log = logging.getLogger(__name__)
 MODES = ("annotate", "review")
 
 
-def run(cfg: DictConfig) -> dict:
-    t = cfg.task
+@dataclass(frozen=True)
+class ReviewOptions:
+    """`task.review`: a sheet of `n` records sampled with `seed`; `filled`: a filled sheet to score;
+    `compare`: another annotator whose store's classes are compared with this one's."""
+
+    n: int = 50
+    seed: int = 0
+    filled: str | None = None
+    compare: str | None = None
+
+
+@dataclass
+class AnnotateTask:
+    """`task=annotate` (conf/task/annotate.yaml, where the options are described)."""
+
+    name: str = "annotate"
+    mode: str = "annotate"
+    source: str = "reference"
+    store_root: str | None = None
+    concurrency: int = 4
+    max_requests: int | None = None
+    dry_run: bool = False
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    review: ReviewOptions = field(default_factory=ReviewOptions)
+
+    def __call__(self, cfg: DictConfig) -> dict:
+        return run(cfg, self)
+
+
+def run(cfg: DictConfig, t: AnnotateTask) -> dict:
     if t.mode not in MODES:
         raise ConfigError(f"task.mode={t.mode!r} is not one of {', '.join(MODES)}")
     out = run_dir()
@@ -57,7 +87,7 @@ def run(cfg: DictConfig) -> dict:
     annotator: Annotator = build(cfg.annotator)
     annotator.prepare(context, root)
     dataset = open_dataset(cfg.dataset)
-    source, motion_of = motion_source(cfg, context)
+    source, motion_of = motion_source(cfg, t.source, context)
     store = AnnotationStore(store_path(root, source, annotator.name))
 
     def clips(records) -> Iterator[EventClip]:
@@ -89,9 +119,9 @@ def run(cfg: DictConfig) -> dict:
     logger = make_logger(cfg.logger, out, f"annotate-{source}-{annotator.name}", config)
     try:
         if t.mode == "review":
-            summary = review(cfg, annotator, store, root, dataset, clips, out)
+            summary = review(cfg, t.review, annotator, store, root, dataset, clips, out)
         else:
-            summary = annotate(cfg, annotator, store, dataset, clips)
+            summary = annotate(cfg, t, annotator, store, dataset, clips)
         summary.update(
             {
                 "task": "annotate",
@@ -115,14 +145,16 @@ def run(cfg: DictConfig) -> dict:
         finish(logger)
 
 
-def motion_source(cfg: DictConfig, context) -> tuple[str, Callable[[SequenceRecord], Motion]]:
+def motion_source(
+    cfg: DictConfig, source: str, context
+) -> tuple[str, Callable[[SequenceRecord], Motion]]:
     """The source name and the motion to annotate per record: the reference, or the model's (cached)
     output."""
-    if cfg.task.source == "reference":
+    if source == "reference":
         return "reference", lambda record: record.motion
-    if cfg.task.source != "model":
+    if source != "model":
         raise ConfigError(
-            f"task.source={cfg.task.source!r}: use 'reference' or 'model' (the configured model)"
+            f"task.source={source!r}: use 'reference' or 'model' (the configured model)"
         )
     model = build(cfg.model)
     if model.name == "reference":
@@ -149,15 +181,16 @@ def _joints_of(body_model, motion: Motion) -> Callable[[int, int], object]:
     return lambda f0, f1: body_model(motion.frames(f0, f1), vertices=False).joints.cpu().numpy()
 
 
-def annotate(cfg: DictConfig, annotator: Annotator, store: AnnotationStore, dataset, clips) -> dict:
-    t = cfg.task
+def annotate(
+    cfg: DictConfig, t: AnnotateTask, annotator: Annotator, store: AnnotationStore, dataset, clips
+) -> dict:
     if not annotator.writes_store:
         raise ConfigError(
             f"annotator={annotator.name} ({type(annotator).__name__}) only reads stores; "
             "choose an annotator that annotates (kinematic, gemini, openai)"
         )
     total = count_events(dataset)
-    retry = RetryPolicy(**OmegaConf.to_container(t.retry, resolve=True))
+    retry = t.retry
     runner = AnnotationRunner(
         annotator,
         store,
@@ -219,6 +252,7 @@ def count_events(dataset) -> int:
 
 def review(
     cfg: DictConfig,
+    r: ReviewOptions,
     annotator: Annotator,
     store: AnnotationStore,
     root: Path,
@@ -228,7 +262,6 @@ def review(
 ) -> dict:
     """Write a review sheet of the store, ingest a filled one, compare classes with another
     annotator."""
-    r = cfg.task.review
     if not store.exists():
         raise ConfigError(
             f"task.mode=review: no annotations at {store.path}; annotate first (task.mode=annotate)"

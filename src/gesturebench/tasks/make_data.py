@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 
 from omegaconf import DictConfig
@@ -11,6 +12,16 @@ from gesturebench.data.mini import ensure_mini_beat2
 from gesturebench.errors import ConfigError
 
 log = logging.getLogger(__name__)
+
+
+@dataclass
+class MakeDataTask:
+    """`task=make_data` (conf/task/make_data.yaml)."""
+
+    name: str = "make_data"
+
+    def __call__(self, cfg: DictConfig) -> dict:
+        return run(cfg)
 
 
 def run(cfg: DictConfig) -> dict:
