@@ -71,7 +71,8 @@ def test_paths_root_is_the_working_folder(tmp_path, monkeypatch):
 def test_every_option_composes(group):
     for option in options(group):
         cfg = with_option(group, option)
-        OmegaConf.to_container(cfg[group], resolve=True)
+        assert cfg[group] is not None or (group, option) == ("logger", "none")
+        OmegaConf.to_container(cfg, resolve=True)
 
 
 def extended(tmp_path: Path, group: str, body: str) -> Path:
@@ -157,10 +158,12 @@ def test_datasets_build():
         assert source.name == option
 
 
-def test_models_build():
+def test_models_build(tmp_path):
+    (tmp_path / "seq.npz").touch()  # an outputs folder, as the outputs sources want at construction
     for option in options("model"):
-        model = build(with_option("model", option).model)
-        assert model.name
+        node = with_option("model", option).model
+        outputs = (f"model.dir={tmp_path}",) if "dir" in node else ()
+        assert build(with_option("model", option, *outputs).model).name
 
 
 def test_metrics_build():

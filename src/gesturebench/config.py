@@ -42,7 +42,7 @@ def build(node: Any, **kwargs: Any) -> Any:
 
 def _checkable(annotation: Any) -> Any:
     """`annotation` where OmegaConf can check values against it, else `Any`."""
-    probe = dataclasses.make_dataclass("Probe", [("value", annotation, None)])
+    probe = dataclasses.make_dataclass("Probe", [("value", annotation, MISSING)])
     try:
         OmegaConf.structured(probe)
     except (OmegaConfBaseException, ValueError, TypeError):
