@@ -74,9 +74,9 @@ def test_sweep_summary_and_resume(basic_sweep):
     ok(first)
     table = pd.read_csv(sweep / "summary.csv")
     assert len(table) == 3 and set(table["status"]) == {"ok"}
-    mjd = dict(zip(table["model"], table["mjd ↓"]))
+    mjd = dict(zip(table["model"], table["mjd ↓"], strict=True))
     assert mjd["ground_truth"] == 0.0 and mjd["mean_pose"] > 0 and mjd["random_clip"] > 0
-    coverage = dict(zip(table["model"], table["coverage ↑"]))
+    coverage = dict(zip(table["model"], table["coverage ↑"], strict=True))
     assert coverage["ground_truth"] == 1.0 and coverage["mean_pose"] < 0.1 < coverage["random_clip"]
     assert "↑" in (sweep / "summary.md").read_text()
     before = {p: p.stat().st_mtime_ns for p in sweep.glob("*/per_sequence.csv")}

@@ -16,7 +16,9 @@ import inspect
 import os
 import typing
 from collections.abc import Iterator
+from copy import deepcopy
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
@@ -38,6 +40,13 @@ def build(node: Any, **kwargs: Any) -> Any:
         if isinstance(cause, GestureBenchError):
             raise cause from None
         raise ConfigError(str(err).splitlines()[0]) from None
+
+
+def resolved(node: Any) -> dict:
+    """The config `node` as a plain dict, interpolations resolved (what results files record)."""
+    container = OmegaConf.to_container(node, resolve=True)
+    assert isinstance(container, dict)
+    return container
 
 
 def _checkable(annotation: Any) -> Any:
@@ -92,12 +101,12 @@ def schema(
             continue
         if nested and name in nested:
             fields.append((name, nested[name], field(default_factory=nested[name])))
-        elif dataclasses.is_dataclass(annotation):
+        elif isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
             inner = schema(f"{annotation.__module__}.{annotation.__qualname__}")
             fields.append((name, inner, field(default_factory=inner)))
         elif isinstance(default, (list, dict, tuple)):
             fields.append(
-                (name, _checkable(annotation), field(default_factory=lambda v=default: v))
+                (name, _checkable(annotation), field(default_factory=partial(deepcopy, default)))
             )
         else:
             fields.append((name, _checkable(annotation), field(default=default)))
@@ -106,9 +115,9 @@ def schema(
 
 @dataclass
 class PathsConfig:
-    """Where data, checkpoints and caches live. `root` defaults to the folder gesturebench is started
-    from (the working folder of `python launch.py` or of the `gesturebench` command; Hydra does not
-    change it, `hydra.job.chdir=false`)."""
+    """Where data, checkpoints and caches live. `root` defaults to the folder gesturebench is
+    started from (the working folder of `python launch.py` or of the `gesturebench` command; Hydra
+    does not change it, `hydra.job.chdir=false`)."""
 
     root: str = "${gb_cwd:}"
     data: str = "${paths.root}/data"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytorch_lightning as pl
 import torch.distributed as dist
-from torch.utils.data import DataLoader, Dataset, Sampler
+from torch.utils.data import DataLoader, Sampler
 
 from gesturebench.config import build
 from gesturebench.data.beat2 import Beat2Dataset
@@ -21,7 +21,8 @@ from gesturebench.data.records import SequenceRecord
 
 
 class UnrepeatedSampler(Sampler[int]):
-    """Indices rank, rank+world, … of the dataset: a partition across processes, nothing repeated."""
+    """Indices rank, rank+world, … of the dataset: a partition across processes, nothing
+    repeated."""
 
     def __init__(self, length: int):
         self.length = length
@@ -79,9 +80,7 @@ class Beat2Source:
         )
 
 
-def open_dataset(
-    node, split: str | None = None, load_audio: bool | None = None
-) -> Sequence[SequenceRecord]:
+def open_dataset(node, split: str | None = None, load_audio: bool | None = None) -> Beat2Dataset:
     """The records of `split` of the dataset configured by `node` (`cfg.dataset`)."""
     source: Beat2Source = build(node)
     return source.open(split, load_audio)
@@ -90,7 +89,7 @@ def open_dataset(
 class GestureDataModule(pl.LightningDataModule):
     """Serves the configured split for `Trainer.test`."""
 
-    def __init__(self, dataset: Dataset, num_workers: int = 0):
+    def __init__(self, dataset: Sequence[SequenceRecord], num_workers: int = 0):
         super().__init__()
         self.dataset = dataset
         self.num_workers = num_workers

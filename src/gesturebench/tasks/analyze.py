@@ -24,7 +24,8 @@ import pandas as pd
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from gesturebench.atomic import write_atomic
-from gesturebench.config import build
+from gesturebench.config import build, resolved
+from gesturebench.data.beat2 import Beat2Dataset
 from gesturebench.data.datamodule import open_dataset
 from gesturebench.errors import ConfigError, DataError
 from gesturebench.loggers import finish, make_logger
@@ -73,9 +74,10 @@ def analysis_options(study: DictConfig) -> AnalysisOptions:
 
 
 def study_windows(cfg: DictConfig) -> tuple[list[Window], StudyWindows]:
-    """The windows (from `study.windows.file` or selected) and their cut records, in window order."""
+    """The windows (from `study.windows.file` or selected) and their cut records, in window
+    order."""
     spec = cfg.study.windows
-    datasets: dict[str, object] = {}
+    datasets: dict[tuple[str, bool | None], Beat2Dataset] = {}
 
     def split(name: str, audio: bool | None = None):
         key = (name, audio)
@@ -99,7 +101,8 @@ def study_windows(cfg: DictConfig) -> tuple[list[Window], StudyWindows]:
         if w.sequence_id not in dataset.ids:
             raise DataError(
                 spec.get("file") or cfg.dataset.root,
-                f"sequence {w.sequence_id!r} is not in split '{w.split}' of dataset {cfg.dataset.name}",
+                f"sequence {w.sequence_id!r} is not in split '{w.split}' of dataset "
+                f"{cfg.dataset.name}",
             )
         record = dataset[dataset.ids.index(w.sequence_id)]
         if (
@@ -136,11 +139,12 @@ def evaluate_sources(
 ) -> tuple[pd.DataFrame, dict]:
     """The metrics table (index (source, sequence_id)) and, per metric, the reason a source skipped
     it."""
-    frames, skipped = [], {}
+    frames: list[pd.DataFrame] = []
+    skipped: dict[str, str] = {}
     described = [dataclasses.asdict(w) for w in windows]
     for name, node in cfg.study.sources.items():
         src = source_config(cfg, name, node)
-        config = {**OmegaConf.to_container(src, resolve=True), "study": {"windows": described}}
+        config = {**resolved(src), "study": {"windows": described}}
         chash = config_hash(config)
         out = root / name
         results = load_complete(out, chash) if cfg.resume else None
@@ -183,7 +187,7 @@ def metric_configs(cfg: DictConfig, predictors: list[str]) -> dict:
     out = {}
     for key, node in cfg.metrics.items():
         if set(build(node).value_names) & set(predictors):
-            out[key] = OmegaConf.to_container(node, resolve=True)
+            out[key] = resolved(node)
     return out
 
 
@@ -306,7 +310,7 @@ def analyze_study(cfg: DictConfig, out: Path) -> dict:
     if analysis.composites:
         files["composites"] = out / "composites.json"
         export_composites(cfg, analysis, windows, path, files["composites"])
-    config = OmegaConf.to_container(cfg, resolve=True)
+    config = resolved(cfg)
     summary = {
         "task": "analyze",
         "study": study.name,

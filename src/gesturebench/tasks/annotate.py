@@ -15,8 +15,10 @@ import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
-from omegaconf import DictConfig, OmegaConf
+import numpy as np
+from omegaconf import DictConfig
 
 from gesturebench.annotation.backends.base import Annotator
 from gesturebench.annotation.clip import EventClip, make_clip
@@ -31,7 +33,7 @@ from gesturebench.annotation.review import (
 )
 from gesturebench.annotation.runner import AnnotationRunner, RequestBudget, RetryPolicy
 from gesturebench.annotation.store import FINAL, AnnotationStore, store_path
-from gesturebench.config import build
+from gesturebench.config import build, resolved
 from gesturebench.data.annotations_io import read_sem
 from gesturebench.data.beat2 import sequence_paths
 from gesturebench.data.datamodule import open_dataset
@@ -80,7 +82,7 @@ def run(cfg: DictConfig, t: AnnotateTask) -> dict:
     if t.mode not in MODES:
         raise ConfigError(f"task.mode={t.mode!r} is not one of {', '.join(MODES)}")
     out = run_dir()
-    config = OmegaConf.to_container(cfg, resolve=True)
+    config = resolved(cfg)
     body_model = make_body_model(cfg)
     context = make_context(cfg, body_model)
     root = Path(t.store_root) if t.store_root else context.cache_dir / "annotations"
@@ -159,7 +161,8 @@ def motion_source(
     model = build(cfg.model)
     if model.name == "reference":
         raise ConfigError(
-            "model.name='reference' is reserved for the dataset's own motion (task.source=reference)"
+            "model.name='reference' is reserved for the dataset's own motion "
+            "(task.source=reference)"
         )
     model.prepare(context)
     cache = MotionCache(context.cache_dir / "generated")
@@ -177,7 +180,7 @@ def motion_source(
     return model.name, generated
 
 
-def _joints_of(body_model, motion: Motion) -> Callable[[int, int], object]:
+def _joints_of(body_model, motion: Motion) -> Callable[[int, int], np.ndarray]:
     return lambda f0, f1: body_model(motion.frames(f0, f1), vertices=False).joints.cpu().numpy()
 
 
@@ -203,7 +206,8 @@ def annotate(
         todo = sum(runner.stored(clip) is None for clip in clips(_each(dataset)))
         most = todo * retry.attempts * retry.invalid_attempts
         log.info(
-            "dry run: %d events, %d to annotate: %d requests, at most %d with every retry; store %s",
+            "dry run: %d events, %d to annotate: %d requests, at most %d with every retry; "
+            "store %s",
             total,
             todo,
             todo,
@@ -300,7 +304,8 @@ def review(
         shown = [rec for rec in picked if rec.event_id in paths]
         if len(shown) < len(picked):
             log.warning(
-                "%d sampled records are not in split '%s' of the dataset (or their motion changed): left out",
+                "%d sampled records are not in split '%s' of the dataset (or their motion "
+                "changed): left out",
                 len(picked) - len(shown),
                 cfg.dataset.split,
             )
@@ -323,7 +328,8 @@ def review(
         summary["agreement"] = {
             "other": r.compare,
             **class_agreement(
-                [mine[e].gesture_class for e in shared], [theirs[e].gesture_class for e in shared]
+                cast(list[str], [mine[e].gesture_class for e in shared]),
+                cast(list[str], [theirs[e].gesture_class for e in shared]),
             ),
         }
         log.info(

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytorch_lightning as pl
 import torch
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
-from gesturebench.config import build
+from gesturebench.config import build, resolved
 from gesturebench.data.datamodule import GestureDataModule, open_dataset
 from gesturebench.evaluator import Evaluator
 from gesturebench.loggers import finish, log_results, make_logger
@@ -48,7 +48,7 @@ class EvaluateTask:
 
 def run(cfg: DictConfig) -> dict:
     out = run_dir()
-    config = OmegaConf.to_container(cfg, resolve=True)
+    config = resolved(cfg)
     chash = config_hash(config)
     if cfg.resume and (done := load_complete(out, chash)):
         log.info(

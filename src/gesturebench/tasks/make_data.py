@@ -27,7 +27,8 @@ class MakeDataTask:
 def run(cfg: DictConfig) -> dict:
     if not cfg.dataset.generate:
         raise ConfigError(
-            f"task=make_data generates mini_beat2 only; dataset={cfg.dataset.name} is read from disk"
+            "task=make_data generates mini_beat2 only; "
+            f"dataset={cfg.dataset.name} is read from disk"
         )
     root = ensure_mini_beat2(Path(cfg.dataset.root), seed=cfg.dataset.seed, size=cfg.dataset.size)
     log.info("mini-BEAT2 (%s, seed %d) at %s", cfg.dataset.size, cfg.dataset.seed, root)

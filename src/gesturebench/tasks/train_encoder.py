@@ -3,13 +3,12 @@ early stopping)."""
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from dataclasses import dataclass
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
-from gesturebench.config import build
+from gesturebench.config import build, resolved
 from gesturebench.data.datamodule import open_dataset
 from gesturebench.encoders.training_common import EncoderConfig
 from gesturebench.loggers import finish, make_logger
@@ -35,7 +34,7 @@ class TrainEncoderTask:
         plan = (
             f"train {encoder.name} on {cfg.dataset.name} ({cfg.dataset.root}): {len(train)} train "
             f"sequences ({frames / 30 / 3600:.2f} h), {len(val)} val sequences; options "
-            f"{dataclasses.asdict(encoder)}; checkpoint -> {out_path}"
+            f"{vars(encoder)}; checkpoint -> {out_path}"
         )
         log.info(plan)
         if self.dry_run:
@@ -44,7 +43,7 @@ class TrainEncoderTask:
             cfg.logger,
             run_dir(),
             f"train_{encoder.name}-{cfg.dataset.name}",
-            OmegaConf.to_container(cfg, resolve=True),
+            resolved(cfg),
         )
         try:
             path = encoder.train(train, val, out_path, logger=logger)
