@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import pytorch_lightning as pl
 import torch.distributed as dist
-from torch.utils.data import DataLoader, Sampler
+from torch.utils.data import DataLoader, Dataset, Sampler
 
 from gesturebench.config import build
 from gesturebench.data.beat2 import Beat2Dataset
@@ -63,7 +64,9 @@ class Beat2Source:
     seed: int = 0
     size: str = "default"
 
-    def open(self, split: str | None = None, load_audio: bool | None = None) -> Beat2Dataset:
+    def open(
+        self, split: str | None = None, load_audio: bool | None = None
+    ) -> Sequence[SequenceRecord]:
         """The records of `split` (default `self.split`), audio per `load_audio` (default
         `self.load_audio`)."""
         root = Path(self.root)
@@ -71,16 +74,19 @@ class Beat2Source:
             from gesturebench.data.mini import ensure_mini_beat2
 
             ensure_mini_beat2(root, seed=self.seed, size=self.size)
-        return Beat2Dataset(
+        dataset = Beat2Dataset(
             root,
             split=split or self.split,
             speakers=list(self.speakers) if self.speakers else None,
             load_audio=self.load_audio if load_audio is None else load_audio,
             max_sequences=self.max_sequences,
         )
+        return cast(Sequence[SequenceRecord], dataset)
 
 
-def open_dataset(node, split: str | None = None, load_audio: bool | None = None) -> Beat2Dataset:
+def open_dataset(
+    node, split: str | None = None, load_audio: bool | None = None
+) -> Sequence[SequenceRecord]:
     """The records of `split` of the dataset configured by `node` (`cfg.dataset`)."""
     source: Beat2Source = build(node)
     return source.open(split, load_audio)
@@ -96,7 +102,7 @@ class GestureDataModule(pl.LightningDataModule):
 
     def test_dataloader(self) -> DataLoader:
         return DataLoader(
-            self.dataset,
+            cast(Dataset, self.dataset),
             batch_size=1,
             sampler=UnrepeatedSampler(len(self.dataset)),
             collate_fn=_first,

@@ -19,13 +19,13 @@ import dataclasses
 import logging
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from gesturebench.atomic import write_atomic
 from gesturebench.config import build, resolved
-from gesturebench.data.beat2 import Beat2Dataset
 from gesturebench.data.datamodule import open_dataset
 from gesturebench.errors import ConfigError, DataError
 from gesturebench.loggers import finish, make_logger
@@ -77,7 +77,7 @@ def study_windows(cfg: DictConfig) -> tuple[list[Window], StudyWindows]:
     """The windows (from `study.windows.file` or selected) and their cut records, in window
     order."""
     spec = cfg.study.windows
-    datasets: dict[tuple[str, bool | None], Beat2Dataset] = {}
+    datasets: dict[tuple[str, bool | None], Any] = {}
 
     def split(name: str, audio: bool | None = None):
         key = (name, audio)

@@ -68,7 +68,7 @@ def score(cfg: DictConfig, dataset, out: Path, config: dict, chash: str) -> dict
     Returns the results.json document on global rank 0 and `{}` on the other ranks.
     """
     pl.seed_everything(cfg.seed, workers=True)
-    # Scores must not depend on the device (METRICS.md): no TF32 in cuDNN convolutions (the
+    # Scores must not depend on the device (docs/metrics.md): no TF32 in cuDNN convolutions (the
     # encoders) or matmuls.
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
