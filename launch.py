@@ -1,22 +1,10 @@
-"""gesturebench entry point: `python launch.py [task=...] [group=option ...] [-m]` (see README)."""
+"""gesturebench entry point: `python launch.py [task=...] [group=option ...] [-m]` (see README).
 
-import sys
+The same as the `gesturebench` command, reading the configs of this checkout's `conf/`."""
 
-import hydra
-from omegaconf import DictConfig
+from pathlib import Path
 
-from gesturebench import status
-from gesturebench.cli import run_task
-from gesturebench.config import register_configs
-
-register_configs()
-
-
-@hydra.main(config_path="conf", config_name="config", version_base="1.3")
-def main(cfg: DictConfig):
-    return run_task(cfg)
-
+from gesturebench.cli import launch
 
 if __name__ == "__main__":
-    main()
-    sys.exit(status.exit_code())
+    launch(str(Path(__file__).resolve().parent / "conf"))

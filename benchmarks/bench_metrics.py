@@ -24,8 +24,8 @@ from gesturebench.body.model import BodyModel
 from gesturebench.body.output import BodyOutput
 from gesturebench.data.records import FPS, Motion
 from gesturebench.metrics.dice import Dice
-from gesturebench.metrics.foot_contact import FootContact
 from gesturebench.metrics.diversity import Diversity
+from gesturebench.metrics.foot_contact import FootContact
 from gesturebench.metrics.pair import MotionPair
 from gesturebench.metrics.smoothness import LDLJRel
 from gesturebench.metrics.surface import Chamfer, Hausdorff

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import torch
 from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig
 
 from gesturebench.body.output import BodyOutput
-from gesturebench.config import register_configs, repo_root
+from gesturebench.config import register_configs
 from gesturebench.data.records import Motion
 from gesturebench.metrics.pair import MotionPair
 
-CONF = repo_root() / "conf"
+REPO = Path(__file__).resolve().parents[1]
+CONF = REPO / "conf"
 
 
 def composed(*overrides: str) -> DictConfig:

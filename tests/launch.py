@@ -10,9 +10,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from gesturebench.config import repo_root
-
-REPO = repo_root()
+from tests.helpers import REPO
 
 
 class Sandbox:

@@ -24,7 +24,6 @@ import torch
 from omegaconf import OmegaConf, open_dict
 from scipy.spatial.transform import Rotation
 
-from gesturebench.config import repo_root
 from gesturebench.data.beat2 import write_motion_npz
 from gesturebench.data.datamodule import open_dataset
 from gesturebench.data.records import FPS, SAMPLE_RATE, Motion
@@ -39,10 +38,10 @@ from gesturebench.tasks import evaluate
 from gesturebench.tasks.common import build, make_body_model
 from tests.fake_official_model import fake_model
 from tests.fake_official_model.fake_model import FORMATS, fake_gesture, write_result
-from tests.helpers import composed
+from tests.helpers import REPO, composed
 from tests.launch import launch
 
-README = repo_root() / "README.md"
+README = REPO / "README.md"
 SCRIPT = Path(fake_model.__file__)
 WINDOW = (
     60  # frames per evaluated window (2 s): enough for the fast metrics, cheap for the body model

@@ -1,24 +1,53 @@
-"""Config composition: every group option composes against the structured schema; typos fail at
-once."""
+"""Config composition and instantiation: every option of every group composes against its registered
+schema, every `_target_` builds, typos and wrong types fail when the config is composed."""
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+import torch
 from hydra import compose, initialize_config_dir
 from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
+from omegaconf.errors import MissingMandatoryValue
 
-from gesturebench.config import register_configs, repo_root
+from gesturebench.config import build, job_dirname, register_configs
+from tests.helpers import CONF, REPO, composed
 
-CONF = repo_root() / "conf"
+GROUPS = (
+    "task",
+    "dataset",
+    "model",
+    "metrics",
+    "body_model",
+    "encoder",
+    "annotator",
+    "study",
+    "trainer",
+    "logger",
+)
+#: overrides that an option needs to compose (mandatory values it leaves unset)
+NEEDS = {
+    "beat2": ("dataset.root=/data/BEAT2",),
+    "beat2_speaker2": ("dataset.root=/data/BEAT2",),
+    "precomputed": ("model.dir=/tmp/outputs",),
+    "csv": ("study.path=/tmp/ratings.csv",),
+}
 
 
-def composed(overrides=()):
-    register_configs()
-    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        return compose(config_name="config", overrides=list(overrides))
+def options(group: str) -> list[str]:
+    return sorted(p.stem for p in (CONF / group).glob("*.yaml"))
+
+
+def with_option(group: str, option: str, *extra: str):
+    needs = () if (group, option) == ("logger", "csv") else NEEDS.get(option, ())
+    return composed(f"{group}={option}", *needs, *extra)
 
 
 def test_default_config_composes_and_resolves():
@@ -31,30 +60,168 @@ def test_default_config_composes_and_resolves():
     OmegaConf.to_container(cfg, resolve=True)
 
 
-@pytest.mark.parametrize(
-    "group", ["model", "metrics", "dataset", "trainer", "logger", "body_model", "task"]
-)
+def test_paths_root_is_the_working_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    cfg = composed()
+    assert cfg.paths.root == str(tmp_path) and cfg.paths.checkpoints == f"{tmp_path}/checkpoints"
+    assert cfg.body_model.checkpoints_dir == cfg.paths.checkpoints
+
+
+@pytest.mark.parametrize("group", GROUPS)
 def test_every_option_composes(group):
-    for option in sorted(p.stem for p in (CONF / group).glob("*.yaml")):
-        overrides = [f"{group}={option}"]
-        if option in ("beat2", "beat2_speaker2"):
-            overrides.append("dataset.root=/data/BEAT2")
-        if option == "precomputed":
-            overrides.append("model.dir=/tmp/outputs")
-        cfg = composed(overrides)
-        OmegaConf.to_container(cfg[group], resolve=True)
+    for option in options(group):
+        cfg = with_option(group, option)
+        assert cfg[group] is not None or (group, option) == ("logger", "none")
+        OmegaConf.to_container(cfg, resolve=True)
 
 
-def test_typo_in_typed_group_fails_at_once():
+def extended(tmp_path: Path, group: str, body: str) -> Path:
+    """A copy of conf/ with `conf/<group>/typo.yaml` = the group's first option + `body`."""
+    conf = tmp_path / "conf"
+    shutil.copytree(CONF, conf)
+    base = options(group)[0]
+    (conf / group / "typo.yaml").write_text(f"defaults:\n  - {base}\n  - _self_\n\n{body}\n")
+    return conf
+
+
+@pytest.mark.parametrize(
+    "group", ["task", "dataset", "body_model", "encoder", "annotator", "study", "trainer", "logger"]
+)
+def test_typo_in_a_config_file_fails_at_compose_time(tmp_path, group):
+    """Every group has a schema: a key it does not know, in any option's file, is refused."""
+    conf = extended(tmp_path, group, "mistyped_key: 1")
+    register_configs()
+    with (
+        initialize_config_dir(config_dir=str(conf), version_base="1.3"),
+        pytest.raises(ConfigCompositionException, match="mistyped_key"),
+    ):
+        compose(config_name="config", overrides=[f"{group}=typo", *NEEDS.get(group, ())])
+
+
+def test_typo_in_an_override_fails_at_once():
     with pytest.raises(ConfigCompositionException, match="splt"):
-        composed(["dataset.splt=test"])
+        composed("dataset.splt=test")
     with pytest.raises(ConfigCompositionException, match="resum"):
-        composed(["resum=false"])
+        composed("resum=false")
+    with pytest.raises(ConfigCompositionException, match="latent_dims"):
+        composed("encoder.latent_dims=3")
+    with pytest.raises(ConfigCompositionException, match="attempt"):
+        composed("task=annotate", "task.retry.attempt=3")
 
 
-def test_wrong_type_fails_at_once():
+@pytest.mark.parametrize(
+    "override",
+    [
+        "max_length_gap=soon",
+        "trainer.num_nodes=two",
+        "encoder.window=wide",
+        "body_model.chunk_size=big",
+        "annotator.camera.size=large",
+        "study.analysis.bootstrap=many",
+    ],
+)
+def test_wrong_type_fails_at_once(override):
     with pytest.raises(ConfigCompositionException):
-        composed(["max_length_gap=soon"])
+        composed(override)
+
+
+def test_trainer_option_without_code_reaches_the_trainer():
+    cfg = composed("+trainer.limit_test_batches=2", "+trainer.max_epochs=3")
+    trainer = build(cfg.trainer, logger=False)
+    assert trainer.limit_test_batches == 2 and trainer.max_epochs == 3
+
+
+def test_mandatory_value_left_unset_is_one_line(capsys):
+    from gesturebench import cli, status
+
+    cfg = composed("model=precomputed", "metrics=none")
+    with pytest.raises(SystemExit) as exit_:
+        cli.run_task(cfg)
+    status._failed = False
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "error: model.dir is not set: add model.dir=... to the command line"
+
+
+# --- every `_target_` of every group builds -------------------------------------------------------
+
+
+def test_tasks_build():
+    for option in options("task"):
+        task = build(with_option("task", option).task)
+        assert task.name == option and callable(task)
+
+
+def test_datasets_build():
+    for option in options("dataset"):
+        source = build(with_option("dataset", option).dataset)
+        assert source.name == option
+
+
+def test_models_build(tmp_path):
+    (tmp_path / "seq.npz").touch()  # an outputs folder, as the outputs sources want at construction
+    for option in options("model"):
+        node = with_option("model", option).model
+        outputs = (f"model.dir={tmp_path}",) if "dir" in node else ()
+        assert build(with_option("model", option, *outputs).model).name
+
+
+def test_metrics_build():
+    for option in options("metrics"):
+        cfg = with_option("metrics", option)
+        for name, node in cfg.metrics.items():
+            if OmegaConf.is_missing(node, "path"):  # composite: fitted by task=analyze first
+                with pytest.raises(MissingMandatoryValue):
+                    build(node)
+                continue
+            assert build(node).name == name, (option, name)
+
+
+def test_body_model_builds(tmp_path):
+    for option in options("body_model"):
+        body_model = build(with_option("body_model", option).body_model, device="cpu")
+        assert isinstance(body_model, torch.nn.Module)
+
+
+def test_encoders_build():
+    for option in options("encoder"):
+        encoder = build(with_option("encoder", option).encoder)
+        assert encoder.name == option
+        assert encoder.checkpoint_path("/c", "d") == Path(f"/c/encoders/{option}-d.pt")
+
+
+def test_annotators_build():
+    for option in options("annotator"):
+        annotator = build(with_option("annotator", option).annotator)
+        assert annotator.name in (option, "gemini")  # replay answers as the annotator it replays
+
+
+def test_studies_build():
+    for option in options("study"):
+        study = with_option("study", option).study
+        assert build(study.analysis).reference_source == study.reference_source
+        if study.generator is not None:
+            assert build(study.generator).clips_per_participant > 0
+        for node in study.sources.values():
+            build(node)
+
+
+def test_trainers_build():
+    for option in options("trainer"):
+        cfg = with_option("trainer", option)
+        if cfg.trainer.accelerator == "gpu" and not torch.cuda.is_available():
+            continue
+        assert build(cfg.trainer, logger=False).num_devices == cfg.trainer.devices
+
+
+def test_loggers_build(tmp_path):
+    for option in options("logger"):
+        node = with_option("logger", option).logger
+        if node is None:
+            assert option == "none"
+            continue
+        logger = build(node, save_dir=str(tmp_path), name="run")
+        assert logger.name == "run" or option == "wandb"
 
 
 def test_slurm_launcher_config_for_lightning():
@@ -68,12 +235,88 @@ def test_slurm_launcher_config_for_lightning():
     launcher = cfg.hydra.launcher
     assert launcher._target_.endswith("SlurmLauncher")
     assert launcher.tasks_per_node == launcher.gpus_per_node == 4  # one Lightning process per GPU
+    pytest.importorskip("hydra_plugins.hydra_submitit_launcher")
+    assert type(build(launcher)).__name__ == "SlurmLauncher"
 
 
 def test_job_dirname_is_short_deterministic_and_distinct():
-    from gesturebench.config import job_dirname
-
     assert job_dirname("model=emage") == "model=emage" and job_dirname("") == "default"
     long_a, long_b = "x" * 300 + "a", "x" * 300 + "b"
     assert len(job_dirname(long_a)) == 120 and job_dirname(long_a) == job_dirname(long_a)
     assert job_dirname(long_a) != job_dirname(long_b)
+
+
+# --- packaging ------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_installed_wheel_runs_from_any_folder(tmp_path):
+    """A non-editable install (the wheel, into a fresh target folder, reusing this environment's
+    dependencies) runs `gesturebench` from a folder outside the checkout, with its packaged
+    configs."""
+    source, dist, target, work = (tmp_path / name for name in ("source", "dist", "site", "work"))
+    for name in ("src", "conf"):  # a copy: building writes into the source folder
+        shutil.copytree(REPO / name, source / name, ignore=shutil.ignore_patterns("*.egg-info"))
+    for name in ("setup.py", "pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, source / name)
+    work.mkdir()
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
+    offline = {**os.environ, "PIP_NO_INDEX": "1"}
+    subprocess.run(
+        [*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(dist), str(source)],
+        check=True,
+        env=offline,
+        cwd=tmp_path,
+    )
+    wheel = next(dist.glob("gesturebench-*.whl"))
+    subprocess.run(
+        [*pip, "install", "--no-deps", "--target", str(target), str(wheel)],
+        check=True,
+        env=offline,
+        cwd=tmp_path,
+    )
+    env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
+    env.update(PYTHONPATH=str(target), WANDB_MODE="offline", WANDB_SILENT="true")
+    gesturebench = [str(target / "bin" / "gesturebench")]
+    shown = subprocess.run(
+        [*gesturebench, "task=make_data", "--cfg", "job"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert shown.returncode == 0, shown.stderr[-3000:]
+    cfg = OmegaConf.create(shown.stdout)
+    assert cfg.task.name == "make_data" and cfg.paths.root == "${gb_cwd:}"
+    # a small evaluation: the checkout's mini-BEAT2 and body model, everything else in `work`
+    run = subprocess.run(
+        [
+            *gesturebench,
+            "metrics=fast",
+            "logger=none",
+            "dataset.max_sequences=1",
+            "task.render_clips=0",
+            "trainer.enable_progress_bar=false",
+            f"paths.data={REPO / 'data'}",
+            f"paths.checkpoints={REPO / 'checkpoints'}",
+        ],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    (results,) = (work / "outputs" / "evaluate").glob("*/*/results.json")
+    assert json.loads(results.read_text())["metrics"]["mjd"] == 0.0
+    assert (work / ".cache").is_dir()  # paths.root: the folder the command ran from
+    import_path = subprocess.run(
+        [sys.executable, "-c", "import gesturebench; print(gesturebench.__file__)"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert import_path.startswith(str(target))

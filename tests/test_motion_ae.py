@@ -92,8 +92,8 @@ def test_sliding_windows_positions_and_padding():
 
 
 def test_config_rejects_unknown_keys_and_bad_windows():
-    with pytest.raises(ConfigError, match="latent_dims"):
-        MotionAEConfig.from_mapping({"latent_dims": 3})
+    with pytest.raises(TypeError, match="latent_dims"):
+        MotionAEConfig.coerce({"latent_dims": 3})
     with pytest.raises(ConfigError, match="window=30"):
         MotionAEConfig(window=30)
 

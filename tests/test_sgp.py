@@ -250,12 +250,12 @@ class WindowJoints:
 
 @pytest.fixture(scope="module")
 def mini_test():
-    from gesturebench.config import repo_root
     from gesturebench.data.beat2 import Beat2Dataset
     from gesturebench.data.mini.dataset import ensure_mini_beat2
+    from tests.helpers import REPO
 
     torch.set_num_threads(1)
-    root = ensure_mini_beat2(repo_root() / "data" / "mini_beat2_default")
+    root = ensure_mini_beat2(REPO / "data" / "mini_beat2_default")
     dataset = Beat2Dataset(root, "test", load_audio=False)
     records = [dataset[i] for i in range(len(dataset))]
     joints = WindowJoints()

@@ -265,7 +265,7 @@ def metrics_table():
 
 @pytest.fixture(scope="module")
 def synthetic(metrics_table, tmp_path_factory):
-    study = SyntheticStudy.from_mapping({"model": MODEL, "seed": 5})
+    study = SyntheticStudy(model=MODEL, seed=5)
     ratings, notes = generate_study(metrics_table, "ground_truth", study)
     path = tmp_path_factory.mktemp("study") / "ratings.csv"
     write_ratings(path, ratings)
@@ -342,14 +342,14 @@ def test_fitted_composite_reproduces_its_in_sample_fit(synthetic, metrics_table)
 
 
 def test_a_model_term_without_its_metric_is_dropped_with_a_note(metrics_table):
-    study = SyntheticStudy.from_mapping({"model": MODEL})
+    study = SyntheticStudy(model=MODEL)
     ratings, notes = generate_study(metrics_table.drop(columns=["sgp"]), "ground_truth", study)
     assert notes == [
         "synthetic model: term +0.8·z(sgp) of cm dropped (sgp is not computed for every clip)"
     ]
     assert set(ratings["dimension"]) == {*DIMENSIONS, "attention"}
     with pytest.raises(ConfigError, match="missing"):
-        SyntheticStudy.from_mapping({"model": {"hl": {}}})
+        SyntheticStudy(model={"hl": {}})
 
 
 # ---------- study windows ----------

@@ -125,8 +125,8 @@ def test_checkpoint_roundtrip_hash_and_errors(tmp_path):
 
 
 def test_config_rejects_unknown_keys_and_empty_windows():
-    with pytest.raises(ConfigError, match="unknown option"):
-        TextMotionConfig.from_mapping({"window": 4})
+    with pytest.raises(TypeError, match="window"):
+        TextMotionConfig.coerce({"window": 4})
     with pytest.raises(ConfigError, match="hop_s"):
         TextMotionConfig(hop_s=0.0)
 

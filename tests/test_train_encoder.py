@@ -31,9 +31,8 @@ def test_train_motion_ae_writes_checkpoint_and_prints_its_hash(tmp_path):
     assert f"sha256={sha}" in proc.stdout + proc.stderr
     info = json.loads(path.with_suffix(".json").read_text())
     assert info["config"]["max_steps"] == 20
-    assert list(
-        (tmp_path / "run" / "csv_logs").rglob("metrics.csv")
-    )  # training curves went to the logger
+    # training curves went to the logger, in the run folder under the run's name
+    assert list((tmp_path / "run" / "train_motion_ae-mini_beat2").rglob("metrics.csv"))
 
 
 def test_dry_run_says_what_it_would_train(tmp_path):

@@ -1,49 +1,45 @@
-"""Task dispatch and error reporting for `launch.py` (and the `gesturebench` console script)."""
+"""The entry point (`launch.py` in a checkout, the `gesturebench` console script once installed):
+compose the config, build the task from its `_target_` and run it; errors become one line."""
 
 from __future__ import annotations
 
-import importlib
 import os
-import runpy
 import sys
 import traceback
 from pathlib import Path
 
+import hydra
 import torch
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig
+from omegaconf.errors import MissingMandatoryValue
 
 from gesturebench import status
-from gesturebench.config import repo_root
+from gesturebench.config import build, register_configs
 from gesturebench.errors import ConfigError, GestureBenchError
 from gesturebench.results import ERROR_FILE, write_json
 
-TASKS = ("evaluate", "make_data", "train_encoder", "annotate", "analyze")
+#: The configs shipped inside the package (`conf/` of the checkout, as package data).
+PACKAGED_CONFIGS = "pkg://gesturebench.conf"
 
 
 def run_task(cfg: DictConfig):
-    """Run `tasks.<task.name>.run(cfg)`; a GestureBenchError becomes one line on stderr and a failed
-    job.
+    """Build `task` (its `_target_`) and run it on `cfg`; a GestureBenchError, or a mandatory value
+    left unset (`???`), becomes one line on stderr and a failed job.
 
     In a single run the process exits 2 at once; in a multirun the job is recorded as failed
-    (error.json in its folder) so that the other jobs still run, and `launch.py` exits 2 at the end.
+    (error.json in its folder) so that the other jobs still run, and the command exits 2 at the end.
     """
     if cfg.get("threads"):
         torch.set_num_threads(cfg.threads)
     try:
-        name = cfg.task.name
-        if name not in TASKS:
-            raise ConfigError(f"task={name} is not available; choose one of {', '.join(TASKS)}")
         try:
-            module = importlib.import_module(f"gesturebench.tasks.{name}")
-        except ModuleNotFoundError as err:
-            if err.name != f"gesturebench.tasks.{name}":
-                raise
+            return build(cfg.task)(cfg)
+        except MissingMandatoryValue as err:
             raise ConfigError(
-                f"task={name} is not implemented in this version of gesturebench"
+                f"{err.full_key} is not set: add {err.full_key}=... to the command line"
             ) from None
-        return module.run(cfg)
     except GestureBenchError as err:
         if os.environ.get("HYDRA_FULL_ERROR") == "1":
             raise
@@ -77,10 +73,13 @@ def _record_failure(cfg: DictConfig, err: Exception) -> None:
     )
 
 
+def launch(config_path: str = PACKAGED_CONFIGS) -> None:
+    """Run Hydra's command line with the configs at `config_path` and exit with the run's status."""
+    register_configs()
+    hydra.main(config_path=config_path, config_name="config", version_base="1.3")(run_task)()
+    sys.exit(status.exit_code())
+
+
 def main() -> None:
-    """Console script `gesturebench`: runs the checkout's launch.py with the same arguments."""
-    launch = repo_root() / "launch.py"
-    if not launch.exists():
-        sys.exit(f"error: launch.py not found next to the package (looked in {launch.parent})")
-    sys.argv[0] = str(launch)
-    runpy.run_path(str(launch), run_name="__main__")
+    """Console script `gesturebench`: the configs shipped with the package, from any folder."""
+    launch()

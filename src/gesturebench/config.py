@@ -1,67 +1,137 @@
-"""Structured-config schemas registered in Hydra's ConfigStore, so a typo in an override fails at
-once.
+"""Config schemas registered in Hydra's ConfigStore, the `${gb_...:}` resolvers, and `build`.
 
-The top level and the groups whose fields are fixed (dataset, body_model, trainer, logger, paths)
-are typed dataclasses; groups whose options differ per choice (task, model, metrics, encoder,
-annotator, study) are open dicts of `_target_` + arguments, checked when they are used.
+Every config group has a dataclass schema, so a mistyped key or a wrong type fails when the config
+is composed, with Hydra's message. Each group option lists its schema first in its `defaults`
+(`conf/<group>/<option>.yaml`), except `model` and `metrics`, whose options take per-choice
+arguments: the top-level `Config` types them as open dicts. Schemas of objects built from a
+`_target_` are derived from the target (`schema`): a dataclass's fields or a constructor's
+arguments, with their types and defaults, so an option is declared once, where it is used.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import inspect
+import os
+import typing
+from collections.abc import Iterator
+from copy import deepcopy
 from dataclasses import dataclass, field
-from pathlib import Path
+from functools import partial
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
-from omegaconf import OmegaConf
+from hydra.errors import InstantiationException
+from hydra.utils import get_object, instantiate
+from omegaconf import MISSING, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
+from gesturebench.errors import ConfigError, GestureBenchError
 from gesturebench.models.sources.choice import source_target
 
 
-def repo_root() -> Path:
-    """The checkout holding `launch.py` (src layout: three levels above this file), else the working
-    folder."""
-    root = Path(__file__).resolve().parents[2]
-    return root if (root / "launch.py").exists() else Path.cwd()
+def build(node: Any, **kwargs: Any) -> Any:
+    """`hydra.utils.instantiate(node, **kwargs)` (containers converted to plain ones), with the
+    target's own GestureBenchError, or a bad `_target_` or argument, as one clear error."""
+    try:
+        return instantiate(node, _convert_="all", **kwargs)
+    except InstantiationException as err:
+        cause = err.__cause__
+        if isinstance(cause, GestureBenchError):
+            raise cause from None
+        raise ConfigError(str(err).splitlines()[0]) from None
+
+
+def resolved(node: Any) -> dict:
+    """The config `node` as a plain dict, interpolations resolved (what results files record)."""
+    container = OmegaConf.to_container(node, resolve=True)
+    assert isinstance(container, dict)
+    return container
+
+
+def _checkable(annotation: Any) -> Any:
+    """`annotation` where OmegaConf can check values against it, else `Any`."""
+    probe = dataclasses.make_dataclass("Probe", [("value", annotation, MISSING)])
+    try:
+        OmegaConf.structured(probe)
+    except (OmegaConfBaseException, ValueError, TypeError):
+        return Any
+    return annotation
+
+
+def _arguments(obj: Any) -> Iterator[tuple[str, Any, Any]]:
+    """(name, annotation, default or MISSING) of each argument that `obj` (a dataclass, a class or
+    a function) takes by name; a dataclass's default factory is called."""
+    if dataclasses.is_dataclass(obj):
+        hints = typing.get_type_hints(obj)
+        for f in dataclasses.fields(obj):
+            if f.default is not dataclasses.MISSING:
+                default = f.default
+            elif f.default_factory is not dataclasses.MISSING:
+                default = f.default_factory()
+            else:
+                default = MISSING
+            yield f.name, hints.get(f.name, Any), default
+        return
+    hints = typing.get_type_hints(obj.__init__ if inspect.isclass(obj) else obj)
+    for name, param in inspect.signature(obj).parameters.items():
+        if param.kind not in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            empty = param.default is inspect.Parameter.empty
+            yield name, hints.get(name, Any), MISSING if empty else param.default
+
+
+def schema(
+    target: str,
+    exclude: tuple[str, ...] = (),
+    nested: dict[str, type] | None = None,
+    with_target: bool = True,
+) -> type:
+    """The structured-config schema of the object `target` ("module.Name") builds: `_target_` and
+    one field per argument (a dataclass's fields, else the constructor's parameters) with its type
+    and default; an argument without default is a mandatory value (`???`), an argument typed by a
+    dataclass a nested schema (so `instantiate` builds it too). `exclude` names the arguments given
+    at run time (e.g. the device); `nested` types arguments that take a mapping by a schema (e.g. an
+    annotator's `camera`); `with_target=False` leaves `_target_` out (a plain mapping). Frozen
+    dataclasses are fine: the schema itself is not frozen."""
+    fields: list[tuple[str, Any, Any]] = (
+        [("_target_", str, field(default=target))] if with_target else []
+    )
+    for name, annotation, default in _arguments(get_object(target)):
+        if name in exclude:
+            continue
+        if nested and name in nested:
+            fields.append((name, nested[name], field(default_factory=nested[name])))
+        elif isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
+            inner = schema(f"{annotation.__module__}.{annotation.__qualname__}")
+            fields.append((name, inner, field(default_factory=inner)))
+        elif isinstance(default, (list, dict, tuple)):
+            fields.append(
+                (name, _checkable(annotation), field(default_factory=partial(deepcopy, default)))
+            )
+        else:
+            fields.append((name, _checkable(annotation), field(default=default)))
+    return dataclasses.make_dataclass(f"{target.rsplit('.', 1)[-1]}Schema", fields)
 
 
 @dataclass
 class PathsConfig:
-    root: str = "${gb_root:}"
+    """Where data, checkpoints and caches live. `root` defaults to the folder gesturebench is
+    started from (the working folder of `python launch.py` or of the `gesturebench` command; Hydra
+    does not change it, `hydra.job.chdir=false`)."""
+
+    root: str = "${gb_cwd:}"
     data: str = "${paths.root}/data"
     checkpoints: str = "${paths.root}/checkpoints"
     cache: str = "${paths.root}/.cache"
 
 
 @dataclass
-class DatasetConfig:
-    name: str = "mini_beat2"
-    root: str | None = None
-    split: str = "test"
-    speakers: list[int] | None = None
-    fps: int = 30
-    # mini_beat2 only: generated on first use with this seed and size ("default" or "standard")
-    generate: bool = False
-    seed: int = 0
-    size: str = "default"
-    max_sequences: int | None = None
-    num_workers: int = 0
-    load_audio: bool = True
-
-
-@dataclass
-class BodyModelConfig:
-    model_path: str | None = None
-    num_betas: int = 300
-    num_expression_coeffs: int = 100
-    flat_hand_mean: bool = False
-    chunk_size: int = 512
-    dtype: str = "float32"
-
-
-@dataclass
 class TrainerConfig:
+    """`pytorch_lightning.Trainer` arguments of `conf/trainer/*`; any other Trainer argument can be
+    added without code: `+trainer.<argument>=<value>`."""
+
+    _target_: str = "pytorch_lightning.Trainer"
     accelerator: str = "cpu"
     devices: Any = 1
     strategy: str = "auto"
@@ -71,26 +141,62 @@ class TrainerConfig:
 
 
 @dataclass
-class LoggerConfig:
-    name: str = "wandb"
+class WandbLoggerConfig:
+    """W&B through Lightning's WandbLogger (the run's name, folder and config are given at run time;
+    `mode` and any other key go to `wandb.init`)."""
+
+    _target_: str = "pytorch_lightning.loggers.WandbLogger"
     project: str = "gesturebench"
     entity: str | None = None
     mode: str = "offline"
-    log_table: bool = True
+
+
+@dataclass
+class CSVLoggerConfig:
+    """Lightning's CSVLogger (its folder and name are given at run time)."""
+
+    _target_: str = "pytorch_lightning.loggers.CSVLogger"
+
+
+@dataclass
+class StudyWindowsConfig:
+    file: str | None = None
+    splits: list[str] = field(default_factory=lambda: ["test"])
+    n: int = 15
+    seconds: float = 10.0
+    step: float = 0.5
+
+
+@dataclass
+class StudyConfig:
+    """`conf/study/*`: the rated windows and sources, the ratings (`path`, or generated by
+    `generator`), the analysis options."""
+
+    name: str = MISSING
+    path: str | None = MISSING
+    drop_invalid: bool = False
+    windows: StudyWindowsConfig = field(default_factory=StudyWindowsConfig)
+    reference_source: str = "ground_truth"
+    sources: dict[str, Any] = field(default_factory=dict)
+    analysis: Any = MISSING
+    generator: Any = None
 
 
 @dataclass
 class Config:
-    task: dict = field(default_factory=dict)
-    dataset: DatasetConfig = field(default_factory=DatasetConfig)
-    model: dict = field(default_factory=dict)
-    metrics: dict = field(default_factory=dict)
-    body_model: BodyModelConfig = field(default_factory=BodyModelConfig)
-    encoder: dict = field(default_factory=dict)
-    annotator: dict = field(default_factory=dict)
-    study: dict = field(default_factory=dict)
-    trainer: TrainerConfig = field(default_factory=TrainerConfig)
-    logger: LoggerConfig = field(default_factory=LoggerConfig)
+    """The top level. The groups are typed by their options' schemas (`defaults` of each option);
+    `model` and `metrics` are open: their options' arguments differ per `_target_`."""
+
+    task: Any = MISSING
+    dataset: Any = MISSING
+    model: dict[str, Any] = field(default_factory=dict)
+    metrics: dict[str, Any] = field(default_factory=dict)
+    body_model: Any = MISSING
+    encoder: Any = MISSING
+    annotator: Any = MISSING
+    study: Any = MISSING
+    trainer: Any = MISSING
+    logger: Any = None
     paths: PathsConfig = field(default_factory=PathsConfig)
     seed: int = 0
     threads: int | None = None
@@ -108,13 +214,59 @@ def job_dirname(overrides: str, limit: int = 120) -> str:
     return f"{overrides[: limit - 17]}-{hashlib.sha256(overrides.encode()).hexdigest()[:16]}"
 
 
+def _schemas() -> dict[str, dict[str, Any]]:
+    """group → schema name → node (the `<name>` that `conf/<group>/*.yaml` list in `defaults`)."""
+    camera = schema("gesturebench.render.clips.Camera", with_target=False)
+    return {
+        "task": {
+            f"{task}_schema": schema(f"gesturebench.tasks.{task}.{cls}")
+            for task, cls in (
+                ("evaluate", "EvaluateTask"),
+                ("make_data", "MakeDataTask"),
+                ("train_encoder", "TrainEncoderTask"),
+                ("annotate", "AnnotateTask"),
+                ("analyze", "AnalyzeTask"),
+            )
+        },
+        "dataset": {"dataset_schema": schema("gesturebench.data.datamodule.Beat2Source")},
+        "body_model": {
+            "body_model_schema": schema("gesturebench.body.model.BodyModel", exclude=("device",))
+        },
+        "encoder": {
+            "motion_ae_schema": schema("gesturebench.encoders.motion_ae_training.MotionAEConfig"),
+            "text_motion_schema": schema("gesturebench.encoders.text_training.TextMotionConfig"),
+        },
+        "annotator": {
+            f"{name}_schema": schema(
+                f"gesturebench.annotation.backends.{target}", nested={"camera": camera}
+            )
+            for name, target in (
+                ("kinematic", "kinematic.KinematicAnnotator"),
+                ("gemini", "gemini.GeminiAnnotator"),
+                ("openai", "openai_compat.OpenAICompatAnnotator"),
+                ("replay", "replay.ReplayAnnotator"),
+            )
+        },
+        "study": {
+            "study_schema": StudyConfig,
+            "analysis_schema": schema("gesturebench.study.analysis.AnalysisOptions"),
+            "generator_schema": schema("gesturebench.study.synthetic.SyntheticStudy"),
+        },
+        "trainer": {"trainer_schema": TrainerConfig},
+        "logger": {"wandb_schema": WandbLoggerConfig, "csv_schema": CSVLoggerConfig},
+    }
+
+
 def register_configs() -> None:
-    """Register the schemas and the `${gb_root:}` / `${gb_jobdir:...}` / `${gb_source:...}`
-    resolvers (idempotent)."""
-    if not OmegaConf.has_resolver("gb_root"):
-        OmegaConf.register_new_resolver("gb_root", lambda: str(repo_root()))
-    if not OmegaConf.has_resolver("gb_jobdir"):
+    """Register the schemas and the `${gb_cwd:}` / `${gb_jobdir:...}` / `${gb_source:...}` resolvers (idempotent)."""
+    if not OmegaConf.has_resolver("gb_cwd"):
+        OmegaConf.register_new_resolver("gb_cwd", os.getcwd)
         OmegaConf.register_new_resolver("gb_jobdir", job_dirname)
-    if not OmegaConf.has_resolver("gb_source"):
         OmegaConf.register_new_resolver("gb_source", source_target)
-    ConfigStore.instance().store(name="config_schema", node=Config)
+    store = ConfigStore.instance()
+    if "config_schema.yaml" in store.list(""):
+        return
+    for group, nodes in _schemas().items():
+        for name, node in nodes.items():
+            store.store(group=group, name=name, node=node)
+    store.store(name="config_schema", node=Config)

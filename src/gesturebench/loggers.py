@@ -1,33 +1,26 @@
-"""Run loggers (W&B offline by default, CSV, none) and what the evaluate task logs to them."""
+"""Run loggers (`conf/logger/*`: W&B offline by default, CSV, none) and what the tasks log to
+them."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
-from pytorch_lightning.loggers import CSVLogger, Logger, WandbLogger
+from pytorch_lightning.loggers import Logger, WandbLogger
 
-from gesturebench.errors import ConfigError
+from gesturebench.config import build
 
 
-def make_logger(cfg, run_dir: Path, run_name: str, config: dict) -> Logger | None:
-    """Lightning logger for `logger.name` ∈ wandb, csv, none; its files live inside the run folder."""
-    if cfg.name == "none":
+def make_logger(node: Any, run_dir: Path, run_name: str, config: dict) -> Logger | None:
+    """The Lightning logger of `node` (`cfg.logger`; None: no logger) named `run_name`, its files in
+    `run_dir`, with the run's resolved `config` as hyperparameters."""
+    if node is None:
         return None
-    if cfg.name == "csv":
-        return CSVLogger(save_dir=str(run_dir), name="csv_logs")
-    if cfg.name == "wandb":
-        os.environ.setdefault("WANDB_MODE", cfg.mode)
-        os.environ.setdefault("WANDB_SILENT", "true")
-        return WandbLogger(
-            project=cfg.project,
-            entity=cfg.entity,
-            name=run_name,
-            save_dir=str(run_dir),
-            mode=os.environ["WANDB_MODE"],
-            config=config,
-        )
-    raise ConfigError(f"logger.name={cfg.name!r} is not one of wandb, csv, none")
+    os.environ.setdefault("WANDB_SILENT", "true")
+    logger: Logger = build(node, save_dir=str(run_dir), name=run_name)
+    logger.log_hyperparams(config)
+    return logger
 
 
 def finish(logger: Logger | None) -> None:

@@ -100,11 +100,11 @@ class BodyModel(torch.nn.Module):
     """SMPL-X forward for whole sequences, in chunks, on the module's device (see docs/design.md,
     "Body model").
 
-    `model_path=None` uses the procedural model file (generated on first use); a given path must
-    exist. Betas are padded/truncated to the model's shape space, expressions to its expression
-    space. Trailing shape/expression directions that are all zero in the file (most of them in the
-    procedural model) are not loaded, and all-zero pose blend shapes are not multiplied: they cannot
-    change the result and cost much of the forward time.
+    `model_path=None` uses the procedural model file in `checkpoints_dir` (generated on first use);
+    a given path must exist. Betas are padded/truncated to the model's shape space, expressions to
+    its expression space. Trailing shape/expression directions that are all zero in the file (most
+    of them in the procedural model) are not loaded, and all-zero pose blend shapes are not
+    multiplied: they cannot change the result and cost much of the forward time.
     """
 
     #: Rest joints (55,3) and their change per shape/expression coefficient (55,3,L): buffers.
@@ -120,6 +120,7 @@ class BodyModel(torch.nn.Module):
         chunk_size: int = 512,
         device: str | torch.device = "cpu",
         dtype: str = "float32",
+        checkpoints_dir: str | Path = "checkpoints",
     ):
         super().__init__()
         if chunk_size < 1:
@@ -128,7 +129,7 @@ class BodyModel(torch.nn.Module):
             raise ConfigError(f"body_model.dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
         self.chunk_size = int(chunk_size)
         self.float_dtype = DTYPES[dtype]
-        self.model_path = ensure_model_file(model_path)
+        self.model_path = ensure_model_file(model_path, checkpoints_dir)
         layer = load_smplx(
             self.model_path,
             num_betas=num_betas,

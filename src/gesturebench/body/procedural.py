@@ -564,30 +564,25 @@ def write_procedural_model(path: str | Path) -> Path:
     return path
 
 
-def default_model_path() -> Path:
-    """`<repo>/checkpoints/body_models/smplx/SMPLX_NEUTRAL_2020.npz`, where the procedural model is
-    cached."""
-    return (
-        Path(__file__).resolve().parents[3]
-        / "checkpoints"
-        / "body_models"
-        / "smplx"
-        / MODEL_FILE_NAME
-    )
+def default_model_path(checkpoints_dir: str | Path = "checkpoints") -> Path:
+    """`<checkpoints_dir>/body_models/smplx/SMPLX_NEUTRAL_2020.npz`, where the procedural model is
+    cached (`checkpoints_dir`: `paths.checkpoints`; relative to the working folder by default)."""
+    return Path(checkpoints_dir).resolve() / "body_models" / "smplx" / MODEL_FILE_NAME
 
 
-def ensure_model_file(path: str | Path | None = None) -> Path:
-    """The model file to load: `path` if given (it must exist), else the default, generated when
-    missing."""
+def ensure_model_file(
+    path: str | Path | None = None, checkpoints_dir: str | Path = "checkpoints"
+) -> Path:
+    """The model file to load: `path` if given (it must exist), else the default of
+    `checkpoints_dir`, generated when missing."""
     if path is None:
-        default = default_model_path()
+        default = default_model_path(checkpoints_dir)
         return default if default.exists() else write_procedural_model(default)
     path = Path(path).expanduser()
     if not path.is_file():
         raise CheckpointError(
-            f"{path}: SMPL-X model file not found. Put the SMPL-X model there "
-            f"(SMPLX_NEUTRAL_2020.npz from https://smpl-x.is.tue.mpg.de), or leave "
-            f"body_model.model_path unset to use the built-in procedural model "
-            f"({default_model_path()})."
+            f"{path}: SMPL-X model file not found. Put the SMPL-X model there (SMPLX_NEUTRAL_2020.npz from "
+            f"https://smpl-x.is.tue.mpg.de), or leave body_model.model_path unset to use the built-in "
+            f"procedural model ({default_model_path(checkpoints_dir)})."
         )
     return path

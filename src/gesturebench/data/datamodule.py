@@ -8,19 +8,22 @@ sequence is counted twice; the Trainer must be built with `use_distributed_sampl
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import pytorch_lightning as pl
 import torch.distributed as dist
 from torch.utils.data import DataLoader, Dataset, Sampler
 
+from gesturebench.config import build
+from gesturebench.data.beat2 import Beat2Dataset
 from gesturebench.data.records import SequenceRecord
-from gesturebench.errors import ConfigError
 
 
 class UnrepeatedSampler(Sampler[int]):
-    """Indices rank, rank+world, … of the dataset: a partition across processes, nothing repeated.
-    """
+    """Indices rank, rank+world, … of the dataset: a partition across processes, nothing
+    repeated."""
 
     def __init__(self, length: int):
         self.length = length
@@ -44,38 +47,62 @@ def _first(batch: list[SequenceRecord]) -> SequenceRecord:
     return batch[0]
 
 
-def open_dataset(cfg, split: str | None = None, load_audio: bool | None = None) -> Sequence[SequenceRecord]:
-    """The records of `split` (default `cfg.split`) of the configured dataset, generating mini-BEAT2
-    if needed."""
-    from gesturebench.data.beat2 import Beat2Dataset
+@dataclass
+class Beat2Source:
+    """A dataset in BEAT2's layout (`conf/dataset/*`): where it is and what of it is read; `open`
+    gives a split's records. With `generate`, mini-BEAT2 (`seed`, `size`) is generated into `root`
+    on first use."""
 
-    if cfg.root in (None, "", "???"):
-        raise ConfigError(f"dataset={cfg.name} needs dataset.root=/path/to/the/dataset")
-    root = Path(cfg.root)
-    if cfg.generate:
-        from gesturebench.data.mini.dataset import ensure_mini_beat2
+    name: str
+    root: str
+    split: str = "test"
+    speakers: list[int] | None = None
+    max_sequences: int | None = None
+    load_audio: bool = True
+    num_workers: int = 0
+    generate: bool = False
+    seed: int = 0
+    size: str = "default"
 
-        ensure_mini_beat2(root, seed=cfg.seed, size=cfg.size)
-    return Beat2Dataset(
-        root,
-        split=split or cfg.split,
-        speakers=list(cfg.speakers) if cfg.speakers else None,
-        load_audio=cfg.load_audio if load_audio is None else load_audio,
-        max_sequences=cfg.max_sequences,
-    )
+    def open(
+        self, split: str | None = None, load_audio: bool | None = None
+    ) -> Sequence[SequenceRecord]:
+        """The records of `split` (default `self.split`), audio per `load_audio` (default
+        `self.load_audio`)."""
+        root = Path(self.root)
+        if self.generate:
+            from gesturebench.data.mini.dataset import ensure_mini_beat2
+
+            ensure_mini_beat2(root, seed=self.seed, size=self.size)
+        dataset = Beat2Dataset(
+            root,
+            split=split or self.split,
+            speakers=list(self.speakers) if self.speakers else None,
+            load_audio=self.load_audio if load_audio is None else load_audio,
+            max_sequences=self.max_sequences,
+        )
+        return cast(Sequence[SequenceRecord], dataset)
+
+
+def open_dataset(
+    node, split: str | None = None, load_audio: bool | None = None
+) -> Sequence[SequenceRecord]:
+    """The records of `split` of the dataset configured by `node` (`cfg.dataset`)."""
+    source: Beat2Source = build(node)
+    return source.open(split, load_audio)
 
 
 class GestureDataModule(pl.LightningDataModule):
     """Serves the configured split for `Trainer.test`."""
 
-    def __init__(self, dataset: Dataset, num_workers: int = 0):
+    def __init__(self, dataset: Sequence[SequenceRecord], num_workers: int = 0):
         super().__init__()
         self.dataset = dataset
         self.num_workers = num_workers
 
     def test_dataloader(self) -> DataLoader:
         return DataLoader(
-            self.dataset,
+            cast(Dataset, self.dataset),
             batch_size=1,
             sampler=UnrepeatedSampler(len(self.dataset)),
             collate_fn=_first,

@@ -69,6 +69,12 @@ class MotionAEConfig(EncoderConfig):
                 f"encoder.hop={self.hop} and encoder.train_hop={self.train_hop} must be positive"
             )
 
+    def checkpoint_path(self, checkpoints_dir: str | Path, dataset: str) -> Path:
+        return motion_ae_path(checkpoints_dir, dataset)
+
+    def train(self, train, val, out_path, logger=None) -> Path:
+        return train_motion_ae(train, val, self, out_path, logger)
+
     def module_kwargs(self) -> dict:
         return {
             "rep_dim": REP_DIM,

@@ -71,6 +71,12 @@ class TextMotionConfig(EncoderConfig):
     std_floor: float = 0.01
     seed: int = 0
 
+    def checkpoint_path(self, checkpoints_dir: str | Path, dataset: str) -> Path:
+        return text_motion_path(checkpoints_dir, dataset)
+
+    def train(self, train, val, out_path, logger=None) -> Path:
+        return train_text_motion(train, val, self, out_path, logger)
+
     def __post_init__(self):
         for key in ("window_s", "hop_s", "train_hop_s"):
             if seconds_to_frames(getattr(self, key)) <= 0:

@@ -1,44 +1,48 @@
-"""What the encoders' training shares: config dataclasses built from a mapping, and the seeded CPU
-`Trainer` fit."""
+"""What the encoders' training shares: the training-config interface and the seeded CPU `Trainer`
+fit."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytorch_lightning as pl
 import torch
+from pytorch_lightning.loggers import Logger
 from torch.utils.data import DataLoader
 
-from gesturebench.errors import ConfigError
+from gesturebench.data.records import SequenceRecord
 
 
 class EncoderConfig:
-    """Mixin for an encoder's frozen config dataclass, whose `name` field defaults to the encoder's
-    name."""
+    """Mixin for an encoder's frozen training-config dataclass (`conf/encoder/*` builds one): what
+    `task=train_encoder` needs of it."""
 
     name: str
 
     @classmethod
-    def from_mapping(cls, values: Mapping | None):
-        """From a dict or an OmegaConf node; an unknown key is a `ConfigError` naming it."""
-        values = {k: values[k] for k in values} if values is not None else {}
-        fields = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(values) - fields)
-        if unknown:
-            raise ConfigError(
-                f"encoder ({cls.name}): unknown option(s) {unknown}; known: {sorted(fields)}"
-            )
-        return cls(**values)
+    def coerce(cls, cfg: Any) -> Any:
+        """`cfg` itself when it is already this config, else this config from the mapping `cfg`
+        (None: the defaults)."""
+        return cfg if isinstance(cfg, cls) else cls(**(cfg or {}))
 
-    @classmethod
-    def coerce(cls, cfg):
-        """`cfg` itself when it is already this config, else `from_mapping(cfg)`."""
-        return cfg if isinstance(cfg, cls) else cls.from_mapping(cfg)
+    def checkpoint_path(self, checkpoints_dir: str | Path, dataset: str) -> Path:
+        """Where the encoder of `dataset` is stored."""
+        raise NotImplementedError
+
+    def train(
+        self,
+        train: Sequence[SequenceRecord],
+        val: Sequence[SequenceRecord],
+        out_path: Path,
+        logger: Logger | None = None,
+    ) -> Path:
+        """Train on `train`, early-stop on `val`, write the checkpoint at `out_path`; return it."""
+        raise NotImplementedError
 
 
 @contextmanager

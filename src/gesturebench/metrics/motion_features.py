@@ -41,7 +41,7 @@ class MotionFeatureMetric(GestureMetric):
 
     def __init__(self, name: str, encoder_config: Mapping | None = None, **kwargs: Any):
         super().__init__(name, **kwargs)
-        self.encoder_config = MotionAEConfig.from_mapping(encoder_config)
+        self.encoder_config = MotionAEConfig.coerce(encoder_config)
         self.encoder: MotionAutoencoder | None = None
         self.encoder_info: dict | None = None
 

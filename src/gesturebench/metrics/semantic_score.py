@@ -40,7 +40,7 @@ class SemanticScore(SequenceMetric):
     ):
         super().__init__(name, **kwargs)
         self.checkpoint = checkpoint
-        self.encoder_cfg = TextMotionConfig.from_mapping(encoder)
+        self.encoder_cfg = TextMotionConfig.coerce(encoder)
         self.encoder: TextMotionEncoder | None = None
 
     def provenance(self) -> dict:

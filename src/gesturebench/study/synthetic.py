@@ -36,8 +36,8 @@ from gesturebench.study.schema import ATTENTION, CONDITIONS, DIMENSIONS, SCALE
 
 @dataclass(frozen=True)
 class SyntheticStudy:
-    """The generator's parameters (see the module docstring); `model` maps dimension → (intercept,
-    weights)."""
+    """The generator's parameters (`study.generator`, see the module docstring); `model` maps
+    dimension → (intercept, weights)."""
 
     model: Mapping[str, Mapping]
     participants: Mapping[str, int] = field(default_factory=lambda: {"muted": 51, "audio": 53})
@@ -51,27 +51,14 @@ class SyntheticStudy:
     shared_noise: float = 0.2
     seed: int = 0
 
-    @classmethod
-    def from_mapping(cls, cfg: Mapping) -> SyntheticStudy:
-        known = set(cls.__dataclass_fields__)
-        unknown = sorted(set(cfg) - known)
-        if unknown:
-            raise ConfigError(
-                f"study.generator: unknown option(s) {unknown}; known: {sorted(known)}"
-            )
-        if "model" not in cfg:
-            raise ConfigError(
-                "study.generator.model is required (dimension → intercept and metric weights)"
-            )
-        study = cls(**cfg)
-        missing = [d for d in DIMENSIONS if d not in study.model]
+    def __post_init__(self):
+        missing = [d for d in DIMENSIONS if d not in self.model]
         if missing:
             raise ConfigError(f"study.generator.model needs every dimension; missing {missing}")
-        if study.attention_checks < 2:
+        if self.attention_checks < 2:
             raise ConfigError(
                 "study.generator.attention_checks must be at least 2 (exclusion needs two failures)"
             )
-        return study
 
 
 def standardised(metrics: pd.DataFrame, generated: pd.Series) -> pd.DataFrame:

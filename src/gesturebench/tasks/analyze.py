@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from gesturebench.atomic import write_atomic
+from gesturebench.config import build, resolved
 from gesturebench.data.datamodule import open_dataset
 from gesturebench.errors import ConfigError, DataError
 from gesturebench.loggers import finish, make_logger
@@ -40,7 +43,7 @@ from gesturebench.study.windows import (
     select_windows,
     write_windows,
 )
-from gesturebench.tasks.common import build, run_dir
+from gesturebench.tasks.common import run_dir
 from gesturebench.tasks.evaluate import score
 
 log = logging.getLogger(__name__)
@@ -49,21 +52,20 @@ log = logging.getLogger(__name__)
 NOT_METRICS = ("sequence_id", "index", "frames", "dropped_frames")
 
 
-def run(cfg: DictConfig) -> dict:
-    return analyze_study(cfg, run_dir())
+@dataclass
+class AnalyzeTask:
+    """`task=analyze` (conf/task/analyze.yaml); the study is `cfg.study` (conf/study/*)."""
+
+    name: str = "analyze"
+
+    def __call__(self, cfg: DictConfig) -> dict:
+        return analyze_study(cfg, run_dir())
 
 
 def analysis_options(study: DictConfig) -> AnalysisOptions:
-    given = OmegaConf.to_container(study.get("analysis") or {}, resolve=True)
-    known = {f.name for f in dataclasses.fields(AnalysisOptions)} - {"reference_source"}
-    unknown = sorted(set(given) - known)
-    if unknown:
-        raise ConfigError(f"study.analysis: unknown option(s) {unknown}; known: {sorted(known)}")
-    if "predictors" in given:
-        given["predictors"] = tuple(given["predictors"])
-    options = AnalysisOptions(
-        reference_source=study.get("reference_source", "ground_truth"), **given
-    )
+    """`study.analysis` built (its `_target_`: AnalysisOptions), predictors as a tuple."""
+    options: AnalysisOptions = build(study.analysis)
+    options = dataclasses.replace(options, predictors=tuple(options.predictors))
     if options.correction not in ("holm", "bh"):
         raise ConfigError(
             f"study.analysis.correction must be holm or bh, got {options.correction!r}"
@@ -72,9 +74,10 @@ def analysis_options(study: DictConfig) -> AnalysisOptions:
 
 
 def study_windows(cfg: DictConfig) -> tuple[list[Window], StudyWindows]:
-    """The windows (from `study.windows.file` or selected) and their cut records, in window order."""
+    """The windows (from `study.windows.file` or selected) and their cut records, in window
+    order."""
     spec = cfg.study.windows
-    datasets: dict[str, object] = {}
+    datasets: dict[tuple[str, bool | None], Any] = {}
 
     def split(name: str, audio: bool | None = None):
         key = (name, audio)
@@ -98,7 +101,8 @@ def study_windows(cfg: DictConfig) -> tuple[list[Window], StudyWindows]:
         if w.sequence_id not in dataset.ids:
             raise DataError(
                 spec.get("file") or cfg.dataset.root,
-                f"sequence {w.sequence_id!r} is not in split '{w.split}' of dataset {cfg.dataset.name}",
+                f"sequence {w.sequence_id!r} is not in split '{w.split}' of dataset "
+                f"{cfg.dataset.name}",
             )
         record = dataset[dataset.ids.index(w.sequence_id)]
         if (
@@ -126,7 +130,7 @@ def source_config(cfg: DictConfig, name: str, node: DictConfig) -> DictConfig:
         src.model.name = name
         src.task = {"name": "evaluate", "render_clips": 0}
         src.study = {}
-        src.logger.name = "none"
+        src.logger = None
     return src
 
 
@@ -135,11 +139,12 @@ def evaluate_sources(
 ) -> tuple[pd.DataFrame, dict]:
     """The metrics table (index (source, sequence_id)) and, per metric, the reason a source skipped
     it."""
-    frames, skipped = [], {}
+    frames: list[pd.DataFrame] = []
+    skipped: dict[str, str] = {}
     described = [dataclasses.asdict(w) for w in windows]
     for name, node in cfg.study.sources.items():
         src = source_config(cfg, name, node)
-        config = {**OmegaConf.to_container(src, resolve=True), "study": {"windows": described}}
+        config = {**resolved(src), "study": {"windows": described}}
         chash = config_hash(config)
         out = root / name
         results = load_complete(out, chash) if cfg.resume else None
@@ -170,7 +175,7 @@ def read_study_ratings(path: Path, sources: list[str], windows: list[Window], dr
 def synthetic_ratings(study: DictConfig, metrics: pd.DataFrame, path: Path) -> list[str]:
     """Generate the synthetic study from the clips' metrics into `path`; returns the generator's
     notes."""
-    generator = SyntheticStudy.from_mapping(OmegaConf.to_container(study.generator, resolve=True))
+    generator: SyntheticStudy = build(study.generator)
     ratings, notes = generate_study(metrics, study.reference_source, generator)
     write_ratings(path, ratings)
     return notes
@@ -182,7 +187,7 @@ def metric_configs(cfg: DictConfig, predictors: list[str]) -> dict:
     out = {}
     for key, node in cfg.metrics.items():
         if set(build(node).value_names) & set(predictors):
-            out[key] = OmegaConf.to_container(node, resolve=True)
+            out[key] = resolved(node)
     return out
 
 
@@ -305,7 +310,7 @@ def analyze_study(cfg: DictConfig, out: Path) -> dict:
     if analysis.composites:
         files["composites"] = out / "composites.json"
         export_composites(cfg, analysis, windows, path, files["composites"])
-    config = OmegaConf.to_container(cfg, resolve=True)
+    config = resolved(cfg)
     summary = {
         "task": "analyze",
         "study": study.name,

@@ -13,9 +13,12 @@ from __future__ import annotations
 import logging
 import shutil
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
-from omegaconf import DictConfig, OmegaConf
+import numpy as np
+from omegaconf import DictConfig
 
 from gesturebench.annotation.backends.base import Annotator
 from gesturebench.annotation.clip import EventClip, make_clip
@@ -30,6 +33,7 @@ from gesturebench.annotation.review import (
 )
 from gesturebench.annotation.runner import AnnotationRunner, RequestBudget, RetryPolicy
 from gesturebench.annotation.store import FINAL, AnnotationStore, store_path
+from gesturebench.config import build, resolved
 from gesturebench.data.annotations_io import read_sem
 from gesturebench.data.beat2 import sequence_paths
 from gesturebench.data.datamodule import open_dataset
@@ -39,25 +43,53 @@ from gesturebench.errors import ConfigError
 from gesturebench.loggers import finish, make_logger
 from gesturebench.models.cache import MotionCache
 from gesturebench.results import versions, write_json
-from gesturebench.tasks.common import build, make_body_model, make_context, run_dir
+from gesturebench.tasks.common import make_body_model, make_context, run_dir
 
 log = logging.getLogger(__name__)
 MODES = ("annotate", "review")
 
 
-def run(cfg: DictConfig) -> dict:
-    t = cfg.task
+@dataclass(frozen=True)
+class ReviewOptions:
+    """`task.review`: a sheet of `n` records sampled with `seed`; `filled`: a filled sheet to score;
+    `compare`: another annotator whose store's classes are compared with this one's."""
+
+    n: int = 50
+    seed: int = 0
+    filled: str | None = None
+    compare: str | None = None
+
+
+@dataclass
+class AnnotateTask:
+    """`task=annotate` (conf/task/annotate.yaml, where the options are described)."""
+
+    name: str = "annotate"
+    mode: str = "annotate"
+    source: str = "reference"
+    store_root: str | None = None
+    concurrency: int = 4
+    max_requests: int | None = None
+    dry_run: bool = False
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    review: ReviewOptions = field(default_factory=ReviewOptions)
+
+    def __call__(self, cfg: DictConfig) -> dict:
+        return run(cfg, self)
+
+
+def run(cfg: DictConfig, t: AnnotateTask) -> dict:
     if t.mode not in MODES:
         raise ConfigError(f"task.mode={t.mode!r} is not one of {', '.join(MODES)}")
     out = run_dir()
-    config = OmegaConf.to_container(cfg, resolve=True)
+    config = resolved(cfg)
     body_model = make_body_model(cfg)
     context = make_context(cfg, body_model)
     root = Path(t.store_root) if t.store_root else context.cache_dir / "annotations"
     annotator: Annotator = build(cfg.annotator)
     annotator.prepare(context, root)
     dataset = open_dataset(cfg.dataset)
-    source, motion_of = motion_source(cfg, context)
+    source, motion_of = motion_source(cfg, t.source, context)
     store = AnnotationStore(store_path(root, source, annotator.name))
 
     def clips(records) -> Iterator[EventClip]:
@@ -89,9 +121,9 @@ def run(cfg: DictConfig) -> dict:
     logger = make_logger(cfg.logger, out, f"annotate-{source}-{annotator.name}", config)
     try:
         if t.mode == "review":
-            summary = review(cfg, annotator, store, root, dataset, clips, out)
+            summary = review(cfg, t.review, annotator, store, root, dataset, clips, out)
         else:
-            summary = annotate(cfg, annotator, store, dataset, clips)
+            summary = annotate(cfg, t, annotator, store, dataset, clips)
         summary.update(
             {
                 "task": "annotate",
@@ -115,19 +147,22 @@ def run(cfg: DictConfig) -> dict:
         finish(logger)
 
 
-def motion_source(cfg: DictConfig, context) -> tuple[str, Callable[[SequenceRecord], Motion]]:
+def motion_source(
+    cfg: DictConfig, source: str, context
+) -> tuple[str, Callable[[SequenceRecord], Motion]]:
     """The source name and the motion to annotate per record: the reference, or the model's (cached)
     output."""
-    if cfg.task.source == "reference":
+    if source == "reference":
         return "reference", lambda record: record.motion
-    if cfg.task.source != "model":
+    if source != "model":
         raise ConfigError(
-            f"task.source={cfg.task.source!r}: use 'reference' or 'model' (the configured model)"
+            f"task.source={source!r}: use 'reference' or 'model' (the configured model)"
         )
     model = build(cfg.model)
     if model.name == "reference":
         raise ConfigError(
-            "model.name='reference' is reserved for the dataset's own motion (task.source=reference)"
+            "model.name='reference' is reserved for the dataset's own motion "
+            "(task.source=reference)"
         )
     model.prepare(context)
     cache = MotionCache(context.cache_dir / "generated")
@@ -145,19 +180,20 @@ def motion_source(cfg: DictConfig, context) -> tuple[str, Callable[[SequenceReco
     return model.name, generated
 
 
-def _joints_of(body_model, motion: Motion) -> Callable[[int, int], object]:
+def _joints_of(body_model, motion: Motion) -> Callable[[int, int], np.ndarray]:
     return lambda f0, f1: body_model(motion.frames(f0, f1), vertices=False).joints.cpu().numpy()
 
 
-def annotate(cfg: DictConfig, annotator: Annotator, store: AnnotationStore, dataset, clips) -> dict:
-    t = cfg.task
+def annotate(
+    cfg: DictConfig, t: AnnotateTask, annotator: Annotator, store: AnnotationStore, dataset, clips
+) -> dict:
     if not annotator.writes_store:
         raise ConfigError(
             f"annotator={annotator.name} ({type(annotator).__name__}) only reads stores; "
             "choose an annotator that annotates (kinematic, gemini, openai)"
         )
     total = count_events(dataset)
-    retry = RetryPolicy(**OmegaConf.to_container(t.retry, resolve=True))
+    retry = t.retry
     runner = AnnotationRunner(
         annotator,
         store,
@@ -170,7 +206,8 @@ def annotate(cfg: DictConfig, annotator: Annotator, store: AnnotationStore, data
         todo = sum(runner.stored(clip) is None for clip in clips(_each(dataset)))
         most = todo * retry.attempts * retry.invalid_attempts
         log.info(
-            "dry run: %d events, %d to annotate: %d requests, at most %d with every retry; store %s",
+            "dry run: %d events, %d to annotate: %d requests, at most %d with every retry; "
+            "store %s",
             total,
             todo,
             todo,
@@ -219,6 +256,7 @@ def count_events(dataset) -> int:
 
 def review(
     cfg: DictConfig,
+    r: ReviewOptions,
     annotator: Annotator,
     store: AnnotationStore,
     root: Path,
@@ -228,7 +266,6 @@ def review(
 ) -> dict:
     """Write a review sheet of the store, ingest a filled one, compare classes with another
     annotator."""
-    r = cfg.task.review
     if not store.exists():
         raise ConfigError(
             f"task.mode=review: no annotations at {store.path}; annotate first (task.mode=annotate)"
@@ -267,7 +304,8 @@ def review(
         shown = [rec for rec in picked if rec.event_id in paths]
         if len(shown) < len(picked):
             log.warning(
-                "%d sampled records are not in split '%s' of the dataset (or their motion changed): left out",
+                "%d sampled records are not in split '%s' of the dataset (or their motion "
+                "changed): left out",
                 len(picked) - len(shown),
                 cfg.dataset.split,
             )
@@ -290,7 +328,8 @@ def review(
         summary["agreement"] = {
             "other": r.compare,
             **class_agreement(
-                [mine[e].gesture_class for e in shared], [theirs[e].gesture_class for e in shared]
+                cast(list[str], [mine[e].gesture_class for e in shared]),
+                cast(list[str], [theirs[e].gesture_class for e in shared]),
             ),
         }
         log.info(

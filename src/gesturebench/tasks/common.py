@@ -8,26 +8,12 @@ from pathlib import Path
 
 import torch
 from hydra.core.hydra_config import HydraConfig
-from hydra.errors import InstantiationException
-from hydra.utils import instantiate
 from omegaconf import DictConfig
 
 from gesturebench.body.model import BodyModel
+from gesturebench.config import build
 from gesturebench.data.datamodule import open_dataset
-from gesturebench.errors import ConfigError, GestureBenchError
 from gesturebench.metrics.context import MetricContext
-
-
-def build(node: DictConfig):
-    """`hydra.utils.instantiate`, with the target's own GestureBenchError (or a bad `_target_`) as
-    one clear error."""
-    try:
-        return instantiate(node, _convert_="all")
-    except InstantiationException as err:
-        cause = err.__cause__
-        if isinstance(cause, GestureBenchError):
-            raise cause from None
-        raise ConfigError(str(err).splitlines()[0]) from None
 
 
 def run_dir() -> Path:
@@ -48,16 +34,8 @@ def device_for(cfg: DictConfig) -> str:
 
 
 def make_body_model(cfg: DictConfig) -> BodyModel:
-    b = cfg.body_model
-    return BodyModel(
-        model_path=b.model_path,
-        num_betas=b.num_betas,
-        num_expression_coeffs=b.num_expression_coeffs,
-        flat_hand_mean=b.flat_hand_mean,
-        chunk_size=b.chunk_size,
-        device=device_for(cfg),
-        dtype=b.dtype,
-    )
+    """`body_model` built on this process's device."""
+    return build(cfg.body_model, device=device_for(cfg))
 
 
 def dataset_cache_dir(cfg: DictConfig) -> Path:

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import logging
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytorch_lightning as pl
 import torch
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
+from gesturebench.config import build, resolved
 from gesturebench.data.datamodule import GestureDataModule, open_dataset
 from gesturebench.evaluator import Evaluator
 from gesturebench.loggers import finish, log_results, make_logger
@@ -24,14 +26,27 @@ from gesturebench.results import (
     write_json,
     write_per_sequence_csv,
 )
-from gesturebench.tasks.common import build, make_body_model, make_context, run_dir
+from gesturebench.tasks.common import make_body_model, make_context, run_dir
 
 log = logging.getLogger(__name__)
 
 
+@dataclass
+class EvaluateTask:
+    """`task=evaluate` (conf/task/evaluate.yaml): `render_clips` rendered skeleton clips logged per
+    run (0: none), each `render_seconds` long."""
+
+    name: str = "evaluate"
+    render_clips: int = 1
+    render_seconds: float = 4.0
+
+    def __call__(self, cfg: DictConfig) -> dict:
+        return run(cfg)
+
+
 def run(cfg: DictConfig) -> dict:
     out = run_dir()
-    config = OmegaConf.to_container(cfg, resolve=True)
+    config = resolved(cfg)
     chash = config_hash(config)
     if cfg.resume and (done := load_complete(out, chash)):
         log.info(
@@ -51,7 +66,7 @@ def score(cfg: DictConfig, dataset, out: Path, config: dict, chash: str) -> dict
     Returns the results.json document on global rank 0 and `{}` on the other ranks.
     """
     pl.seed_everything(cfg.seed, workers=True)
-    # Scores must not depend on the device (METRICS.md): no TF32 in cuDNN convolutions (the
+    # Scores must not depend on the device (docs/metrics.md): no TF32 in cuDNN convolutions (the
     # encoders) or matmuls.
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -74,13 +89,8 @@ def score(cfg: DictConfig, dataset, out: Path, config: dict, chash: str) -> dict
     )
     logger = make_logger(cfg.logger, out, f"{model.name}-{cfg.dataset.name}", config)
     try:
-        trainer = pl.Trainer(
-            accelerator=cfg.trainer.accelerator,
-            devices=cfg.trainer.devices,
-            strategy=cfg.trainer.strategy,
-            num_nodes=cfg.trainer.num_nodes,
-            precision=cfg.trainer.precision,
-            enable_progress_bar=cfg.trainer.enable_progress_bar,
+        trainer = build(
+            cfg.trainer,
             logger=logger or False,
             use_distributed_sampler=False,
             enable_checkpointing=False,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 
 from omegaconf import DictConfig
@@ -13,11 +14,21 @@ from gesturebench.errors import ConfigError
 log = logging.getLogger(__name__)
 
 
+@dataclass
+class MakeDataTask:
+    """`task=make_data` (conf/task/make_data.yaml)."""
+
+    name: str = "make_data"
+
+    def __call__(self, cfg: DictConfig) -> dict:
+        return run(cfg)
+
+
 def run(cfg: DictConfig) -> dict:
     if not cfg.dataset.generate:
         raise ConfigError(
-            f"task=make_data generates mini_beat2 only; dataset={cfg.dataset.name} is read from "
-            "disk"
+            "task=make_data generates mini_beat2 only; "
+            f"dataset={cfg.dataset.name} is read from disk"
         )
     root = ensure_mini_beat2(Path(cfg.dataset.root), seed=cfg.dataset.seed, size=cfg.dataset.size)
     log.info("mini-BEAT2 (%s, seed %d) at %s", cfg.dataset.size, cfg.dataset.seed, root)

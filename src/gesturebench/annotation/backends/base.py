@@ -100,10 +100,7 @@ class Annotator:
             raise ConfigError(f"annotator.name={name!r} must be a plain file name")
         self.name = name
         self.context = float(context)
-        try:
-            self.camera = Camera(**(camera or {}))
-        except TypeError as exc:
-            raise ConfigError(f"annotator.camera: {exc} (fields: size, yaw_deg, zoom)") from None
+        self.camera = Camera(**(camera or {}))
 
     @property
     def model_name(self) -> str:
