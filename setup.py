@@ -9,5 +9,8 @@ CONF = ["gesturebench.conf", *(f"gesturebench.conf.{p}" for p in find_namespace_
 setup(
     packages=[*find_namespace_packages("src", exclude=["*__pycache__*"]), *CONF],
     package_dir={"": "src", "gesturebench.conf": "conf"},
-    package_data={name: ["*.yaml"] for name in CONF},
+    package_data={
+        "gesturebench": ["**/*.txt", "**/*.md", "**/*.json"],
+        **{name: ["*.yaml"] for name in CONF},
+    },
 )
