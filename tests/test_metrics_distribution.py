@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
 
 import numpy as np
 import pytest
@@ -33,7 +34,8 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def scipy_frechet(x: np.ndarray, y: np.ndarray) -> float:
-    """The textbook computation (as in the FID/FGD reference code): numpy moments and scipy's sqrtm."""
+    """The textbook computation (as in the FID/FGD reference code): numpy moments and scipy's
+    sqrtm."""
     mu1, mu2 = x.mean(0), y.mean(0)
     s1, s2 = np.cov(x, rowvar=False), np.cov(y, rowvar=False)
     covmean = scipy.linalg.sqrtm(s1 @ s2).real
@@ -176,7 +178,8 @@ def pair(i: int, generated: Motion, reference: Motion) -> MotionPair:
 
 
 def mean_pose_motions(refs: list[Motion]) -> list[Motion]:
-    """The references' overall mean pose held still (as the mean_pose baseline), one per reference."""
+    """The references' overall mean pose held still (as the mean_pose baseline), one per
+    reference."""
     pose = np.concatenate([m.poses for m in refs]).mean(0)
     trans = np.concatenate([m.trans for m in refs]).mean(0)
     return [
@@ -287,7 +290,8 @@ def test_provenance_options_and_windows_come_from_the_checkpoint(ckpt):
 
 def test_missing_encoder_without_auto_train_names_the_command(tmp_path):
     with pytest.raises(
-        CheckpointError, match="python launch.py task=train_encoder encoder=motion_ae dataset=toy"
+        CheckpointError,
+        match=re.escape("python launch.py task=train_encoder encoder=motion_ae dataset=toy"),
     ):
         FGD().prepare(context(tmp_path))
     with pytest.raises(RuntimeError, match="prepare"):

@@ -294,11 +294,14 @@ def test_bone_raster_by_hand():
     """All joints at the pelvis's cell except the left wrist, 0.1 m to the right: 21 cells of one
     row."""
     pelvis = np.array([1.0, 1.0, 1.0])
-    joints = np.tile(pelvis + [0.0025, 0.0025, 0.0], (1, 55, 1))
+    offset = np.array([0.0025, 0.0025, 0.0])
+    joints = np.tile(pelvis + offset, (1, 55, 1))
     joints[0, 0] = pelvis
     far = joints.copy()
-    joints[0, 20] = pelvis + [0.1025, 0.0025, 0.3]  # depth (z) is ignored by the frontal projection
-    far[0, 20] = pelvis + [0.0525, 0.0025, -0.2]
+    joints[0, 20] = pelvis + np.array(
+        [0.1025, 0.0025, 0.3]
+    )  # depth (z) is ignored by the frontal projection
+    far[0, 20] = pelvis + np.array([0.0525, 0.0025, -0.2])
     raster = bone_raster(torch.tensor(joints))
     expected = torch.zeros(400, 400, dtype=torch.bool)
     expected[200:221, 200] = True
@@ -306,11 +309,8 @@ def test_bone_raster_by_hand():
     near = bone_raster(torch.tensor(far))
     assert int(near.sum()) == 11
     assert dice(raster, near) == pytest.approx(2 * 11 / (21 + 11))
-    joints[0, 20] = pelvis + [
-        1.5,
-        0.0025,
-        0.0,
-    ]  # leaves the 2 m square at x = 1 m: clipped at the border
+    # leaves the 2 m square at x = 1 m: clipped at the border
+    joints[0, 20] = pelvis + np.array([1.5, 0.0025, 0.0])
     assert int(bone_raster(torch.tensor(joints)).sum()) == 200
 
 
@@ -433,7 +433,10 @@ def functional_values(pair: MotionPair) -> dict[str, float]:
         ref.root_aligned_vertices(), gen.root_aligned_vertices(), "kdtree"
     )
     r_gen, r_ref = (float(contact_rate(body.vertices, FPS)) for body in (gen, ref))
-    upper = lambda j: j[:, list(UPPER)] - j[:, :1]
+
+    def upper(j):
+        return j[:, list(UPPER)] - j[:, :1]
+
     l_gen, l_ref = (float(windowed_ldlj(upper(body.joints), FPS)) for body in (gen, ref))
     return {
         "diversity": diversity_loop(gen.joints.double().numpy()),

@@ -3,6 +3,7 @@ BEAT2 sample; BC, SRGR and SC under two-process DDP."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import asdict
 from pathlib import Path
@@ -76,7 +77,7 @@ def positions_with_speed_minima(n_frames: int, beat_frames: np.ndarray, fps: flo
     """
     x = np.zeros(n_frames)
     edges = np.concatenate([[0], beat_frames, [n_frames - 1]])
-    for k, (a, b) in enumerate(zip(edges[:-1], edges[1:])):
+    for k, (a, b) in enumerate(itertools.pairwise(edges)):
         u = (np.arange(a, b + 1) - a) / max(b - a, 1)
         x[a : b + 1] = (1 - np.cos(np.pi * u)) / 2 if k % 2 == 0 else (1 + np.cos(np.pi * u)) / 2
     y = 0.3 * np.arange(n_frames) / fps

@@ -180,7 +180,7 @@ def test_hand_made_store_gives_the_hand_computed_sgp(tmp_path):
 
 def test_replay_errors_on_a_missing_event(tmp_path):
     pairs = hand_made(tmp_path)
-    extra = pairs[0].sem + [SemInterval("x", 8.5, 9.0, 0.5, "new")]
+    extra = [*pairs[0].sem, SemInterval("x", 8.5, 9.0, 0.5, "new")]
     metric = replay_metric(tmp_path)
     with pytest.raises(Exception, match="no annotation of event"):
         metric.update(

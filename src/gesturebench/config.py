@@ -258,7 +258,8 @@ def _schemas() -> dict[str, dict[str, Any]]:
 
 
 def register_configs() -> None:
-    """Register the schemas and the `${gb_cwd:}` / `${gb_jobdir:...}` / `${gb_source:...}` resolvers (idempotent)."""
+    """Register the schemas and the `${gb_cwd:}` / `${gb_jobdir:...}` / `${gb_source:...}` resolvers
+    (idempotent)."""
     if not OmegaConf.has_resolver("gb_cwd"):
         OmegaConf.register_new_resolver("gb_cwd", os.getcwd)
         OmegaConf.register_new_resolver("gb_jobdir", job_dirname)

@@ -581,8 +581,9 @@ def ensure_model_file(
     path = Path(path).expanduser()
     if not path.is_file():
         raise CheckpointError(
-            f"{path}: SMPL-X model file not found. Put the SMPL-X model there (SMPLX_NEUTRAL_2020.npz from "
-            f"https://smpl-x.is.tue.mpg.de), or leave body_model.model_path unset to use the built-in "
-            f"procedural model ({default_model_path(checkpoints_dir)})."
+            f"{path}: SMPL-X model file not found. Put the SMPL-X model there "
+            "(SMPLX_NEUTRAL_2020.npz from https://smpl-x.is.tue.mpg.de), or leave "
+            "body_model.model_path unset to use the built-in procedural model "
+            f"({default_model_path(checkpoints_dir)})."
         )
     return path

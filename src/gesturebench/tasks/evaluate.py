@@ -102,6 +102,7 @@ def score(cfg: DictConfig, dataset, out: Path, config: dict, chash: str) -> dict
         )
         if not trainer.is_global_zero:
             return {}
+        assert evaluator.results is not None  # set at the end of every test epoch
         results = build_results(cfg, config, chash, dataset, model, metrics, evaluator.results)
         write_per_sequence_csv(out / "per_sequence.csv", results["per_sequence"])
         write_json(out / RESULTS_FILE, results)

@@ -6,8 +6,8 @@ to LLM annotations):
 
 | class | rule |
 | --- | --- |
-| deictic | `finger_change` ≥ 0.15 hand lengths: a pointing hand shape forms (index out, other fingers curl) |
-| iconic | `height` ≥ 0.72 (hands raised to the chest) and `path_length` ≥ 3.3 shoulder widths (a traced shape) |
+| deictic | `finger_change` ≥ 0.15 hand lengths: a pointing hand shape forms |
+| iconic | `height` ≥ 0.72 (hands at the chest), `path_length` ≥ 3.3 shoulder widths (traced) |
 | metaphoric | `hand_distance_change` ≥ 0.72 shoulder widths (hands open outward, presenting) |
 | none | `path_length` < 0.5 shoulder widths (the hands hardly move) |
 | beat | anything else: movement without a shape, a pointing hand or a presenting opening |
@@ -86,8 +86,9 @@ def describe_motion(joints: np.ndarray, fps: int, features: dict[str, float]) ->
     f = features
     return (
         f"{hands} most active; wrist travels {f['path_length']:.2f} shoulder widths within a "
-        f"{f['extent']:.2f}-wide box, up to {f['height']:.2f} of torso height; {int(f['strokes'])} strokes; "
-        f"longest hold {f['hold_time']:.2f} s; finger articulation change {f['finger_change']:.2f} hand lengths; "
+        f"{f['extent']:.2f}-wide box, up to {f['height']:.2f} of torso height; "
+        f"{int(f['strokes'])} strokes; longest hold {f['hold_time']:.2f} s; "
+        f"finger articulation change {f['finger_change']:.2f} hand lengths; "
         f"distance between the hands changes by {f['hand_distance_change']:.2f} shoulder widths"
     )
 
@@ -134,8 +135,9 @@ class KinematicAnnotator(Annotator):
         path = store_path(store_root, "reference", self.fit_to)
         if not path.is_file():
             raise ConfigError(
-                f"annotator.fit_to={self.fit_to}: no reference annotations at {path}; create them with "
-                f"`python launch.py task=annotate annotator={self.fit_to} dataset.split={self.fit_split}` "
+                f"annotator.fit_to={self.fit_to}: no reference annotations at {path}; create them "
+                f"with `python launch.py task=annotate annotator={self.fit_to} "
+                f"dataset.split={self.fit_split}` "
                 "or set annotator.fit_to=null for the rules"
             )
         features, labels = fit_table(
@@ -147,8 +149,9 @@ class KinematicAnnotator(Annotator):
         """Fit the logistic model to a (N, len(FEATURES)) feature table and its classes."""
         if len(labels) < MIN_FIT_EVENTS or len(set(labels)) < 2:
             raise ConfigError(
-                f"annotator.fit_to={self.fit_to}: fitting needs at least {MIN_FIT_EVENTS} 'ok' reference "
-                f"records of 2 or more classes, found {len(labels)} of {len(set(labels))} class(es)"
+                f"annotator.fit_to={self.fit_to}: fitting needs at least {MIN_FIT_EVENTS} 'ok' "
+                f"reference records of 2 or more classes, found {len(labels)} of "
+                f"{len(set(labels))} class(es)"
             )
         model = make_pipeline(
             StandardScaler(), LogisticRegression(max_iter=2000, class_weight="balanced")
@@ -181,12 +184,13 @@ def fit_table(
     """Features of the reference motion and classes of the store's `ok` records, for the events of
     `records`."""
     latest = {rid: r for rid, r in store.latest().items() if r.status == "ok"}
-    rows, labels = [], []
+    rows: list[list[float]] = []
+    labels: list[str] = []
     for record in records:
         for event in collect_events(record.id, record.sem, record.words):
             annotation = latest.get(event.id)
             f0, f1 = event.window(record.n_frames, record.motion.fps, context)
-            if annotation is None or f1 - f0 < 2:
+            if annotation is None or annotation.gesture_class is None or f1 - f0 < 2:
                 continue
             joints = body_model(record.motion.frames(f0, f1), vertices=False).joints.cpu().numpy()
             features = motion_features(joints, record.motion.fps)

@@ -21,7 +21,8 @@ from gesturebench.errors import ConfigError, DataError
 
 
 class ReplayAnnotator(Annotator):
-    """Replays the stores of annotator `of` under `root` (default: the dataset's annotation folder)."""
+    """Replays the stores of annotator `of` under `root` (default: the dataset's annotation
+    folder)."""
 
     offline = True
     writes_store = False
