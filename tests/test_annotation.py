@@ -476,8 +476,12 @@ def test_every_annotator_config_composes(annotate_cfg):
         assert build(cfg.annotator).name == options.get("name", options.get("of"))
 
 
+def run(cfg):
+    """`task=annotate` as the CLI runs it: the task built from its `_target_`, called on `cfg`."""
+    return build(cfg.task)(cfg)
+
+
 def test_task_annotate_then_resume_then_model_source(annotate_cfg, tmp_path, monkeypatch):
-    from gesturebench.tasks.annotate import run
 
     monkeypatch.chdir(tmp_path)
     first = run(annotate_cfg())
@@ -513,7 +517,6 @@ def test_task_annotate_then_resume_then_model_source(annotate_cfg, tmp_path, mon
 
 @pytest.mark.slow
 def test_task_review_writes_a_sheet_and_ingests_it(annotate_cfg, tmp_path, monkeypatch):
-    from gesturebench.tasks.annotate import run
 
     monkeypatch.chdir(tmp_path)
     run(annotate_cfg())
