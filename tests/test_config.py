@@ -134,13 +134,13 @@ def test_trainer_option_without_code_reaches_the_trainer():
 def test_mandatory_value_left_unset_is_one_line(capsys):
     from gesturebench import cli, status
 
-    cfg = composed("model=precomputed", "metrics=none")
+    cfg = composed("dataset=beat2", "metrics=none")
     with pytest.raises(SystemExit) as exit_:
         cli.run_task(cfg)
     status._failed = False
     assert exit_.value.code == 2
     err = capsys.readouterr().err.strip()
-    assert err == "error: model.dir is not set: add model.dir=... to the command line"
+    assert err == "error: dataset.root is not set: add dataset.root=... to the command line"
 
 
 # --- every `_target_` of every group builds -------------------------------------------------------
