@@ -431,14 +431,18 @@ def alone(metric_factory, pair) -> dict:
     return metric.compute()
 
 
+#: A composite of MJD and PCK with made-up standardisation and weights.
+MJD_PCK_COMPOSITE = {
+    "predictors": ["mjd", "pck"],
+    "mean": [0.1, 0.5],
+    "scale": [0.05, 0.2],
+    "coef": [-0.7, 0.4],
+    "intercept": 4.2,
+}
+
+
 def test_composite_ratings_metric_predicts_from_its_sub_metrics(tmp_path):
-    composite = {
-        "predictors": ["mjd", "pck"],
-        "mean": [0.1, 0.5],
-        "scale": [0.05, 0.2],
-        "coef": [-0.7, 0.4],
-        "intercept": 4.2,
-    }
+    composite = dict(MJD_PCK_COMPOSITE)
     other = {
         **composite,
         "predictors": ["pck"],
@@ -565,13 +569,7 @@ def _ddp_scores(rank: int, world: int, composites_path: str, checkpoints: str) -
 def test_two_process_ddp_equals_one_process(tmp_path, tiny_encoder):
     from tests.distributed import run_distributed
 
-    composite = {
-        "predictors": ["mjd", "pck"],
-        "mean": [0.1, 0.5],
-        "scale": [0.05, 0.2],
-        "coef": [-0.7, 0.4],
-        "intercept": 4.2,
-    }
+    composite = dict(MJD_PCK_COMPOSITE)
     configs = {
         "mjd": {"_target_": "gesturebench.metrics.joint_error.MeanJointDistance", "name": "mjd"},
         "pck": {"_target_": "gesturebench.metrics.joint_error.PCK", "name": "pck"},
