@@ -40,11 +40,16 @@ class OutputsSource(ResultSource):
         path = find_result(self.dir, record.id, self.patterns)
         if path is None:
             others = sorted(p.name for p in self.dir.glob("*.npz"))
+            held = (
+                f"the folder holds {len(others)} other .npz files, e.g. {', '.join(others[:3])}"
+                if others
+                else "the folder holds no .npz file"
+            )
+            expected = self.dir / self.patterns[0].format(id=record.id)
             raise CheckpointError(
-                f"model={self.name}: no result for sequence {record.id} in {self.dir} (looked for "
-                f"{self.looked_for(record)}; the folder holds {len(others)} other .npz files, "
-                f"e.g. {', '.join(others[:3])}). Put {self.title}'s result for every evaluated "
-                f"sequence there"
+                f"{expected}: missing result for sequence {record.id} of model={self.name} "
+                f"(looked for {self.looked_for(record)} in {self.dir}; {held}). Put "
+                f"{self.title}'s result for every evaluated sequence there"
             )
         return self.read(path, record)
 
