@@ -96,9 +96,10 @@ def test_failed_job_keeps_earlier_results(beat2_sample, tmp_path):
 
 
 def test_precomputed_missing_file_names_it(beat2_sample, tmp_path):
-    beat2_copy(beat2_sample, tmp_path / "data")
+    data = beat2_copy(beat2_sample, tmp_path / "data")
     outputs = tmp_path / "outputs"
     outputs.mkdir()
+    shutil.copy(data, outputs / "2_scott_0_2_2.npz")  # another sequence's result, not this one's
     proc = evaluate(
         tmp_path / "data", tmp_path / "run", "model=precomputed", f"model.dir={outputs}"
     )
