@@ -12,6 +12,7 @@ from omegaconf import DictConfig
 from gesturebench.body.output import BodyOutput
 from gesturebench.config import register_configs
 from gesturebench.data.records import Motion
+from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.pair import MotionPair
 
 REPO = Path(__file__).resolve().parents[1]
@@ -52,4 +53,17 @@ def body_pair(
     motion = zero_motion(int(gen.joints.shape[0]), fps)
     return MotionPair(
         index, f"seq{index}", generated or motion, reference or motion, gen, ref, **inputs
+    )
+
+
+def toy_context(checkpoints_dir: Path, auto_train: bool = False) -> MetricContext:
+    """A context for preparing learned metrics from a checkpoint folder, with no data and no body
+    model (checkpoints of dataset "toy")."""
+    return MetricContext(
+        dataset_name="toy",
+        split=lambda s: [],
+        cache_dir=checkpoints_dir,
+        checkpoints_dir=checkpoints_dir,
+        body_model=None,
+        auto_train=auto_train,
     )

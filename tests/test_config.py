@@ -250,7 +250,7 @@ def test_job_dirname_is_short_deterministic_and_distinct():
 
 
 @pytest.mark.slow
-def test_installed_wheel_runs_from_any_folder(tmp_path):
+def test_installed_wheel_runs_from_any_folder(tmp_path, sandbox, mini_beat2):
     """A non-editable install (the wheel, into a fresh target folder, reusing this environment's
     dependencies) runs `gesturebench` from a folder outside the checkout, with its packaged
     configs."""
@@ -290,7 +290,7 @@ def test_installed_wheel_runs_from_any_folder(tmp_path):
     assert shown.returncode == 0, shown.stderr[-3000:]
     cfg = OmegaConf.to_container(OmegaConf.create(shown.stdout))
     assert cfg["task"]["name"] == "make_data" and cfg["paths"]["root"] == "${gb_cwd:}"
-    # a small evaluation: the checkout's mini-BEAT2 and body model, everything else in `work`
+    # a small evaluation: the session's mini-BEAT2, body model and caches, everything else in `work`
     run = subprocess.run(
         [
             *gesturebench,
@@ -299,8 +299,7 @@ def test_installed_wheel_runs_from_any_folder(tmp_path):
             "dataset.max_sequences=1",
             "task.render_clips=0",
             "trainer.enable_progress_bar=false",
-            f"paths.data={REPO / 'data'}",
-            f"paths.checkpoints={REPO / 'checkpoints'}",
+            *sandbox.overrides,
         ],
         cwd=work,
         env=env,

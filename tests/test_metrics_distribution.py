@@ -19,13 +19,13 @@ from gesturebench.encoders.checkpoint import motion_ae_path, save_motion_ae
 from gesturebench.encoders.motion_ae import MotionAutoencoder
 from gesturebench.encoders.motion_ae_training import MotionAEConfig
 from gesturebench.errors import CheckpointError
-from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.frechet import FGD
 from gesturebench.metrics.functional.frechet import frechet_distance, moments
 from gesturebench.metrics.functional.prdc import coverage, density, knn_radii
 from gesturebench.metrics.pair import MotionPair
 from gesturebench.metrics.prdc import Coverage, Density
 from tests.distributed import run_distributed
+from tests.helpers import toy_context
 from tests.test_motion_ae import mixing, smooth_motion
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -156,17 +156,6 @@ def tiny_checkpoint(checkpoints_dir) -> str:
     return save_motion_ae(module, motion_ae_path(checkpoints_dir, "toy"), TINY, {})
 
 
-def context(checkpoints_dir, auto_train=False) -> MetricContext:
-    return MetricContext(
-        dataset_name="toy",
-        split=lambda s: [],
-        cache_dir=checkpoints_dir,
-        checkpoints_dir=checkpoints_dir,
-        body_model=None,
-        auto_train=auto_train,
-    )
-
-
 def motions(n: int, seed: int = 0) -> list[Motion]:
     rng, mix = np.random.default_rng(seed), mixing()
     return [smooth_motion(rng, int(rng.integers(90, 200)), mix) for _ in range(n)]
@@ -203,7 +192,7 @@ def evaluate(
 ) -> dict:
     metrics = make_metrics()
     for m in metrics.values():
-        m.prepare(context(checkpoints_dir))
+        m.prepare(toy_context(checkpoints_dir))
     for i in range(rank, len(refs), world):
         for m in metrics.values():
             m.update(pair(i, gens[i], refs[i]))
@@ -221,7 +210,7 @@ def test_metric_values_equal_the_functional_maths_on_extracted_features(ckpt):
     refs, gens = motions(5, 0), motions(5, 1)
     values = evaluate(ckpt_dir, gens, refs)
     probe = FGD(encoder_config=ENCODER_CONFIG)
-    probe.prepare(context(ckpt_dir))
+    probe.prepare(toy_context(ckpt_dir))
     feats = {
         k: np.concatenate([probe.encode(m)[1].numpy() for m in ms])
         for k, ms in (("ref", refs), ("gen", gens))
@@ -279,7 +268,7 @@ def test_two_process_ddp_equals_one_process(ckpt):
 def test_provenance_options_and_windows_come_from_the_checkpoint(ckpt):
     ckpt_dir, sha = ckpt
     m = Coverage(encoder_config=ENCODER_CONFIG)
-    m.prepare(context(ckpt_dir))
+    m.prepare(toy_context(ckpt_dir))
     prov = m.provenance()["motion_ae"]
     path = motion_ae_path(ckpt_dir, "toy")
     assert prov["sha256"] == sha == hashlib.sha256(path.read_bytes()).hexdigest()
@@ -293,14 +282,14 @@ def test_missing_encoder_without_auto_train_names_the_command(tmp_path):
         CheckpointError,
         match=re.escape("python launch.py task=train_encoder encoder=motion_ae dataset=toy"),
     ):
-        FGD().prepare(context(tmp_path))
+        FGD().prepare(toy_context(tmp_path))
     with pytest.raises(RuntimeError, match="prepare"):
         Density().update(pair(0, *motions(2)))
 
 
 def test_latent_dim_mismatch_is_a_checkpoint_error(ckpt):
     with pytest.raises(CheckpointError, match="latent_dim=8"):
-        FGD().prepare(context(ckpt[0]))
+        FGD().prepare(toy_context(ckpt[0]))
 
 
 def test_too_few_windows_give_none_with_a_reason(ckpt):
@@ -309,7 +298,7 @@ def test_too_few_windows_give_none_with_a_reason(ckpt):
         fgd.compute() == {"fgd": None, "fgd_raw_pose": None}
         and "at least 2 windows" in fgd.skip_reason()
     )
-    cov.prepare(context(ckpt[0]))
+    cov.prepare(toy_context(ckpt[0]))
     m = motions(1)[0].frames(0, 40)  # one window: fewer than k + 1 reference windows
     cov.update(pair(0, m, m))
     assert cov.compute() == {"coverage": None} and "more than k=5" in cov.skip_reason()
@@ -320,7 +309,7 @@ def test_fgd_density_coverage_encode_each_motion_once_per_pair(ckpt):
     metrics = make_metrics()
     calls = []
     for m in metrics.values():
-        m.prepare(context(ckpt_dir))
+        m.prepare(toy_context(ckpt_dir))
         real = m.encoder.features
         m.encoder.features = lambda w, real=real: calls.append(w.shape[0]) or real(w)
     (ref,), (gen,) = motions(1, 0), motions(1, 1)

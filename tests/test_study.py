@@ -51,6 +51,7 @@ from gesturebench.study.ratings import (
 from gesturebench.study.schema import COLUMNS, DIMENSIONS, PREDICTORS
 from gesturebench.study.synthetic import SyntheticStudy, generate_study
 from gesturebench.study.windows import Window, cut_window, select_windows
+from tests.helpers import toy_context
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -494,13 +495,7 @@ def tiny_encoder(tmp_path_factory):
     module.set_normalisation(torch.zeros(333), torch.full((333,), 0.5))
     config = dataclasses.asdict(MotionAEConfig(hidden_dim=16, latent_dim=8, window=16, hop=8))
     save_motion_ae(module, motion_ae_path(checkpoints, "toy"), config, {})
-    return MetricContext(
-        dataset_name="toy",
-        split=lambda s: [],
-        cache_dir=checkpoints,
-        checkpoints_dir=checkpoints,
-        body_model=None,
-    )
+    return toy_context(checkpoints)
 
 
 def test_per_sequence_scores_a_pooled_metric_on_each_sequence_alone(tiny_encoder):
