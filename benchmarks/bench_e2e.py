@@ -25,6 +25,8 @@ import sys
 import time
 from pathlib import Path
 
+import torch
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -58,6 +60,7 @@ def run_one(args) -> dict:
     config = OmegaConf.to_container(cfg, resolve=True)
     out = Path(args.out) / f"{args.model}-{args.fraction}"
     profiler = cProfile.Profile() if args.profile else None
+    on_gpu = torch.cuda.is_available() and args.trainer == "gpu"
     start = time.perf_counter()
     if profiler:
         profiler.enable()
@@ -74,6 +77,7 @@ def run_one(args) -> dict:
         "seconds": total,
         "frames_per_s": frames / total,
         "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "gpu_peak_mb": torch.cuda.max_memory_allocated() / 2**20 if on_gpu else None,
         "timings": results["timings"],
     }
 
@@ -90,6 +94,7 @@ def table(rows: list[dict]) -> str:
         *[f"{s} s" for s in stages],
         "frames/s",
         "peak MB",
+        "GPU peak MB",
     ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
@@ -101,6 +106,7 @@ def table(rows: list[dict]) -> str:
             *[f"{r['timings'].get(s, 0.0):.1f}" for s in stages],
             f"{r['frames_per_s']:.0f}",
             f"{r['peak_mb']:.0f}",
+            "–" if r.get("gpu_peak_mb") is None else f"{r['gpu_peak_mb']:.0f}",
         ]
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
     return "\n".join(lines)

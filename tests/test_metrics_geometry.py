@@ -26,6 +26,7 @@ from gesturebench.metrics import surface as surface_metrics
 from gesturebench.metrics.dice import Dice
 from gesturebench.metrics.diversity import Diversity
 from gesturebench.metrics.foot_contact import FootContact
+from gesturebench.metrics.functional import nearest_kernel
 from gesturebench.metrics.functional import surface as surface_metrics_functional
 from gesturebench.metrics.functional.dice import bone_raster, dice, rasterise_segments
 from gesturebench.metrics.functional.diversity import l1_diversity
@@ -134,6 +135,30 @@ def test_surface_body_sized_clouds_both_paths():
         np.testing.assert_allclose(got[0].numpy(), expected[0], rtol=1e-6)
         np.testing.assert_allclose(got[1].numpy(), expected[1], rtol=1e-6)
     np.testing.assert_allclose(cd[0].numpy(), kd[0].numpy(), rtol=1e-6)
+
+
+@pytest.mark.skipif(not nearest_kernel.available(), reason="Triton is not installed")
+def test_triton_kernel_matches_the_kdtree_and_brute_force():
+    # Without CUDA the kernel runs in Triton's interpreter (set in tests/conftest.py).
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    rng = np.random.default_rng(11)
+    idx = np.sort(
+        rng.choice(N_VERTICES, 333, replace=False)
+    )  # not a multiple of the 64-point tiles
+    body = synthetic_body(3, 1).vertices[:, idx]
+    gen = synthetic_body(3, 2).vertices[:, idx[:-130]] + 2.5  # far from the origin, 203 points
+    kd = nearest_distances(body, gen, "kdtree")
+    tr = nearest_distances(body.to(device), gen.to(device), "triton")
+    assert tr[0].shape == (3, 333) and tr[1].shape == (3, 203) and tr[0].dtype == torch.float64
+    np.testing.assert_allclose(tr[0].cpu().numpy(), kd[0].numpy(), rtol=1e-9)
+    np.testing.assert_allclose(tr[1].cpu().numpy(), kd[1].numpy(), rtol=1e-9)
+    brute = cdist(body[1].double().numpy(), gen[1].double().numpy())
+    np.testing.assert_allclose(tr[0][1].cpu().numpy(), brute.min(axis=1), rtol=1e-12)
+    np.testing.assert_allclose(tr[1][1].cpu().numpy(), brute.min(axis=0), rtol=1e-12)
+    one = nearest_distances(
+        torch.zeros(2, 1, 3).to(device), torch.ones(2, 5, 3).to(device), "triton"
+    )
+    assert torch.allclose(one[0].cpu(), torch.full((2, 1), math.sqrt(3), dtype=torch.float64))
 
 
 def test_nearest_distances_auto_is_kdtree_on_cpu_and_validates():

@@ -1,10 +1,11 @@
 """Chamfer and Hausdorff distances between two point clouds per frame, exact nearest neighbours
 (docs/metrics.md, Chamfer and Hausdorff).
 
-Two interchangeable exact paths: a KD-tree (`scipy.spatial.cKDTree`, float64; frames in parallel
-threads) for CPU input, and chunked `torch.cdist` for GPU input, which finds each neighbour in
-float32 with the non-matrix-multiply kernel and then recomputes its distance in float64, so that
-both paths agree to float32 rounding of the neighbour choice.
+Three interchangeable exact paths: a KD-tree (`scipy.spatial.cKDTree`, float64; frames in parallel
+threads) for CPU input; on the GPU a fused Triton kernel (`nearest_kernel.py`, when Triton is
+installed) or chunked `torch.cdist` with the non-matrix-multiply kernel. Both GPU paths choose each
+neighbour in float32 and then measure its distance in float64, so that all paths agree to float32
+rounding of the neighbour choice.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ import torch
 from scipy.spatial import cKDTree
 
 from gesturebench.errors import ConfigError
+from gesturebench.metrics.functional import nearest_kernel
 
-METHODS = ("auto", "kdtree", "cdist")
+METHODS = ("auto", "kdtree", "cdist", "triton")
 #: KD-tree build options: unbalanced, uncompacted trees with 32-point leaves build and query fastest
 #: on body meshes.
 KDTREE = {"balanced_tree": False, "compact_nodes": False, "leafsize": 32}
@@ -61,7 +63,7 @@ def _kdtree_nearest(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, tor
     )
 
 
-def _cdist_nearest(
+def _cdist_indices(
     a: torch.Tensor, b: torch.Tensor, block: int
 ) -> tuple[torch.Tensor, torch.Tensor]:
     T, N, M = a.shape[0], a.shape[1], b.shape[1]
@@ -83,6 +85,13 @@ def _cdist_nearest(
             better = v < col_min
             col_min = torch.where(better, v, col_min)
             col_idx[f0:f1] = torch.where(better, i + r0, col_idx[f0:f1])
+    return row_idx, col_idx
+
+
+def _measured(
+    a: torch.Tensor, b: torch.Tensor, row_idx: torch.Tensor, col_idx: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Float64 distances from each point to the neighbour a GPU path chose for it."""
     a64, b64 = a.double(), b.double()
     d_ab = torch.linalg.vector_norm(
         a64 - torch.gather(b64, 1, row_idx[..., None].expand(-1, -1, 3)), dim=-1
@@ -99,15 +108,21 @@ def nearest_distances(
     """Per frame, the distance from each point of `a` (T,N,3) to its nearest point of `b` (T,M,3),
     and back.
 
-    Returns float64 tensors (T,N) and (T,M) on `a`'s device. `method="auto"` uses the KD-tree on CPU
-    and cdist elsewhere; `block` bounds the cdist path's memory (elements of one distance block).
+    Returns float64 tensors (T,N) and (T,M) on `a`'s device. `method="auto"` uses the KD-tree on
+    CPU, the Triton kernel elsewhere when it builds there (`nearest_kernel.usable`), else cdist;
+    `block` bounds the cdist path's memory (elements of one distance block).
     """
     check_options(method)
     if method == "auto":
-        method = "kdtree" if a.device.type == "cpu" else "cdist"
+        if a.device.type == "cpu":
+            method = "kdtree"
+        else:
+            method = "triton" if nearest_kernel.usable(a.device) else "cdist"
     if method == "kdtree":
         return _kdtree_nearest(a, b)
-    return _cdist_nearest(a, b, block)
+    if method == "triton":
+        return _measured(a, b, *nearest_kernel.nearest_indices(a, b))
+    return _measured(a, b, *_cdist_indices(a, b, block))
 
 
 def chamfer_hausdorff(
