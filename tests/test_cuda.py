@@ -53,11 +53,11 @@ def test_every_metric_on_cuda_equals_cpu(tmp_path, metrics):
     cpu, gpu = (scored(tmp_path, trainer, metrics) for trainer in ("cpu", "gpu"))
     assert gpu["config"]["trainer"]["accelerator"] == "gpu"
     assert set(gpu["metrics"]) == set(cpu["metrics"]) and gpu["skipped"] == cpu["skipped"]
-    scored = {name: value for name, value in cpu["metrics"].items() if value is not None}
-    assert len(scored) >= 20 and set(scored) | set(cpu["skipped"]) == set(
+    values = {name: value for name, value in cpu["metrics"].items() if value is not None}
+    assert len(values) >= 20 and set(values) | set(cpu["skipped"]) == set(
         cpu["metrics"]
     )  # others: not in preset
-    for name, value in scored.items():
+    for name, value in values.items():
         assert gpu["metrics"][name] == pytest.approx(value, rel=1e-5, abs=1e-9), name
     for row_cpu, row_gpu in zip(cpu["per_sequence"], gpu["per_sequence"], strict=True):
         for name, value in row_cpu.items():

@@ -18,6 +18,7 @@ from gesturebench.data.records import Motion, SemInterval, Word
 from gesturebench.encoders.text_motion import TextMotionModel, save_text_motion, text_motion_path
 from gesturebench.encoders.text_training import TextMotionConfig
 from gesturebench.errors import ConfigError
+from gesturebench.metrics import beat as beat_module
 from gesturebench.metrics.beat import BeatConsistency
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.functional.beat import (
@@ -31,6 +32,7 @@ from gesturebench.metrics.pair import MotionPair
 from gesturebench.metrics.semantic_score import SemanticScore
 from gesturebench.metrics.srgr import SemanticRelevanceRecall
 from tests.distributed import run_distributed
+from tests.helpers import toy_context
 
 SR = 16000
 HOP_FPS = SR / 512  # 31.25 frames/s: motion frames fall exactly on librosa's onset times
@@ -249,6 +251,33 @@ def test_bc_metric_trims_and_weights_by_trimmed_length(clicks):
     assert metric.compute()["bc"] == pytest.approx(np.average(expected, weights=weights), abs=1e-12)
     per_seq = metric.per_sequence()
     assert [per_seq[i]["bc"] for i in range(3)] == pytest.approx(expected, abs=1e-12)
+
+
+def test_bc_caches_each_segments_onsets(tmp_path, monkeypatch):
+    pairs = bc_pairs(2)
+    fresh = BeatConsistency(mean_speed=MEAN_SPEED, direction="audio_to_motion")
+    fresh.prepare(toy_context(tmp_path))
+    for p in pairs:
+        fresh.update(p)
+    assert len(list((tmp_path / "onsets").glob("*.npy"))) == 2
+    uncached = BeatConsistency(mean_speed=MEAN_SPEED, direction="audio_to_motion")
+    for p in pairs:
+        uncached.update(p)
+    calls = []
+    real = beat_module.segment_onsets
+    monkeypatch.setattr(
+        beat_module, "segment_onsets", lambda *a, **k: calls.append(1) or real(*a, **k)
+    )
+    cached = BeatConsistency(mean_speed=MEAN_SPEED, direction="audio_to_motion")
+    cached.prepare(toy_context(tmp_path))
+    for p in pairs:
+        cached.update(p)
+    assert calls == []  # read back, not recomputed
+    assert cached.compute() == fresh.compute() == uncached.compute()
+    other = BeatConsistency(mean_speed=MEAN_SPEED, hop_length=256)  # another key
+    other.prepare(toy_context(tmp_path))
+    other.update(pairs[0])
+    assert calls == [1]
 
 
 def test_bc_metric_skips_short_or_silent_sequences():

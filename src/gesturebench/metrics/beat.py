@@ -4,12 +4,15 @@
 Joint speeds come from global joint positions by default, as in EMAGE's evaluation (the body model
 is run with the sequence's translation); ``root_aligned=True`` measures them relative to the pelvis
 instead. The threshold divides each joint's speed by that joint's mean speed over the dataset's
-train split, computed once through the body model and cached in the context's cache folder.
+train split, computed once through the body model and cached in the context's cache folder. The
+speech onsets of each segment depend on its audio alone, so they are cached there too (keyed by a
+hash of the samples): every model scored on the same data reuses them.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -112,13 +115,15 @@ class BeatConsistency(SequenceMetric):
         self.hop_length = hop_length
         self.mean_speed = None if mean_speed is None else np.asarray(mean_speed, dtype=np.float64)
         self.mean_speed_source = "config" if mean_speed is not None else None
+        self.onset_cache: Path | None = None
 
     def extra_options(self) -> dict:
         return {"mean_speed_source": self.mean_speed_source}
 
     def prepare(self, context: MetricContext) -> None:
         """Load the train split's per-joint mean speeds from the cache, or compute and cache
-        them."""
+        them; keep the speech onsets' cache folder."""
+        self.onset_cache = Path(context.cache_dir) / "onsets"
         if self.mean_speed is not None:
             return
         key = hashlib.sha256(
@@ -134,6 +139,21 @@ class BeatConsistency(SequenceMetric):
             write_atomic(path, json.dumps({"dataset": context.dataset_name, "mean_speed": speed}))
         self.mean_speed = np.asarray(speed, dtype=np.float64)
         self.mean_speed_source = str(path)
+
+    def _onsets(self, audio: np.ndarray, sr: int, start: int, stop: int, fps: float) -> np.ndarray:
+        """`segment_onsets`, read from the onset cache when it holds this segment."""
+        if self.onset_cache is None:
+            return segment_onsets(audio, sr, start, stop, fps, self.hop_length)
+        digest = hashlib.sha256(np.ascontiguousarray(audio, dtype=np.float32).tobytes())
+        digest.update(f"{sr}|{start}|{stop}|{fps}|{self.hop_length}".encode())
+        path = self.onset_cache / f"{digest.hexdigest()[:32]}.npy"
+        if path.is_file():
+            return np.load(path)
+        onsets = segment_onsets(audio, sr, start, stop, fps, self.hop_length)
+        buffer = io.BytesIO()
+        np.save(buffer, onsets)
+        write_atomic(path, buffer.getvalue())
+        return onsets
 
     def _score(
         self,
@@ -168,9 +188,7 @@ class BeatConsistency(SequenceMetric):
         start, stop = trim_frames(pair.n_frames, pair.fps, self.trim)
         if pair.audio is None or stop - start < 2 * self.order + 1:
             return None  # too short to find a speed minimum: counted as missing
-        onsets = segment_onsets(
-            pair.audio, pair.sample_rate, start, stop, pair.fps, self.hop_length
-        )
+        onsets = self._onsets(pair.audio, pair.sample_rate, start, stop, pair.fps)
         values: list[float | None] = [
             self._score(body, onsets, self.mean_speed, start, stop, pair.fps)
             for body in (pair.gen_body, pair.ref_body)

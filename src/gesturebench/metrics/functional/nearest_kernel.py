@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import os
 import warnings
 
 import torch
 
-#: Points of the query cloud per program and of the target cloud per inner step.
-BLOCK_N, BLOCK_M = 64, 64
+#: Tile shapes tried once per cloud size (points of the query cloud per program, of the target
+#: cloud per inner step, warps); Triton's autotuner keeps the fastest. The interpreter runs the
+#: first.
+TILES = ((64, 64, 4), (128, 64, 4), (128, 64, 8), (64, 128, 4), (128, 128, 8), (32, 128, 4))
 
 
 def available() -> bool:
@@ -50,6 +53,13 @@ def _kernel():
     import triton
     import triton.language as tl
 
+    interpreted = os.environ.get("TRITON_INTERPRET") == "1"
+    configs = [
+        triton.Config({"BN": bn, "BM": bm}, num_warps=warps)
+        for bn, bm, warps in (TILES[:1] if interpreted else TILES)
+    ]
+
+    @triton.autotune(configs=configs, key=["N", "M"])
     @triton.jit
     def nearest(a_ptr, b_ptr, out_ptr, N, M, BN: tl.constexpr, BM: tl.constexpr):
         # a (T,3,N) and b (T,3,M) float32, coordinate-major so that loads are contiguous.
@@ -96,6 +106,6 @@ def nearest_indices(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, tor
     out = []
     for q, t, n, m in ((a32, b32, N, M), (b32, a32, M, N)):
         idx = torch.empty((T, n), dtype=torch.int32, device=a.device)
-        kernel[(T, triton.cdiv(n, BLOCK_N))](q, t, idx, n, m, BN=BLOCK_N, BM=BLOCK_M)
+        kernel[lambda meta, n=n: (T, triton.cdiv(n, meta["BN"]))](q, t, idx, n, m)
         out.append(idx.long())
     return out[0], out[1]
