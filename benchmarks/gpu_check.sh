@@ -14,8 +14,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MISSING=(hydra-core omegaconf antlr4-python3-runtime hydra-joblib-launcher hydra-submitit-launcher submitit
-         smplx librosa audioread soxr pooch soundfile cffi pycparser praatio wandb gitpython gitdb smmap sentry-sdk
-         platformdirs setproctitle decorator pydantic pydantic-core annotated-types typing-inspection prdc)
+         smplx librosa audioread soxr pooch soundfile cffi pycparser decorator praatio pydantic pydantic-core
+         annotated-types typing-inspection platformdirs prdc sniffio distro
+         wandb cwevals opentelemetry-api opentelemetry-sdk opentelemetry-semantic-conventions opentelemetry-proto
+         opentelemetry-exporter-otlp-proto-http opentelemetry-exporter-otlp-proto-common
+         opentelemetry-exporter-otlp-common opentelemetry-exporter-http-transport googleapis-common-protos)
+# (the dependency closure of the project and its dev extra, less what the image has: KINDS.md's list of
+# 2026-11-17; wandb 0.31 brings cwevals and OpenTelemetry, whose absence failed the second GPU run)
 # Left behind to stay under the 64 MiB a device call carries: imageio-ffmpeg (clips are off) and the packaged
 # MiniLM text model (83 MB), so SC is not checked on the GPU by this script (tests/test_cuda.py says so).
 
