@@ -102,5 +102,8 @@ def test_ddp_two_processes_equal_one(tmp_path):
     assert single["metrics"]["mjd"] > 0
     for key in ("mjd", "pck"):
         assert ddp["metrics"][key] == pytest.approx(single["metrics"][key], rel=1e-9)
+    assert set(ddp["intervals"]) == set(single["intervals"]) >= {"mjd", "pck"}
+    for key, interval in single["intervals"].items():
+        assert ddp["intervals"][key] == pytest.approx(interval, rel=1e-9, abs=1e-12), key
     ids = [row["sequence_id"] for row in ddp["per_sequence"]]
     assert len(ids) == len(set(ids)) == len(single["per_sequence"])  # each sequence exactly once

@@ -196,6 +196,7 @@ class Config:
     annotator: Any = MISSING
     study: Any = MISSING
     trainer: Any = MISSING
+    stats: Any = MISSING
     logger: Any = None
     paths: PathsConfig = field(default_factory=PathsConfig)
     seed: int = 0
@@ -253,6 +254,7 @@ def _schemas() -> dict[str, dict[str, Any]]:
             "generator_schema": schema("gesturebench.study.synthetic.SyntheticStudy"),
         },
         "trainer": {"trainer_schema": TrainerConfig},
+        "stats": {"stats_schema": schema("gesturebench.stats.bootstrap.BootstrapOptions")},
         "logger": {"wandb_schema": WandbLoggerConfig, "csv_schema": CSVLoggerConfig},
     }
 

@@ -4,7 +4,8 @@ metrics.
 Per sequence (`test_step`): generated motion (cached), the length policy, one SMPL-X forward per
 motion shared by all metrics (one in all when the generated motion is the reference's), one
 `MotionPair` to every metric. At epoch end every process computes (metric states are reduced across
-processes) and rank 0 keeps the results.
+processes) and rank 0 keeps the results, with each scored value's bootstrap interval
+(docs/statistics.md) from the reduced states.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from gesturebench.metrics.base import GestureMetric, cat_state
 from gesturebench.metrics.pair import MotionPair
 from gesturebench.models.base import GestureModel
 from gesturebench.models.cache import MotionCache
+from gesturebench.stats.bootstrap import BootstrapOptions, Resamples, percentile_interval
 
 
 class FrameLog(Metric):
@@ -51,7 +53,8 @@ class FrameLog(Metric):
 
 
 class Evaluator(pl.LightningModule):
-    """Scores `model` against the reference with `metrics` (a dict name → GestureMetric)."""
+    """Scores `model` against the reference with `metrics` (a dict name → GestureMetric); `stats`
+    sets the intervals (None or 0 resamples: none)."""
 
     def __init__(
         self,
@@ -62,6 +65,7 @@ class Evaluator(pl.LightningModule):
         length_policy: str = "truncate",
         max_length_gap: float = 1.0,
         needs_vertices: bool = True,
+        stats: BootstrapOptions | None = None,
     ):
         super().__init__()
         self.model = model
@@ -74,6 +78,7 @@ class Evaluator(pl.LightningModule):
         self.length_policy = length_policy
         self.max_length_gap = max_length_gap
         self.needs_vertices = needs_vertices
+        self.stats = stats
         self.results: dict[str, Any] | None = None
         #: seconds spent per stage in this process (read, model, smplx, metric:<name>), for
         #: benchmarks
@@ -136,23 +141,48 @@ class Evaluator(pl.LightningModule):
     def on_test_epoch_end(self) -> None:
         values: dict[str, float | None] = {}
         skipped: dict[str, str] = {}
+        intervals: dict[str, list[float]] = {}
         per_sequence: dict[int, dict[str, float]] = {}
+        frames = self.frame_log.compute()
+        resamples = self.resamples(frames)
         for name, metric in self.gesture_metrics.items():
             with self.timed(f"metric:{name}"):
                 values.update(metric.compute())
             with metric.sync_context():  # the reduced states: what every process scored
                 reason = metric.skip_reason()
                 rows = metric.per_sequence()
+                if resamples is not None and reason is None:
+                    with self.timed(f"bootstrap:{name}"):
+                        intervals.update(self.intervals(metric, resamples, values))
             if reason:
                 skipped.update({n: reason for n in metric.value_names})
             for index, row in rows.items():
                 per_sequence.setdefault(index, {}).update(row)
-        frames = self.frame_log.compute()
         for index, counts in frames.items():
             per_sequence.setdefault(index, {}).update(counts)
         self.results = {
             "metrics": values,
             "skipped": skipped,
+            "intervals": intervals,
             "per_sequence": per_sequence,
             "timings": self.timings,
         }
+
+    def resamples(self, frames: dict[int, dict[str, int]]) -> Resamples | None:
+        """The bootstrap's resamples of the scored sequences, on rank 0 when `stats` asks for
+        any."""
+        if self.stats is None or not self.stats.bootstrap or not frames or self.global_rank:
+            return None
+        return Resamples.draw(sorted(frames), self.stats.bootstrap, self.stats.seed)
+
+    def intervals(
+        self, metric: GestureMetric, resamples: Resamples, values: dict[str, float | None]
+    ) -> dict[str, list[float]]:
+        """The percentile interval of each of `metric`'s values that has a value."""
+        assert self.stats is not None
+        out = {}
+        for n, replicates in metric.bootstrap(resamples).items():
+            interval = percentile_interval(replicates, self.stats.confidence)
+            if values.get(n) is not None and interval is not None:
+                out[n] = interval
+        return out

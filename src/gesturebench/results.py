@@ -118,8 +118,9 @@ def metric_directions(rows: list[dict]) -> dict[str, str]:
 
 def summary_table(rows: list[dict]) -> pd.DataFrame:
     """One row per job: job, status, model, dataset, then one column per metric value (plain
-    names)."""
+    names), followed by `<name>_lo` and `<name>_hi` where any job has its interval."""
     names = metric_names(rows)
+    bounded = {m for row in rows for m in row.get("intervals", {})}
     records = []
     for row in rows:
         rec = {
@@ -128,16 +129,35 @@ def summary_table(rows: list[dict]) -> pd.DataFrame:
             "model": row.get("model"),
             "dataset": row.get("dataset"),
         }
-        rec.update({m: row.get("metrics", {}).get(m) for m in names})
+        for m in names:
+            rec[m] = row.get("metrics", {}).get(m)
+            if m in bounded:
+                rec[f"{m}_lo"], rec[f"{m}_hi"] = row.get("intervals", {}).get(m, (None, None))
         if row["status"] != "ok":
             rec["error"] = row.get("error", "")
         records.append(rec)
     return pd.DataFrame(records)
 
 
+def with_intervals(table: pd.DataFrame) -> pd.DataFrame:
+    """`table` with each metric that has `_lo`/`_hi` columns shown as ``value [lo, hi]`` (4
+    significant digits) and those columns dropped."""
+    out = table.copy()
+    for m in [c[: -len("_lo")] for c in table.columns if c.endswith("_lo")]:
+        if m not in table.columns or f"{m}_hi" not in table.columns:
+            continue
+        out[m] = [
+            f"{v:.4g}" + ("" if pd.isna(lo) else f" [{lo:.4g}, {hi:.4g}]") if pd.notna(v) else None
+            for v, lo, hi in zip(table[m], table[f"{m}_lo"], table[f"{m}_hi"], strict=True)
+        ]
+        out = out.drop(columns=[f"{m}_lo", f"{m}_hi"])
+    return out
+
+
 def write_summary(sweep_dir: str | Path, rows: list[dict]) -> pd.DataFrame:
-    """summary.csv (plain metric names), summary.md (names with direction arrows) and summary.json
-    (metric → direction) in the sweep folder."""
+    """summary.csv (plain metric names, intervals as `<name>_lo`/`<name>_hi`), summary.md (names
+    with direction arrows, ``value [lo, hi]``) and summary.json (metric → direction) in the sweep
+    folder."""
     table = summary_table(rows)
     directions = {m: d for m, d in metric_directions(rows).items() if m in table.columns}
     arrows = {m: f"{m} {ARROWS[d]}" for m, d in directions.items() if d in ARROWS}
@@ -145,7 +165,8 @@ def write_summary(sweep_dir: str | Path, rows: list[dict]) -> pd.DataFrame:
     write_atomic(sweep_dir / "summary.csv", table.to_csv(index=False))
     write_atomic(
         sweep_dir / "summary.md",
-        table.rename(columns=arrows).to_markdown(index=False, floatfmt=".4g") + "\n",
+        with_intervals(table).rename(columns=arrows).to_markdown(index=False, floatfmt=".4g")
+        + "\n",
     )
     write_json(sweep_dir / "summary.json", directions)
     return table
@@ -191,6 +212,7 @@ def build_results(
         "metrics": values,
         "directions": directions,
         "skipped": skipped,
+        "intervals": {k: v for k, v in raw["intervals"].items() if values.get(k) is not None},
         "per_sequence": per_sequence,
         "encoders": encoders,
         "options": {name: m.options() for name, m in metrics.items()},

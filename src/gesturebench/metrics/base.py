@@ -17,6 +17,10 @@ The contract, declared by each metric class:
   them by hand); `hidden_options` leaves some out and `extra_options()` adds values known only
   later (e.g. the loaded encoder's windows).
 
+`bootstrap(resamples)` returns each value's bootstrap replicates (docs/statistics.md), recomputed
+from the metric's synced states with the sequences drawn as `resamples` — never from a second pass
+over the data; the default, {}, gives the metric no interval.
+
 "Skipped, and why" is decided in one place: `skip_reason()` returns why the metric has no value
 (None when it has one) and `compute()` returns None for every value name exactly when it gives a
 reason, else `compute_values()`. Subclasses implement `skip_reason` and `compute_values`, never
@@ -25,11 +29,11 @@ reason, else `compute_values()`. Subclasses implement `skip_reason` and `compute
 `SequenceMetric`: a subclass implements `sequence_values(pair)`, returning its values for one
 sequence (main, then extras) and the sequence's weight. The base keeps, with `dist_reduce_fx="sum"`
 in float64, the weighted sum and the weight of each value (model level = weighted mean over
-sequences), and, as `"cat"` list states, every sequence's values with its split index for the
-per-sequence table. A value that is None for a sequence is left out of that value's mean and is NaN
-in the table. Sequences lacking an input named in `requires`, or for which `sequence_values` returns
-None, are counted in `missing`, not scored; a metric whose main value has no scored sequence is
-skipped (`unscored_reason()` words why).
+sequences), and, as `"cat"` list states, every sequence's values and weight with its split index
+(the per-sequence table; the bootstrap's weighted means of resampled values). A value that is None
+for a sequence is left out of that value's mean and is NaN in the table. Sequences lacking an input
+named in `requires`, or for which `sequence_values` returns None, are counted in `missing`, not
+scored; a metric whose main value has no scored sequence is skipped (`unscored_reason()` words why).
 """
 
 from __future__ import annotations
@@ -39,12 +43,14 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
+import numpy as np
 import torch
 from torchmetrics import Metric
 from torchmetrics.utilities import dim_zero_cat
 
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.pair import MotionPair
+from gesturebench.stats.bootstrap import Resamples, weighted_means
 
 #: `direction` → torchmetrics' `higher_is_better`.
 HIGHER_IS_BETTER: dict[str, bool | None] = {"higher": True, "lower": False, "zero": None}
@@ -173,6 +179,11 @@ class GestureMetric(Metric):
         """Per-sequence values keyed by split index; empty for distributional metrics."""
         return {}
 
+    def bootstrap(self, resamples: Resamples) -> dict[str, np.ndarray]:
+        """Value name → (B,) replicates on the sequences drawn as `resamples`, from the synced
+        states; {} (no interval) by default."""
+        return {}
+
 
 def cat_state(state: torch.Tensor | list[torch.Tensor]) -> torch.Tensor | None:
     """A `"cat"` state as one tensor (before or after a DDP sync), None when nothing was added."""
@@ -189,6 +200,7 @@ class SequenceMetric(GestureMetric):
     missing: torch.Tensor
     seq_index: list[torch.Tensor]
     seq_values: list[torch.Tensor]
+    seq_weight: list[torch.Tensor]
 
     def __init__(self, name: str, **kwargs: Any):
         super().__init__(name, **kwargs)
@@ -199,6 +211,7 @@ class SequenceMetric(GestureMetric):
         self.add_state("missing", default=torch.zeros((), dtype=torch.int64), dist_reduce_fx="sum")
         self.add_state("seq_index", default=[], dist_reduce_fx="cat")
         self.add_state("seq_values", default=[], dist_reduce_fx="cat")
+        self.add_state("seq_weight", default=[], dist_reduce_fx="cat")
 
     @property
     def sequence_names(self) -> tuple[str, ...]:
@@ -225,6 +238,7 @@ class SequenceMetric(GestureMetric):
         self.weight += torch.where(defined, torch.full_like(v, w), 0.0)
         self.seq_index.append(torch.tensor([pair.index], dtype=torch.int64, device=device))
         self.seq_values.append(v.reshape(1, -1))
+        self.seq_weight.append(torch.tensor([w], dtype=torch.float64, device=device))
 
     def compute_values(self) -> dict[str, float | None]:
         mean = self.total / self.weight
@@ -243,6 +257,16 @@ class SequenceMetric(GestureMetric):
             f"no sequence had the inputs this metric needs ({need}); "
             f"{int(self.missing)} sequences lacked them"
         )
+
+    def bootstrap(self, resamples: Resamples) -> dict[str, np.ndarray]:
+        """The weighted mean of each value over the resampled sequences (as `compute_values`)."""
+        index = cat_state(self.seq_index)
+        if index is None:
+            return {}
+        values = dim_zero_cat(self.seq_values).reshape(len(index), -1).cpu().numpy()
+        weights = dim_zero_cat(self.seq_weight).cpu().numpy()
+        means = weighted_means(values, weights, resamples.of(index.cpu().numpy()))
+        return {n: means[:, i] for i, n in enumerate(self.value_names)}
 
     def per_sequence(self) -> dict[int, dict[str, float]]:
         index = cat_state(self.seq_index)

@@ -86,6 +86,7 @@ def score(cfg: DictConfig, dataset, out: Path, config: dict, chash: str) -> dict
         cfg.length_policy,
         cfg.max_length_gap,
         needs_vertices=any(m.needs_vertices for m in metrics.values()),
+        stats=build(cfg.stats),
     )
     logger = make_logger(cfg.logger, out, f"{model.name}-{cfg.dataset.name}", config)
     try:

@@ -9,6 +9,10 @@ to 0: on rank-deficient covariances (fewer samples than dimensions) the null eig
 ±1e-16-sized noise whose square roots would otherwise bias the result by ~1e-8 per dimension,
 depending on summation order. The result stays real and finite where `scipy.linalg.sqrtm` of the
 non-symmetric ΣA ΣG turns complex.
+
+Every function also takes a batch (leading dimensions), as the bootstrap's resampled moments come;
+a single matrix is computed exactly as before (`trace` where a batch sums the diagonal), so the
+published values keep every bit.
 """
 
 from __future__ import annotations
@@ -19,10 +23,12 @@ import torch
 def moments(
     total: torch.Tensor, outer: torch.Tensor, count: torch.Tensor | float
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Mean and unbiased covariance (as `numpy.cov`) from Σx, Σxxᵀ and n ≥ 2 (float64)."""
-    n = torch.as_tensor(count, dtype=torch.float64, device=total.device)
+    """Mean and unbiased covariance (as `numpy.cov`) from Σx, Σxxᵀ and n ≥ 2 (float64); batched:
+    (..., d), (..., d, d) and (...) counts."""
+    n = torch.as_tensor(count, dtype=torch.float64, device=total.device)[..., None]
     mu = total.double() / n
-    cov = (outer.double() - n * torch.outer(mu, mu)) / (n - 1)
+    n2 = n[..., None]
+    cov = (outer.double() - n2 * (mu[..., :, None] * mu[..., None, :])) / (n2 - 1)
     return mu, cov
 
 
@@ -30,13 +36,18 @@ def psd_sqrt(a: torch.Tensor) -> torch.Tensor:
     """Symmetric square root of a symmetric PSD matrix; round-off-level and negative eigenvalues
     count as 0."""
     w, v = torch.linalg.eigh(a)
-    tol = w.abs().max() * w.shape[0] * torch.finfo(w.dtype).eps
-    return (v * torch.where(w > tol, w, torch.zeros_like(w)).sqrt()) @ v.T
+    tol = w.abs().amax(-1, keepdim=True) * w.shape[-1] * torch.finfo(w.dtype).eps
+    return (v * torch.where(w > tol, w, torch.zeros_like(w)).sqrt()[..., None, :]) @ v.mT
 
 
 def trace_sqrt_product(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """Tr((A B)^½) for symmetric PSD A, B: the sum of the singular values of √A √B."""
-    return torch.linalg.svdvals(psd_sqrt(a) @ psd_sqrt(b)).sum()
+    return torch.linalg.svdvals(psd_sqrt(a) @ psd_sqrt(b)).sum(-1)
+
+
+def _trace(a: torch.Tensor) -> torch.Tensor:
+    """Trace of a matrix (`torch.trace`) or of each of a batch."""
+    return a.trace() if a.ndim == 2 else a.diagonal(dim1=-2, dim2=-1).sum(-1)
 
 
 def frechet_distance(
@@ -45,9 +56,9 @@ def frechet_distance(
     """Fréchet distance between N(mu_a, cov_a) and N(mu_b, cov_b), in float64, clamped at 0."""
     mu_a, cov_a, mu_b, cov_b = (t.double() for t in (mu_a, cov_a, mu_b, cov_b))
     d = (
-        (mu_a - mu_b).pow(2).sum()
-        + cov_a.trace()
-        + cov_b.trace()
+        (mu_a - mu_b).pow(2).sum(-1)
+        + _trace(cov_a)
+        + _trace(cov_b)
         - 2 * trace_sqrt_product(cov_a, cov_b)
     )
     return d.clamp_min(0)

@@ -65,3 +65,49 @@ def coverage(
     for _, d in _distance_blocks(fake, real, chunk_size):
         nearest = torch.minimum(nearest, d.min(dim=0).values)
     return (nearest < radii).double().mean()
+
+
+def ball_hits(
+    real: torch.Tensor,
+    fake: torch.Tensor,
+    fake_owner: torch.Tensor,
+    owners: int,
+    k: int = 5,
+    chunk_size: int = 1024,
+) -> torch.Tensor:
+    """(owners, N) count of generated features of each owner (sequence; `fake_owner` (M,) in
+    0..owners-1) inside each reference ball (float64): what the bootstrap resamples."""
+    radii = knn_radii(real, k, chunk_size)
+    hits = torch.zeros(owners, real.shape[0], dtype=torch.float64, device=real.device)
+    for block, d in _distance_blocks(fake, real, chunk_size):
+        hits.index_add_(0, fake_owner[block], (d < radii).double())
+    return hits
+
+
+def resampled_density(
+    hits: torch.Tensor,
+    real_owner: torch.Tensor,
+    fake_counts: torch.Tensor,
+    draws: torch.Tensor,
+    k: int,
+) -> torch.Tensor:
+    """(B,) Density with each owner's reference balls and generated features counted as often as
+    (B, owners) `draws` say; the balls keep their radii; `fake_counts`: generated features per
+    owner."""
+    owners = hits.shape[0]
+    per_owner = hits.new_zeros(owners, owners).index_add_(1, real_owner, hits)
+    return torch.einsum("bs,st,bt->b", draws, per_owner, draws) / (k * draws @ fake_counts)
+
+
+def resampled_coverage(
+    hits: torch.Tensor,
+    real_owner: torch.Tensor,
+    fake_counts: torch.Tensor,
+    draws: torch.Tensor,
+    k: int,
+) -> torch.Tensor:
+    """(B,) Coverage with each owner's reference balls and generated features counted as often as
+    (B, owners) `draws` say: the drawn balls' weighted fraction hit by a drawn generated feature."""
+    balls = draws[:, real_owner]
+    covered = (draws @ (hits > 0).double()) > 0
+    return (balls * covered).sum(1) / balls.sum(1)

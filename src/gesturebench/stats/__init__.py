@@ -1,0 +1,1 @@
+"""Statistics of a run's metrics: bootstrap intervals (docs/statistics.md)."""
