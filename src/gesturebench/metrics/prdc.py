@@ -12,6 +12,7 @@ from torchmetrics.utilities import dim_zero_cat
 
 from gesturebench.metrics.base import cat_state
 from gesturebench.metrics.functional.prdc import (
+    BallHits,
     ball_hits,
     coverage,
     density,
@@ -26,12 +27,12 @@ from gesturebench.stats.bootstrap import Resamples
 class NeighbourMetric(MotionFeatureMetric):
     """Base of Density and Coverage: all reference and generated features kept as `"cat"` states,
     with each sequence's split index and window counts; `statistic(real, fake, k, chunk_size)` is
-    the functional form, `resampled(hits, real_owner, fake_counts, draws, k)` its bootstrap."""
+    the functional form, `resampled(balls, draws, k)` its bootstrap."""
 
     direction = "higher"
     hidden_options = ("encoder_config", "chunk_size")
     statistic: Callable[[torch.Tensor, torch.Tensor, int, int], torch.Tensor]
-    resampled: Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, int], torch.Tensor]
+    resampled: Callable[[BallHits, torch.Tensor, int], torch.Tensor]
     ref_features: list[torch.Tensor]
     gen_features: list[torch.Tensor]
     seq_index: list[torch.Tensor]
@@ -86,9 +87,9 @@ class NeighbourMetric(MotionFeatureMetric):
         owners = torch.arange(len(index), device=windows.device)
         real_owner, fake_owner = (owners.repeat_interleave(windows[:, i]) for i in (0, 1))
         real, fake = dim_zero_cat(self.ref_features), dim_zero_cat(self.gen_features)
-        hits = ball_hits(real, fake, fake_owner, len(index), self.k, self.chunk_size)
-        draws = torch.from_numpy(resamples.of(index.cpu().numpy())).to(hits)
-        replicates = self.resampled(hits, real_owner, windows[:, 1].to(hits), draws, self.k)
+        balls = ball_hits(real, fake, real_owner, fake_owner, len(index), self.k, self.chunk_size)
+        draws = torch.from_numpy(resamples.of(index.cpu().numpy())).to(balls.hits)
+        replicates = self.resampled(balls, draws, self.k)
         return {self.name: replicates.cpu().numpy()}
 
 

@@ -16,6 +16,7 @@ distance to itself is 0.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import torch
 
@@ -67,47 +68,48 @@ def coverage(
     return (nearest < radii).double().mean()
 
 
+@dataclass(frozen=True)
+class BallHits:
+    """What the bootstrap of Density and Coverage resamples: `hits[s, i]`, the generated features of
+    owner (sequence) s inside reference ball i; `real_owner` (N,), each ball's owner;
+    `fake_counts` (owners,), each owner's generated features (float64)."""
+
+    hits: torch.Tensor
+    real_owner: torch.Tensor
+    fake_counts: torch.Tensor
+
+
 def ball_hits(
     real: torch.Tensor,
     fake: torch.Tensor,
+    real_owner: torch.Tensor,
     fake_owner: torch.Tensor,
     owners: int,
     k: int = 5,
     chunk_size: int = 1024,
-) -> torch.Tensor:
-    """(owners, N) count of generated features of each owner (sequence; `fake_owner` (M,) in
-    0..owners-1) inside each reference ball (float64): what the bootstrap resamples."""
+) -> BallHits:
+    """`BallHits` of features owned by sequences 0..owners-1 (`real_owner` (N,), `fake_owner`
+    (M,)), the balls' radii those of the whole reference set."""
     radii = knn_radii(real, k, chunk_size)
     hits = torch.zeros(owners, real.shape[0], dtype=torch.float64, device=real.device)
     for block, d in _distance_blocks(fake, real, chunk_size):
         hits.index_add_(0, fake_owner[block], (d < radii).double())
-    return hits
+    fake_counts = torch.bincount(fake_owner, minlength=owners).double()
+    return BallHits(hits, real_owner, fake_counts)
 
 
-def resampled_density(
-    hits: torch.Tensor,
-    real_owner: torch.Tensor,
-    fake_counts: torch.Tensor,
-    draws: torch.Tensor,
-    k: int,
-) -> torch.Tensor:
+def resampled_density(balls: BallHits, draws: torch.Tensor, k: int) -> torch.Tensor:
     """(B,) Density with each owner's reference balls and generated features counted as often as
-    (B, owners) `draws` say; the balls keep their radii; `fake_counts`: generated features per
-    owner."""
-    owners = hits.shape[0]
-    per_owner = hits.new_zeros(owners, owners).index_add_(1, real_owner, hits)
-    return torch.einsum("bs,st,bt->b", draws, per_owner, draws) / (k * draws @ fake_counts)
+    (B, owners) `draws` say; the balls keep their radii."""
+    owners = balls.hits.shape[0]
+    per_owner = balls.hits.new_zeros(owners, owners).index_add_(1, balls.real_owner, balls.hits)
+    return torch.einsum("bs,st,bt->b", draws, per_owner, draws) / (k * draws @ balls.fake_counts)
 
 
-def resampled_coverage(
-    hits: torch.Tensor,
-    real_owner: torch.Tensor,
-    fake_counts: torch.Tensor,
-    draws: torch.Tensor,
-    k: int,
-) -> torch.Tensor:
+def resampled_coverage(balls: BallHits, draws: torch.Tensor, k: int) -> torch.Tensor:
     """(B,) Coverage with each owner's reference balls and generated features counted as often as
-    (B, owners) `draws` say: the drawn balls' weighted fraction hit by a drawn generated feature."""
-    balls = draws[:, real_owner]
-    covered = (draws @ (hits > 0).double()) > 0
-    return (balls * covered).sum(1) / balls.sum(1)
+    (B, owners) `draws` say: the drawn balls' weighted fraction hit by a drawn generated feature
+    (`k` enters through the radii)."""
+    drawn = draws[:, balls.real_owner]
+    covered = (draws @ (balls.hits > 0).double()) > 0
+    return (drawn * covered).sum(1) / drawn.sum(1)
