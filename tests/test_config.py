@@ -30,6 +30,7 @@ GROUPS = (
     "annotator",
     "study",
     "trainer",
+    "stats",
     "logger",
 )
 #: overrides that an option needs to compose (mandatory values it leaves unset)
@@ -85,7 +86,18 @@ def extended(tmp_path: Path, group: str, body: str) -> Path:
 
 
 @pytest.mark.parametrize(
-    "group", ["task", "dataset", "body_model", "encoder", "annotator", "study", "trainer", "logger"]
+    "group",
+    [
+        "task",
+        "dataset",
+        "body_model",
+        "encoder",
+        "annotator",
+        "study",
+        "trainer",
+        "stats",
+        "logger",
+    ],
 )
 def test_typo_in_a_config_file_fails_at_compose_time(tmp_path, group):
     """Every group has a schema: a key it does not know, in any option's file, is refused."""
