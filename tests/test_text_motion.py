@@ -29,7 +29,6 @@ from gesturebench.encoders.text_training import (
     TextMotionConfig,
     load_or_train_text_motion,
     retrieval_recall,
-    train_text_motion,
     worded_windows,
 )
 from gesturebench.errors import CheckpointError, ConfigError
@@ -216,7 +215,7 @@ def test_missing_checkpoint_without_auto_train_names_the_command(tmp_path, mini)
 def test_train_function_is_seeded(mini, tmp_path):
     cfg = {"max_steps": 5, "hidden_dim": 16, "embed_dim": 8}
     subset = {"train": mini["train"][:3], "val": mini["val"][:1]}
-    a = train_text_motion(subset["train"], subset["val"], cfg, tmp_path / "a.pt")
+    a = TextMotionConfig.coerce(cfg).train(subset["train"], subset["val"], tmp_path / "a.pt")
     b = load_or_train_text_motion(
         tmp_path, "x", subset.__getitem__, True, cfg, path=tmp_path / "b.pt"
     )

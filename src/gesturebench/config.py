@@ -62,7 +62,8 @@ def _checkable(annotation: Any) -> Any:
 
 def _arguments(obj: Any) -> Iterator[tuple[str, Any, Any]]:
     """(name, annotation, default or MISSING) of each argument that `obj` (a dataclass, a class or
-    a function) takes by name; a dataclass's default factory is called."""
+    a function) takes by name, with those of the base class where its constructor passes
+    `**kwargs` on; a dataclass's default factory is called."""
     if dataclasses.is_dataclass(obj):
         hints = typing.get_type_hints(obj)
         for f in dataclasses.fields(obj):
@@ -75,10 +76,17 @@ def _arguments(obj: Any) -> Iterator[tuple[str, Any, Any]]:
             yield f.name, hints.get(f.name, Any), default
         return
     hints = typing.get_type_hints(obj.__init__ if inspect.isclass(obj) else obj)
-    for name, param in inspect.signature(obj).parameters.items():
+    parameters = inspect.signature(obj).parameters
+    for name, param in parameters.items():
         if param.kind not in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             empty = param.default is inspect.Parameter.empty
             yield name, hints.get(name, Any), MISSING if empty else param.default
+    if inspect.isclass(obj) and any(p.kind == p.VAR_KEYWORD for p in parameters.values()):
+        # a constructor's **kwargs go on to its base class's constructor: take its arguments too
+        owner = next(c for c in obj.__mro__ if "__init__" in vars(c))
+        for argument in _arguments(owner.__mro__[1]):
+            if argument[0] not in parameters:
+                yield argument
 
 
 def schema(

@@ -15,7 +15,7 @@ import io
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import pytorch_lightning as pl
 import torch
@@ -24,6 +24,9 @@ from gesturebench.atomic import one_line, write_atomic
 from gesturebench.data.records import SequenceRecord
 from gesturebench.encoders.motion_ae import MotionAutoencoder
 from gesturebench.errors import CheckpointError
+
+if TYPE_CHECKING:
+    from gesturebench.encoders.training_common import EncoderConfig
 
 MOTION_AE = "motion_ae"
 MOTION_AE_FORMAT = "gesturebench.motion_ae.v1"
@@ -105,15 +108,14 @@ def load_encoder(
 def load_or_train(
     path: Path,
     load: Callable[[Path], object],
-    train: Callable[..., Path],
+    cfg: EncoderConfig,
     split: Callable[[str], Sequence[SequenceRecord]],
-    cfg,
     auto_train: bool,
 ):
-    """`load(path)`, after `train(split("train"), split("val"), cfg, path)` when the checkpoint is
+    """`load(path)`, after `cfg.train(split("train"), split("val"), path)` when the checkpoint is
     missing and `auto_train`; without it a missing checkpoint is `load`'s `CheckpointError`."""
     if not path.is_file() and auto_train:
-        train(split("train"), split("val"), cfg, path)
+        cfg.train(split("train"), split("val"), path)
     return load(path)
 
 

@@ -18,12 +18,15 @@ from gesturebench.annotation.backends.base import (
     retry_after_seconds,
     transient_status,
 )
+from gesturebench.annotation.events import CONTEXT_SECONDS
 from gesturebench.annotation.prompt import prompt_sha256
 
 
 class RemoteAnnotator(Annotator):
     """Base class of the API backends; subclasses set the class attributes and implement `connect`
-    and `ask`."""
+    and `ask`. A subclass's constructor takes its own options and passes the shared ones
+    (`base_url`, `temperature`, `timeout_s`, `context`, `camera`) on as `**remote`; its config
+    schema lists them all."""
 
     #: the backend's name in messages (`annotator=<backend>`)
     backend: str
@@ -36,11 +39,11 @@ class RemoteAnnotator(Annotator):
         name: str,
         model: str,
         api_key_env: str | None,
-        base_url: str | None,
-        temperature: float,
-        timeout_s: float,
-        context: float,
-        camera: dict | None,
+        base_url: str | None = None,
+        temperature: float = 0.0,
+        timeout_s: float = 120.0,
+        context: float = CONTEXT_SECONDS,
+        camera: dict | None = None,
     ):
         super().__init__(name, context, camera)
         self.model = model
