@@ -7,6 +7,7 @@ runner's errors, key redacted.
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 from gesturebench.annotation.backends.base import (
     Annotator,
@@ -18,15 +19,14 @@ from gesturebench.annotation.backends.base import (
     retry_after_seconds,
     transient_status,
 )
-from gesturebench.annotation.events import CONTEXT_SECONDS
 from gesturebench.annotation.prompt import prompt_sha256
 
 
 class RemoteAnnotator(Annotator):
     """Base class of the API backends; subclasses set the class attributes and implement `connect`
     and `ask`. A subclass's constructor takes its own options and passes the shared ones
-    (`base_url`, `temperature`, `timeout_s`, `context`, `camera`) on as `**remote`; its config
-    schema lists them all."""
+    (`base_url`, `temperature`, `timeout_s`, and `Annotator`'s `context`, `camera`) on as
+    `**remote`; its config schema lists them all."""
 
     #: the backend's name in messages (`annotator=<backend>`)
     backend: str
@@ -42,10 +42,9 @@ class RemoteAnnotator(Annotator):
         base_url: str | None = None,
         temperature: float = 0.0,
         timeout_s: float = 120.0,
-        context: float = CONTEXT_SECONDS,
-        camera: dict | None = None,
+        **annotator: Any,
     ):
-        super().__init__(name, context, camera)
+        super().__init__(name, **annotator)
         self.model = model
         self.api_key_env = api_key_env
         self.base_url = base_url
