@@ -1,65 +1,38 @@
-"""BC and SRGR (docs/metrics.md) against plain-loop computations, constructed cases and the real
-BEAT2 sample; BC, SRGR and SC under two-process DDP."""
+"""BC (beat.py, functional/beat.py) against plain-loop computations, constructed cases and the real
+BEAT2 sample."""
 
 from __future__ import annotations
 
-import itertools
 import math
-from dataclasses import asdict
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
-from gesturebench.body.joints import BODY_HANDS, UPPER
+from gesturebench.body.joints import UPPER
 from gesturebench.body.output import BodyOutput
-from gesturebench.data.records import Motion, SemInterval, Word
-from gesturebench.encoders.text_motion import TextMotionModel, save_text_motion, text_motion_path
-from gesturebench.encoders.text_training import TextMotionConfig
 from gesturebench.errors import ConfigError
 from gesturebench.metrics import beat as beat_module
 from gesturebench.metrics.beat import BeatConsistency
-from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.functional.beat import (
     audio_onsets,
     beat_consistency,
     joint_speeds,
     segment_onsets,
 )
-from gesturebench.metrics.functional.srgr import semantic_weights, srgr
 from gesturebench.metrics.pair import MotionPair
-from gesturebench.metrics.semantic_score import SemanticScore
-from gesturebench.metrics.srgr import SemanticRelevanceRecall
-from tests.distributed import run_distributed
 from tests.helpers import toy_context
+from tests.metrics.speech import (
+    MEAN_SPEED,
+    SR,
+    bc_pairs,
+    click_track,
+    first_of_clusters,
+    make_pair,
+    positions_with_speed_minima,
+)
 
-SR = 16000
 HOP_FPS = SR / 512  # 31.25 frames/s: motion frames fall exactly on librosa's onset times
-
-
-# ---------- constructed speech and motion ----------
-
-
-def click_track(seconds: float, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Decaying noise bursts 1.6–2.4 s apart over a faint noise floor; returns (audio, librosa onset
-    times)."""
-    rng = np.random.default_rng(seed)
-    y = 0.001 * rng.standard_normal(int(seconds * SR))
-    n = int(0.03 * SR)
-    for c in np.cumsum(rng.uniform(1.6, 2.4, size=int(seconds))) + 0.5:
-        if c < seconds - 0.5:
-            i = int(c * SR)
-            y[i : i + n] += 0.8 * rng.standard_normal(n) * np.exp(-np.arange(n) / (0.006 * SR))
-    y = y.astype(np.float32)
-    return y, audio_onsets(y, SR)
-
-
-def first_of_clusters(times: np.ndarray, gap: float = 0.2) -> np.ndarray:
-    """librosa marks a sharp burst in one or two consecutive hops: keep the first onset of each
-    burst."""
-    keep = np.concatenate([[True], np.diff(times) > gap])
-    return times[keep]
 
 
 def speeds_with_minima(n_frames: int, beat_frames: np.ndarray, n_joints: int = 3) -> np.ndarray:
@@ -68,23 +41,6 @@ def speeds_with_minima(n_frames: int, beat_frames: np.ndarray, n_joints: int = 3
     t = np.arange(n_frames)[:, None]
     dist = np.abs(t - np.asarray(beat_frames)[None, :]).min(axis=1)
     return np.repeat((0.5 + np.minimum(dist, 10) / 10)[:, None], n_joints, axis=1)
-
-
-def positions_with_speed_minima(n_frames: int, beat_frames: np.ndarray, fps: float) -> np.ndarray:
-    """Joint positions (T,55,3) whose x swings between beats (velocity 0 at each beat) plus a
-    constant y drift.
-
-    Every joint's speed then has strict minima at the beat frames, of value `drift` (above the
-    threshold).
-    """
-    x = np.zeros(n_frames)
-    edges = np.concatenate([[0], beat_frames, [n_frames - 1]])
-    for k, (a, b) in enumerate(itertools.pairwise(edges)):
-        u = (np.arange(a, b + 1) - a) / max(b - a, 1)
-        x[a : b + 1] = (1 - np.cos(np.pi * u)) / 2 if k % 2 == 0 else (1 + np.cos(np.pi * u)) / 2
-    y = 0.3 * np.arange(n_frames) / fps
-    pos = np.stack([x, y, np.zeros(n_frames)], axis=1)
-    return np.repeat(pos[:, None, :], 55, axis=1)
 
 
 # ---------- independent plain-loop BC ----------
@@ -187,42 +143,6 @@ def test_joint_speeds_match_finite_differences():
     assert s[4, 1] == pytest.approx(np.linalg.norm((p[5, 1] - p[3, 1]) * 15))
     assert s[0, 0] == pytest.approx(np.linalg.norm((p[1, 0] - p[0, 0]) * 30))
     assert s[8, 0] == pytest.approx(np.linalg.norm((p[8, 0] - p[7, 0]) * 30))
-
-
-# ---------- metric class ----------
-
-
-def make_pair(index, gen_joints, ref_joints, audio=None, sem=None, words=None, fps=30):
-    t = gen_joints.shape[0]
-    motion = Motion(np.zeros((t, 165)), np.zeros((t, 3)), np.zeros(10), np.zeros((t, 100)), fps)
-    return MotionPair(
-        index=index,
-        sequence_id=f"s{index}",
-        generated=motion,
-        reference=motion,
-        gen_body=BodyOutput(torch.as_tensor(gen_joints, dtype=torch.float32), None),
-        ref_body=BodyOutput(torch.as_tensor(ref_joints, dtype=torch.float32), None),
-        audio=audio,
-        sem=sem,
-        words=words,
-    )
-
-
-def bc_pairs(n: int):
-    """`n` sequences of 14–22 s: reference on the onsets, generated shifted by 1 s."""
-    pairs = []
-    for i in range(n):
-        seconds = 14 + 2 * (i % 5)
-        audio, onsets = click_track(seconds, seed=10 + i)
-        frames = np.round(first_of_clusters(onsets) * 30).astype(int)
-        t = seconds * 30
-        ref = positions_with_speed_minima(t, frames, 30)
-        gen = positions_with_speed_minima(t, np.clip(frames + 30, 1, t - 2), 30)
-        pairs.append(make_pair(i, gen, ref, audio=audio))
-    return pairs
-
-
-MEAN_SPEED = [1.0] * 55
 
 
 def test_bc_metric_reference_on_onsets_and_shift(clicks):
@@ -394,134 +314,3 @@ def test_bc_real_sample_own_speech_versus_unrelated_speech(real_bc):
         own, other = values["own", direction], values["other", direction]
         assert own > 0.5 and other > 0.5
         assert abs(own - other) < 0.15
-
-
-# ---------- SRGR ----------
-
-
-def test_semantic_weights_take_the_interval_score_and_max_on_overlap():
-    sem = [SemInterval("deictic", 0.1, 0.2, 0.5), SemInterval("iconic", 0.15, 0.3, 0.8)]
-    w = semantic_weights(sem, 12, 30)  # frame t at t/30 s
-    expected = np.zeros(12)
-    expected[3:5] = 0.5  # 0.100, 0.133
-    expected[5:6] = 0.8  # 0.167: both intervals, max
-    expected[6:9] = 0.8  # 0.2 .. 0.267 (0.3 excluded)
-    assert w == pytest.approx(expected)
-
-
-def test_srgr_hand_computed_case():
-    t = 4
-    ref = torch.zeros(t, 55, 3)
-    gen = ref.clone()
-    j = list(BODY_HANDS)
-    gen[1, j[1:11], 0] = 0.5  # frame 1: 10 of 52 joints miss
-    gen[2, j[1:], 0] = 0.5  # frame 2: only the root matches (root-aligned: the root always matches)
-    gen[3] += 2.0  # frame 3: a global shift, removed by root alignment: all match
-    w = np.array([1.0, 0.5, 0.25, 0.0])
-    expected = (1.0 * 52 + 0.5 * 42 + 0.25 * 1 + 0.0 * 52) / (4 * 52)
-    assert srgr(gen, ref, w) == pytest.approx(expected)
-
-
-def test_srgr_of_identical_motion_is_the_mean_weight():
-    rng = np.random.default_rng(0)
-    joints = rng.standard_normal((60, 55, 3))
-    sem = [SemInterval("beat", 0.2, 0.9, 0.3), SemInterval("deictic", 1.1, 1.6, 1.0)]
-    metric = SemanticRelevanceRecall()
-    metric.update(make_pair(0, joints, joints, sem=sem))
-    assert metric.compute()["srgr"] == pytest.approx(semantic_weights(sem, 60, 30).mean())
-
-
-def test_srgr_is_null_without_sem():
-    metric = SemanticRelevanceRecall()
-    joints = np.zeros((10, 55, 3))
-    metric.update(make_pair(0, joints, joints, sem=None))
-    assert metric.compute() == {"srgr": None}
-    assert "sem" in metric.skip_reason()
-
-
-def srgr_pairs(n):
-    rng = np.random.default_rng(3)
-    pairs = []
-    for i in range(n):
-        t = 30 + 7 * i
-        ref = rng.standard_normal((t, 55, 3)) * 0.1
-        gen = ref + rng.standard_normal((t, 55, 3)) * 0.06
-        sem = [SemInterval("iconic", 0.1 * i, 0.1 * i + 0.6, 0.2 + 0.1 * i)]
-        pairs.append(make_pair(i, gen, ref, sem=sem))
-    return pairs
-
-
-# ---------- DDP: one two-process run for both metrics (spawning processes is the slow part)
-# ----------
-
-
-def sc_pairs(n):
-    """Sequences of 5–9 s with words; generated motion = reference motion plus noise (SC ignores the
-    body)."""
-    rng = np.random.default_rng(5)
-    body = BodyOutput(torch.zeros(1, 55, 3), None)
-    pairs = []
-    for i in range(n):
-        t = 150 + 30 * i
-        ref = Motion(
-            rng.normal(0, 0.2, (t, 165)),
-            rng.normal(0, 0.1, (t, 3)),
-            np.zeros(10),
-            np.zeros((t, 100)),
-        )
-        gen = Motion(
-            ref.poses + rng.normal(0, 0.3, ref.poses.shape), ref.trans, ref.betas, ref.expressions
-        )
-        words = [
-            Word(["there", "big", "idea", "really", "the"][k % 5], 0.6 * k, 0.6 * k + 0.4)
-            for k in range(t // 18)
-        ]
-        pairs.append(MotionPair(i, f"s{i}", gen, ref, body, body, words=words))
-    return pairs
-
-
-def _metrics_and_pairs(n, sc_checkpoint):
-    sc = SemanticScore(checkpoint=sc_checkpoint)
-    sc.prepare(
-        MetricContext(
-            "toy", lambda split: [], Path(sc_checkpoint).parent, Path(sc_checkpoint).parent, None
-        )
-    )
-    return [
-        (BeatConsistency(mean_speed=MEAN_SPEED), bc_pairs(n)),
-        (SemanticRelevanceRecall(), srgr_pairs(n)),
-        (sc, sc_pairs(n)),
-    ]
-
-
-@pytest.fixture(scope="module")
-def sc_checkpoint(tmp_path_factory):
-    """An untrained (seeded) text–motion model: DDP equality does not need a good one."""
-    torch.manual_seed(0)
-    path = text_motion_path(tmp_path_factory.mktemp("ckpt"), "toy")
-    save_text_motion(TextMotionModel(), path, asdict(TextMotionConfig()), {})
-    return str(path)
-
-
-def _ddp_speech(rank, world, n, sc_checkpoint):
-    out = []
-    for metric, pairs in _metrics_and_pairs(n, sc_checkpoint):
-        for p in pairs[rank::world]:
-            metric.update(p)
-        value = metric.compute()
-        with metric.sync_context():  # as the evaluator reads the per-sequence table
-            out.append((value, metric.per_sequence()))
-    return out
-
-
-def test_ddp_with_odd_sequence_count_equals_single_process(sc_checkpoint):
-    ddp = run_distributed(_ddp_speech, 5, sc_checkpoint)
-    for (metric, pairs), (value, per_seq) in zip(_metrics_and_pairs(5, sc_checkpoint), ddp):
-        tol = 1e-6 if isinstance(metric, SemanticScore) else 1e-12  # SC's encoder runs in float32
-        for p in pairs:
-            metric.update(p)
-        assert value == pytest.approx(metric.compute(), abs=tol)
-        expected = metric.per_sequence()
-        assert sorted(per_seq) == list(range(5))
-        for i, row in per_seq.items():
-            assert row == pytest.approx(expected[i], abs=tol)
