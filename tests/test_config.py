@@ -18,6 +18,8 @@ from omegaconf import OmegaConf
 from omegaconf.errors import MissingMandatoryValue
 
 from gesturebench.config import build, job_dirname, register_configs
+from gesturebench.data.datamodule import open_dataset
+from gesturebench.errors import ConfigError, DataError
 from tests.helpers import CONF, REPO, composed
 
 GROUPS = (
@@ -164,6 +166,43 @@ def test_models_build(tmp_path):
         node = with_option("model", option).model
         outputs = (f"model.dir={tmp_path}",) if "dir" in node else ()
         assert build(with_option("model", option, *outputs).model).name
+
+
+@pytest.mark.parametrize(
+    "kind, level",
+    [
+        ("rotation_noise", -1),
+        ("jitter", -0.1),
+        ("freeze", 1.5),
+        ("beat_collapse", -0.5),
+        ("time_shift", "nan"),
+    ],
+)
+def test_perturbed_level_outside_its_range_is_refused(kind, level):
+    node = composed("model=perturbed", f"model.kind={kind}", f"model.level={level}").model
+    with pytest.raises(ConfigError, match=rf"^model.level={level} for model.kind={kind}: must be"):
+        build(node)
+
+
+def test_perturbed_levels_inside_their_range_build():
+    for kind, level in (("rotation_noise", 0), ("time_shift", -0.5), ("freeze", 1)):
+        node = composed("model=perturbed", f"model.kind={kind}", f"model.level={level}").model
+        assert build(node).level == level
+
+
+def test_dataset_fps_is_not_a_setting():
+    """Motion carries its own frame rate (`mocap_frame_rate`); a dataset-wide fps is refused."""
+    with pytest.raises(ConfigCompositionException, match="fps"):
+        composed("dataset.fps=60")
+    with pytest.raises(ConfigError, match=r"Beat2Source.*unexpected keyword argument 'fps'"):
+        build(composed("+dataset.fps=60").dataset)
+
+
+def test_mini_beat2_is_not_generated_into_a_mistyped_root(config, tmp_path):
+    typo = tmp_path / "mini_beat2_defualt"
+    with pytest.raises(DataError, match=r"does not exist.*task=make_data dataset=mini_beat2"):
+        open_dataset(config(f"dataset.root={typo}").dataset)
+    assert not typo.exists()
 
 
 def test_metrics_build():

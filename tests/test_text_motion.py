@@ -109,6 +109,15 @@ def test_checkpoint_roundtrip_hash_and_errors(tmp_path):
     )
     assert sha == hashlib.sha256(path.read_bytes()).hexdigest()
     assert json.loads(path.with_suffix(".json").read_text())["sha256"] == sha
+    # the training figures (wall time) are beside the weights, not in their hash
+    again = save_text_motion(
+        model,
+        tmp_path / "again.pt",
+        TextMotionConfig(hidden_dim=16, embed_dim=8).__dict__,
+        {"val_r1": 0.5, "seconds": 9.9},
+    )
+    assert again == sha
+    assert json.loads((tmp_path / "again.json").read_text())["summary"]["seconds"] == 9.9
     assert torch.load(path, weights_only=True)["format"] == "gesturebench.text_motion.v1"
     loaded, info = load_text_motion(path)
     assert info["sha256"] == sha and info["config"]["embed_dim"] == 8
@@ -222,6 +231,8 @@ def test_train_function_is_seeded(mini, tmp_path):
     sd_a = load_text_motion(a)[0].state_dict()
     sd_b = b.model.state_dict()
     assert all(torch.equal(sd_a[k], sd_b[k]) for k in sd_a)
+    # the same file, byte for byte: its SHA-256 identifies the encoder across retrains
+    assert a.read_bytes() == (tmp_path / "b.pt").read_bytes()
 
 
 def test_sc_metric_values(trained, mini):

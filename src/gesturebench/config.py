@@ -27,6 +27,7 @@ from hydra.utils import get_object, instantiate
 from omegaconf import MISSING, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from gesturebench.atomic import one_line
 from gesturebench.errors import ConfigError, GestureBenchError
 from gesturebench.models.sources.choice import source_target
 
@@ -40,7 +41,8 @@ def build(node: Any, **kwargs: Any) -> Any:
         cause = err.__cause__
         if isinstance(cause, GestureBenchError):
             raise cause from None
-        raise ConfigError(str(err).splitlines()[0]) from None
+        # the whole message on one line: its first line names the target only, the next the problem
+        raise ConfigError(one_line(err)) from None
 
 
 def resolved(node: Any) -> dict:

@@ -9,8 +9,8 @@ can load) and a trained linear projection. Both land, L2-normalised, in one `emb
 trained with symmetric InfoNCE (`encoders.text_training`).
 
 Checkpoints are plain dicts readable with `torch.load(weights_only=True)`, like the motion
-autoencoder's: {"format", "state_dict", "hparams", "config", "summary"}, with `<name>.json` beside
-them (config, summary, SHA-256).
+autoencoder's: {"format", "state_dict", "hparams", "config"}, with `<name>.json` beside them
+(config, training summary, SHA-256).
 """
 
 from __future__ import annotations
