@@ -26,6 +26,38 @@ def moments(
     return mu, cov
 
 
+def batch_moments(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Count, mean and scatter Σ(x − x̄)(x − x̄)ᵀ of the rows of `x` (n,dim), in float64.
+
+    The scatter is taken about the batch's own mean (two-pass), so a large common offset of the
+    features does not cancel catastrophically as it does in Σxxᵀ − nμμᵀ. An empty batch gives
+    zeros.
+    """
+    x = x.double()
+    n = torch.tensor(float(x.shape[0]), dtype=x.dtype, device=x.device)
+    mean = x.sum(0) / n.clamp_min(1)
+    centred = x - mean
+    return n, mean, centred.T @ centred
+
+
+def merge_moments(
+    count: torch.Tensor, mean: torch.Tensor, scatter: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Pool partial moments along the first axis: counts (P,…), means (P,…,dim), scatters
+    (P,…,dim,dim) of P disjoint sets → the count, mean and scatter of their union.
+
+    Chan et al.'s pairwise formula for P sets at once: n = Σ n_p, μ = Σ n_p μ_p / n and
+    M = Σ M_p + Σ n_p (μ_p − μ)(μ_p − μ)ᵀ; only deviations from the pooled mean are multiplied,
+    so it is as exact as each partial. A set with n_p = 0 contributes nothing.
+    """
+    n = count.sum(0)
+    weights = count[..., None]
+    mu = (weights * mean).sum(0) / n.clamp_min(1)[..., None]
+    d = mean - mu
+    between = (weights[..., None] * d[..., :, None] * d[..., None, :]).sum(0)
+    return n, mu, scatter.sum(0) + between
+
+
 def psd_sqrt(a: torch.Tensor) -> torch.Tensor:
     """Symmetric square root of a symmetric PSD matrix; round-off-level and negative eigenvalues
     count as 0."""
