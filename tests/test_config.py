@@ -317,34 +317,26 @@ def test_installed_wheel_runs_from_any_folder(tmp_path, sandbox, mini_beat2):
     )
     env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
     env.update(PYTHONPATH=str(target), WANDB_MODE="offline", WANDB_SILENT="true")
-    gesturebench = [str(target / "bin" / "gesturebench")]
-    shown = subprocess.run(
-        [*gesturebench, "task=make_data", "--cfg", "job"],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+
+    def gesturebench(*args: str) -> subprocess.CompletedProcess:
+        """The installed console script, run from `work`."""
+        command = [str(target / "bin" / "gesturebench"), *args]
+        return subprocess.run(
+            command, cwd=work, env=env, capture_output=True, text=True, timeout=600
+        )
+
+    shown = gesturebench("task=make_data", "--cfg", "job")
     assert shown.returncode == 0, shown.stderr[-3000:]
     cfg = OmegaConf.to_container(OmegaConf.create(shown.stdout))
     assert cfg["task"]["name"] == "make_data" and cfg["paths"]["root"] == "${gb_cwd:}"
     # a small evaluation: the session's mini-BEAT2, body model and caches, everything else in `work`
-    run = subprocess.run(
-        [
-            *gesturebench,
-            "metrics=fast",
-            "logger=none",
-            "dataset.max_sequences=1",
-            "task.render_clips=0",
-            "trainer.enable_progress_bar=false",
-            *sandbox.overrides,
-        ],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
+    run = gesturebench(
+        "metrics=fast",
+        "logger=none",
+        "dataset.max_sequences=1",
+        "task.render_clips=0",
+        "trainer.enable_progress_bar=false",
+        *sandbox.overrides,
     )
     assert run.returncode == 0, run.stderr[-3000:]
     (results,) = (work / "outputs" / "evaluate").glob("*/*/results.json")
