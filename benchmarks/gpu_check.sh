@@ -74,8 +74,8 @@ PY
         hydra.run.dir=/tmp/make-data > "$OUT/make-data.txt" 2>&1) &
     make_data=$!
     timeout 170 python3 -m pytest -q -p no:cacheprovider -n 4 tests/test_cuda.py \
-        tests/test_metrics_geometry.py::test_all_metrics_agree_between_cpu_and_cuda \
-        tests/test_metrics_geometry.py::test_triton_kernel_matches_the_kdtree_and_brute_force \
+        tests/metrics/test_all_metrics.py::test_all_metrics_agree_between_cpu_and_cuda \
+        tests/metrics/test_surface.py::test_triton_kernel_matches_the_kdtree_and_brute_force \
         2>&1 | tee "$OUT/cuda-tests.txt" || true
     sample=()
     [ -f .gpu/2_scott_0_1_1.npz ] && sample=(--sample .gpu/2_scott_0_1_1.npz)

@@ -92,3 +92,43 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="session")
+def mini_records(mini_beat2) -> dict:
+    """Mini-BEAT2's records by split (no audio)."""
+    from gesturebench.data.beat2 import Beat2Dataset
+
+    return {
+        s: [d[i] for i in range(len(d))]
+        for s in ("train", "val", "test")
+        for d in [Beat2Dataset(mini_beat2, s, load_audio=False)]
+    }
+
+
+@pytest.fixture(scope="session")
+def trained_sc(mini_records, tmp_path_factory):
+    """SC with its text–motion model auto-trained on mini-BEAT2 once per session (as the evaluate
+    task does without a checkpoint), and its context; one torch thread while training."""
+    import torch
+
+    from gesturebench.metrics.context import MetricContext
+    from gesturebench.metrics.semantic_score import SemanticScore
+
+    ckpt_dir = tmp_path_factory.mktemp("checkpoints")
+    ctx = MetricContext(
+        "mini_beat2",
+        mini_records.__getitem__,
+        ckpt_dir / "cache",
+        ckpt_dir,
+        body_model=None,
+        auto_train=True,
+    )
+    metric = SemanticScore()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        metric.prepare(ctx)
+    finally:
+        torch.set_num_threads(threads)
+    return metric, ctx

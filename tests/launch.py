@@ -100,11 +100,12 @@ def command(*overrides: str, env: dict | None = None) -> tuple[list[str], dict]:
 
 
 def launch(
-    *overrides: str, timeout: int = 600, env: dict | None = None
+    *overrides: str, timeout: int = 600, env: dict | None = None, encoders: bool = True
 ) -> subprocess.CompletedProcess:
     """Run `command(*overrides, env=env)` from the repository root, its output captured, the
-    sandbox's encoders trained first."""
-    if not _own_root(overrides):
+    sandbox's encoders trained first (`encoders=False`: not, for a run that fails before it
+    would use them)."""
+    if encoders and not _own_root(overrides):
         _sandbox().train_encoders()
     cmd, run_env = command(*overrides, env=env)
     return subprocess.run(

@@ -15,12 +15,12 @@ from gesturebench.stats.bootstrap import Resamples, percentile_interval, weighte
 from tests.distributed import run_distributed
 from tests.helpers import toy_context
 from tests.launch import launch, results
-from tests.test_metrics_distribution import (
+from tests.metrics.references import scipy_frechet
+from tests.metrics.test_motion_features import (
     ckpt,  # noqa: F401 (fixture)
     make_metrics,
     motions,
     pair,
-    scipy_frechet,
 )
 
 pytestmark = pytest.mark.usefixtures("one_thread")

@@ -18,6 +18,8 @@ from omegaconf import OmegaConf
 from omegaconf.errors import MissingMandatoryValue
 
 from gesturebench.config import build, job_dirname, register_configs
+from gesturebench.data.datamodule import open_dataset
+from gesturebench.errors import ConfigError, DataError
 from tests.helpers import CONF, REPO, composed
 
 GROUPS = (
@@ -178,6 +180,43 @@ def test_models_build(tmp_path):
         assert build(with_option("model", option, *outputs).model).name
 
 
+@pytest.mark.parametrize(
+    "kind, level",
+    [
+        ("rotation_noise", -1),
+        ("jitter", -0.1),
+        ("freeze", 1.5),
+        ("beat_collapse", -0.5),
+        ("time_shift", "nan"),
+    ],
+)
+def test_perturbed_level_outside_its_range_is_refused(kind, level):
+    node = composed("model=perturbed", f"model.kind={kind}", f"model.level={level}").model
+    with pytest.raises(ConfigError, match=rf"^model.level={level} for model.kind={kind}: must be"):
+        build(node)
+
+
+def test_perturbed_levels_inside_their_range_build():
+    for kind, level in (("rotation_noise", 0), ("time_shift", -0.5), ("freeze", 1)):
+        node = composed("model=perturbed", f"model.kind={kind}", f"model.level={level}").model
+        assert build(node).level == level
+
+
+def test_dataset_fps_is_not_a_setting():
+    """Motion carries its own frame rate (`mocap_frame_rate`); a dataset-wide fps is refused."""
+    with pytest.raises(ConfigCompositionException, match="fps"):
+        composed("dataset.fps=60")
+    with pytest.raises(ConfigError, match=r"Beat2Source.*unexpected keyword argument 'fps'"):
+        build(composed("+dataset.fps=60").dataset)
+
+
+def test_mini_beat2_is_not_generated_into_a_mistyped_root(config, tmp_path):
+    typo = tmp_path / "mini_beat2_defualt"
+    with pytest.raises(DataError, match=r"does not exist.*task=make_data dataset=mini_beat2"):
+        open_dataset(config(f"dataset.root={typo}").dataset)
+    assert not typo.exists()
+
+
 def test_metrics_build():
     for option in options("metrics"):
         cfg = with_option("metrics", option)
@@ -290,34 +329,26 @@ def test_installed_wheel_runs_from_any_folder(tmp_path, sandbox, mini_beat2):
     )
     env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
     env.update(PYTHONPATH=str(target), WANDB_MODE="offline", WANDB_SILENT="true")
-    gesturebench = [str(target / "bin" / "gesturebench")]
-    shown = subprocess.run(
-        [*gesturebench, "task=make_data", "--cfg", "job"],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+
+    def gesturebench(*args: str) -> subprocess.CompletedProcess:
+        """The installed console script, run from `work`."""
+        command = [str(target / "bin" / "gesturebench"), *args]
+        return subprocess.run(
+            command, cwd=work, env=env, capture_output=True, text=True, timeout=600
+        )
+
+    shown = gesturebench("task=make_data", "--cfg", "job")
     assert shown.returncode == 0, shown.stderr[-3000:]
     cfg = OmegaConf.to_container(OmegaConf.create(shown.stdout))
     assert cfg["task"]["name"] == "make_data" and cfg["paths"]["root"] == "${gb_cwd:}"
     # a small evaluation: the session's mini-BEAT2, body model and caches, everything else in `work`
-    run = subprocess.run(
-        [
-            *gesturebench,
-            "metrics=fast",
-            "logger=none",
-            "dataset.max_sequences=1",
-            "task.render_clips=0",
-            "trainer.enable_progress_bar=false",
-            *sandbox.overrides,
-        ],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
+    run = gesturebench(
+        "metrics=fast",
+        "logger=none",
+        "dataset.max_sequences=1",
+        "task.render_clips=0",
+        "trainer.enable_progress_bar=false",
+        *sandbox.overrides,
     )
     assert run.returncode == 0, run.stderr[-3000:]
     (results,) = (work / "outputs" / "evaluate").glob("*/*/results.json")

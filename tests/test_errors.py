@@ -7,7 +7,9 @@ import shutil
 
 import numpy as np
 import pytest
+import torch
 
+from gesturebench.results import PAPER_METRICS
 from tests.launch import launch, results
 
 pytestmark = pytest.mark.slow
@@ -32,15 +34,16 @@ def beat2_copy(sample, root, **changes):
     return path
 
 
-def evaluate(root, run_dir, *extra):
+def evaluate(root, run_dir, *extra, encoders=True, logger="none"):
     return launch(
         "dataset=beat2",
         f"dataset.root={root}",
         "metrics=fast",
-        "logger=none",
+        f"logger={logger}",
         "task.render_clips=0",
         f"hydra.run.dir={run_dir}",
         *extra,
+        encoders=encoders,
     )
 
 
@@ -54,11 +57,24 @@ def assert_clear_error(proc, path, *words):
         assert word in lines[0], lines[0]
 
 
+# the known harmless messages of Lightning, torch and wandb (gesturebench.quiet)
+NOISE = ("litlogger", "LeafSpec", "transfer_batch_to_device", "anonymous")
+
+
 def test_real_sample_evaluates(beat2_sample, tmp_path):
+    """A good run (W&B offline): its headline table on stdout, none of the known noise on stderr."""
     beat2_copy(beat2_sample, tmp_path / "data")
-    proc = evaluate(tmp_path / "data", tmp_path / "run")
+    proc = evaluate(tmp_path / "data", tmp_path / "run", logger="wandb")
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert results(tmp_path / "run")["metrics"]["mjd"] == 0.0
+    lines = proc.stdout.splitlines()
+    start = lines.index("ground_truth on beat2:")
+    table = {line.split()[0]: line.split()[1:] for line in lines[start + 1 : start + 16]}
+    assert list(table) == list(PAPER_METRICS)
+    assert table["mjd"] == ["↓", "0"] and table["pck"] == ["↑", "1"]
+    assert table["fgd"][:2] == ["-", "not"]  # metrics=fast: not computed, and why
+    assert lines[start + 16].startswith("  seconds per stage (sum ")
+    assert not [word for word in NOISE if word in proc.stderr], proc.stderr
 
 
 def test_nan_poses(beat2_sample, tmp_path):
@@ -119,3 +135,24 @@ def test_full_error_shows_traceback(beat2_sample, tmp_path):
         env={"HYDRA_FULL_ERROR": "1"},
     )
     assert proc.returncode != 0 and "Traceback" in proc.stderr
+
+
+def test_precomputed_without_dir_is_one_line(beat2_sample, tmp_path):
+    beat2_copy(beat2_sample, tmp_path / "data")
+    proc = evaluate(tmp_path / "data", tmp_path / "run", "model=precomputed", encoders=False)
+    assert_clear_error(proc, "model=precomputed", "model.dir is not set")
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
+def test_gpu_without_cuda_is_one_line(beat2_sample, tmp_path):
+    beat2_copy(beat2_sample, tmp_path / "data")
+    proc = evaluate(tmp_path / "data", tmp_path / "run", "trainer=gpu", encoders=False)
+    assert_clear_error(proc, "trainer.accelerator=gpu", "no CUDA GPU", "trainer=cpu")
+
+
+def test_negative_perturbation_level_is_one_line(beat2_sample, tmp_path):
+    beat2_copy(beat2_sample, tmp_path / "data")
+    proc = evaluate(
+        tmp_path / "data", tmp_path / "run", "model=perturbed", "model.level=-1", encoders=False
+    )
+    assert_clear_error(proc, "model.level=-1", "must be ≥ 0")

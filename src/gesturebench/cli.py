@@ -18,6 +18,7 @@ from omegaconf.errors import MissingMandatoryValue
 from gesturebench import status
 from gesturebench.config import build, register_configs
 from gesturebench.errors import ConfigError, GestureBenchError
+from gesturebench.quiet import silence_known_noise
 from gesturebench.results import ERROR_FILE, write_json
 
 #: The configs shipped inside the package (`conf/` of the checkout, as package data).
@@ -31,6 +32,7 @@ def run_task(cfg: DictConfig):
     In a single run the process exits 2 at once; in a multirun the job is recorded as failed
     (error.json in its folder) so that the other jobs still run, and the command exits 2 at the end.
     """
+    silence_known_noise()
     if cfg.get("threads"):
         torch.set_num_threads(cfg.threads)
     try:

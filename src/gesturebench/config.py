@@ -27,6 +27,7 @@ from hydra.utils import get_object, instantiate
 from omegaconf import MISSING, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from gesturebench.atomic import one_line
 from gesturebench.errors import ConfigError, GestureBenchError
 from gesturebench.models.sources.choice import source_target
 
@@ -40,7 +41,8 @@ def build(node: Any, **kwargs: Any) -> Any:
         cause = err.__cause__
         if isinstance(cause, GestureBenchError):
             raise cause from None
-        raise ConfigError(str(err).splitlines()[0]) from None
+        # the whole message on one line: its first line names the target only, the next the problem
+        raise ConfigError(one_line(err)) from None
 
 
 def resolved(node: Any) -> dict:
@@ -62,7 +64,8 @@ def _checkable(annotation: Any) -> Any:
 
 def _arguments(obj: Any) -> Iterator[tuple[str, Any, Any]]:
     """(name, annotation, default or MISSING) of each argument that `obj` (a dataclass, a class or
-    a function) takes by name; a dataclass's default factory is called."""
+    a function) takes by name, with those of the base class where its constructor passes
+    `**kwargs` on; a dataclass's default factory is called."""
     if dataclasses.is_dataclass(obj):
         hints = typing.get_type_hints(obj)
         for f in dataclasses.fields(obj):
@@ -75,10 +78,17 @@ def _arguments(obj: Any) -> Iterator[tuple[str, Any, Any]]:
             yield f.name, hints.get(f.name, Any), default
         return
     hints = typing.get_type_hints(obj.__init__ if inspect.isclass(obj) else obj)
-    for name, param in inspect.signature(obj).parameters.items():
+    parameters = inspect.signature(obj).parameters
+    for name, param in parameters.items():
         if param.kind not in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             empty = param.default is inspect.Parameter.empty
             yield name, hints.get(name, Any), MISSING if empty else param.default
+    if inspect.isclass(obj) and any(p.kind == p.VAR_KEYWORD for p in parameters.values()):
+        # a constructor's **kwargs go on to its base class's constructor: take its arguments too
+        owner = next(c for c in obj.__mro__ if "__init__" in vars(c))
+        for argument in _arguments(owner.__mro__[1]):
+            if argument[0] not in parameters:
+                yield argument
 
 
 def schema(

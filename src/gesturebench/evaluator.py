@@ -91,9 +91,6 @@ class Evaluator(pl.LightningModule):
         yield
         self.timings[stage] += time.perf_counter() - start
 
-    def transfer_batch_to_device(self, batch, device, dataloader_idx):
-        return batch
-
     def on_test_epoch_start(self) -> None:
         for m in (*self.gesture_metrics.values(), self.frame_log):
             m.reset()

@@ -10,6 +10,7 @@ from typing import Any
 from pytorch_lightning.loggers import Logger, WandbLogger
 
 from gesturebench.config import build
+from gesturebench.quiet import drop_anonymous
 
 
 def make_logger(node: Any, run_dir: Path, run_name: str, config: dict) -> Logger | None:
@@ -18,7 +19,7 @@ def make_logger(node: Any, run_dir: Path, run_name: str, config: dict) -> Logger
     if node is None:
         return None
     os.environ.setdefault("WANDB_SILENT", "true")
-    logger: Logger = build(node, save_dir=str(run_dir), name=run_name)
+    logger: Logger = drop_anonymous(build(node, save_dir=str(run_dir), name=run_name))
     logger.log_hyperparams(config)
     return logger
 

@@ -14,11 +14,13 @@ from typing import cast
 
 import pytorch_lightning as pl
 import torch.distributed as dist
+from omegaconf import DictConfig, OmegaConf
 from torch.utils.data import DataLoader, Dataset, Sampler
 
 from gesturebench.config import build
 from gesturebench.data.beat2 import Beat2Dataset
 from gesturebench.data.records import SequenceRecord
+from gesturebench.errors import DataError
 
 
 class UnrepeatedSampler(Sampler[int]):
@@ -85,10 +87,23 @@ class Beat2Source:
 
 
 def open_dataset(
-    node, split: str | None = None, load_audio: bool | None = None
+    node: DictConfig, split: str | None = None, load_audio: bool | None = None
 ) -> Sequence[SequenceRecord]:
-    """The records of `split` of the dataset configured by `node` (`cfg.dataset`)."""
+    """The records of `split` of the dataset configured by `node` (`cfg.dataset`).
+
+    A generated dataset (mini_beat2) is generated on first use only into its default folder (`root`
+    left to its `${paths.data}/...` default): a `dataset.root=` set by hand that does not exist is
+    more likely a typo than a wish for a new dataset there, so it is a `DataError` naming
+    `task=make_data`, the command that generates one at a chosen root."""
     source: Beat2Source = build(node)
+    root = Path(source.root)
+    if source.generate and not root.exists() and not OmegaConf.is_interpolation(node, "root"):
+        raise DataError(
+            root,
+            f"dataset.root does not exist. {source.name} is generated on first use only into its"
+            " default folder (paths.data); check dataset.root for a typo, or generate one here"
+            f" with `python launch.py task=make_data dataset={source.name} dataset.root={root}`",
+        )
     return source.open(split, load_audio)
 
 
@@ -108,3 +123,9 @@ class GestureDataModule(pl.LightningDataModule):
             collate_fn=_first,
             num_workers=self.num_workers,
         )
+
+    def transfer_batch_to_device(self, batch, device, dataloader_idx):
+        """A record as it is: it holds numpy arrays, the body model moves what it needs to its
+        device (declared here, not on the Evaluator, so Lightning has no hook conflict to warn
+        about)."""
+        return batch

@@ -3,7 +3,10 @@ atomically, identified by the SHA-256 of its bytes, with its training config as 
 
 `<checkpoints>/encoders/<encoder>-<dataset>.pt` holds {"format", "state_dict" (weights and buffers,
 e.g. the motion autoencoder's normalisation `mean`/`std`), "hparams" (the module's constructor
-arguments), "config" (the full training config), "summary" (training figures)}. The helpers are
+arguments), "config" (the full training config)}: only what determines the weights, so that a
+retrain with the same seed writes the same bytes and the same SHA-256 (results.json's
+`encoders.*.sha256` then shows that two runs used the same encoder). The training figures
+("summary", with its wall-clock seconds) go to the `.json` beside it only. The helpers are
 generic over the encoder class; `load_or_train` is what metrics call in `prepare`: load the
 dataset's checkpoint, training it first where auto-training is allowed.
 """
@@ -15,7 +18,7 @@ import io
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import pytorch_lightning as pl
 import torch
@@ -24,6 +27,9 @@ from gesturebench.atomic import one_line, write_atomic
 from gesturebench.data.records import SequenceRecord
 from gesturebench.encoders.motion_ae import MotionAutoencoder
 from gesturebench.errors import CheckpointError
+
+if TYPE_CHECKING:
+    from gesturebench.encoders.training_common import EncoderConfig
 
 MOTION_AE = "motion_ae"
 MOTION_AE_FORMAT = "gesturebench.motion_ae.v1"
@@ -47,15 +53,14 @@ def train_command(path: Path, encoder: str) -> str:
 def save_encoder(
     module: pl.LightningModule, path: str | Path, fmt: str, config: dict, summary: dict
 ) -> str:
-    """Write the checkpoint and `<path>.json` (hash, config, hparams, summary); return the
-    SHA-256."""
+    """Write the checkpoint (weights, hparams, config) and `<path>.json` (hash, config, hparams,
+    summary); return the SHA-256."""
     path = Path(path)
     payload = {
         "format": fmt,
         "state_dict": {k: v.detach().cpu() for k, v in module.state_dict().items()},
         "hparams": dict(module.hparams),
         "config": dict(config),
-        "summary": dict(summary),
     }
     buf = io.BytesIO()
     torch.save(payload, buf)
@@ -65,7 +70,9 @@ def save_encoder(
     meta = {
         "checkpoint": path.name,
         "sha256": sha,
-        **{k: payload[k] for k in ("config", "hparams", "summary")},
+        "config": payload["config"],
+        "hparams": payload["hparams"],
+        "summary": dict(summary),
     }
     write_atomic(path.with_suffix(".json"), json.dumps(meta, indent=2) + "\n")
     return sha
@@ -105,15 +112,14 @@ def load_encoder(
 def load_or_train(
     path: Path,
     load: Callable[[Path], object],
-    train: Callable[..., Path],
+    cfg: EncoderConfig,
     split: Callable[[str], Sequence[SequenceRecord]],
-    cfg,
     auto_train: bool,
 ):
-    """`load(path)`, after `train(split("train"), split("val"), cfg, path)` when the checkpoint is
+    """`load(path)`, after `cfg.train(split("train"), split("val"), path)` when the checkpoint is
     missing and `auto_train`; without it a missing checkpoint is `load`'s `CheckpointError`."""
     if not path.is_file() and auto_train:
-        train(split("train"), split("val"), cfg, path)
+        cfg.train(split("train"), split("val"), path)
     return load(path)
 
 

@@ -16,14 +16,11 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from gesturebench.encoders.conv import conv1d, downsampling_layers
 from gesturebench.encoders.representation import REP_DIM
 
 #: total temporal downsampling of the encoder; windows must be a multiple of it.
 DOWNSAMPLE = 4
-
-
-def _conv(c_in: int, c_out: int, kernel_size: int, stride: int = 1) -> nn.Conv1d:
-    return nn.Conv1d(c_in, c_out, kernel_size, stride=stride, padding=kernel_size // 2)
 
 
 class MotionAutoencoder(pl.LightningModule):
@@ -47,24 +44,18 @@ class MotionAutoencoder(pl.LightningModule):
         act = nn.LeakyReLU(0.2)
         k = kernel_size
         self.encoder = nn.Sequential(
-            _conv(rep_dim, hidden_dim, 1),
-            act,
-            _conv(hidden_dim, hidden_dim, k, stride=2),
-            act,
-            _conv(hidden_dim, hidden_dim, k, stride=2),
-            act,
-            _conv(hidden_dim, latent_dim, 1),
+            *downsampling_layers(rep_dim, hidden_dim, k, act), conv1d(hidden_dim, latent_dim, 1)
         )
         self.decoder = nn.Sequential(
-            _conv(latent_dim, hidden_dim, 1),
+            conv1d(latent_dim, hidden_dim, 1),
             act,
             nn.Upsample(scale_factor=2),
-            _conv(hidden_dim, hidden_dim, k),
+            conv1d(hidden_dim, hidden_dim, k),
             act,
             nn.Upsample(scale_factor=2),
-            _conv(hidden_dim, hidden_dim, k),
+            conv1d(hidden_dim, hidden_dim, k),
             act,
-            _conv(hidden_dim, rep_dim, 1),
+            conv1d(hidden_dim, rep_dim, 1),
         )
 
     def set_normalisation(self, mean: torch.Tensor, std: torch.Tensor) -> None:

@@ -1,35 +1,32 @@
 """Training of the motion autoencoder (`task=train_encoder encoder=motion_ae`, and auto-training on
 mini data).
 
-`train_motion_ae` fits a `MotionAutoencoder` on the train split's windows with a CPU Lightning
-`Trainer` (seeded, early stopping on the validation loss) and writes the checkpoint with
-`save_motion_ae`. `load_or_train_motion_ae` is what metrics call in `prepare`: load the dataset's
+`MotionAEConfig.train` fits a `MotionAutoencoder` on the train split's windows with a CPU Lightning
+`Trainer` (seeded, early stopping on the validation loss) and writes its checkpoint.
+`load_or_train_motion_ae` is what metrics call in `prepare`: load the dataset's
 checkpoint, training it first where auto-training is allowed.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytorch_lightning as pl
 import torch
 from pytorch_lightning.callbacks import EarlyStopping
 from torch.utils.data import DataLoader, TensorDataset
 
 from gesturebench.data.records import SequenceRecord
 from gesturebench.encoders.checkpoint import (
+    MOTION_AE_FORMAT,
     load_motion_ae,
     load_or_train,
     motion_ae_path,
-    save_motion_ae,
 )
 from gesturebench.encoders.motion_ae import DOWNSAMPLE, MotionAutoencoder
 from gesturebench.encoders.representation import REP_DIM, motion_representation, sliding_windows
-from gesturebench.encoders.training_common import EncoderConfig, fit
+from gesturebench.encoders.training_common import EncoderConfig, Fitted
 from gesturebench.errors import ConfigError
 
 
@@ -59,6 +56,8 @@ class MotionAEConfig(EncoderConfig):
     std_floor: float = 0.01
     seed: int = 0
 
+    checkpoint_format = MOTION_AE_FORMAT
+
     def __post_init__(self):
         if self.window % DOWNSAMPLE or self.window <= 0:
             raise ConfigError(
@@ -72,9 +71,6 @@ class MotionAEConfig(EncoderConfig):
     def checkpoint_path(self, checkpoints_dir: str | Path, dataset: str) -> Path:
         return motion_ae_path(checkpoints_dir, dataset)
 
-    def train(self, train, val, out_path, logger=None) -> Path:
-        return train_motion_ae(train, val, self, out_path, logger)
-
     def module_kwargs(self) -> dict:
         return {
             "rep_dim": REP_DIM,
@@ -84,6 +80,31 @@ class MotionAEConfig(EncoderConfig):
             "lr": self.lr,
             "velocity_weight": self.velocity_weight,
         }
+
+    def fit_module(self, train, val, fit) -> Fitted:
+        train_reps, train_w = _windows(train, self.window, self.train_hop, "train")
+        _, val_w = _windows(val, self.window, self.hop, "val")
+        module = MotionAutoencoder(**self.module_kwargs())
+        module.set_normalisation(*representation_stats(train_reps, self.std_floor))
+        shuffle = torch.Generator().manual_seed(self.seed)
+        train_loader = DataLoader(
+            TensorDataset(train_w), batch_size=self.batch_size, shuffle=True, generator=shuffle
+        )
+        val_loader = DataLoader(TensorDataset(val_w), batch_size=self.batch_size)
+        early_stopping = EarlyStopping(monitor="val_loss", patience=self.patience)
+        trainer = fit(module, train_loader, val_loader, [early_stopping])
+        module.eval()
+        figures = {
+            **{f"val_{k}": v for k, v in reconstruction_errors(module, val_w).items()},
+            "train_sequences": len(train_reps),
+            "train_windows": len(train_w),
+            "val_windows": len(val_w),
+        }
+        headline = (
+            f"val_recon_mse={figures['val_recon_mse']:.4f} "
+            f"(mean pose: {figures['val_mean_pose_mse']:.4f})"
+        )
+        return Fitted(module, trainer, figures, headline)
 
 
 def representation_stats(
@@ -117,58 +138,6 @@ def reconstruction_errors(module: MotionAutoencoder, windows: torch.Tensor) -> d
     }
 
 
-def train_motion_ae(
-    train_records: Sequence[SequenceRecord],
-    val_records: Sequence[SequenceRecord],
-    config: MotionAEConfig | Mapping | None,
-    out_path: str | Path,
-    logger=None,
-) -> Path:
-    """Train on `train_records`, early-stop on `val_records`, write the checkpoint at `out_path`;
-    return it."""
-    cfg: MotionAEConfig = MotionAEConfig.coerce(config)
-    out_path = Path(out_path)
-    started = time.perf_counter()
-    pl.seed_everything(cfg.seed, workers=True)
-    train_reps, train_w = _windows(train_records, cfg.window, cfg.train_hop, "train")
-    _, val_w = _windows(val_records, cfg.window, cfg.hop, "val")
-
-    module = MotionAutoencoder(**cfg.module_kwargs())
-    module.set_normalisation(*representation_stats(train_reps, cfg.std_floor))
-    shuffle = torch.Generator().manual_seed(cfg.seed)
-    train_loader = DataLoader(
-        TensorDataset(train_w), batch_size=cfg.batch_size, shuffle=True, generator=shuffle
-    )
-    val_loader = DataLoader(TensorDataset(val_w), batch_size=cfg.batch_size)
-    trainer = fit(
-        module,
-        train_loader,
-        val_loader,
-        cfg,
-        [EarlyStopping(monitor="val_loss", patience=cfg.patience)],
-        out_path,
-        logger,
-    )
-
-    module.eval()
-    summary = {
-        **{f"val_{k}": v for k, v in reconstruction_errors(module, val_w).items()},
-        "epochs": trainer.current_epoch,
-        "steps": trainer.global_step,
-        "train_sequences": len(train_reps),
-        "train_windows": len(train_w),
-        "val_windows": len(val_w),
-        "seconds": round(time.perf_counter() - started, 2),
-    }
-    sha = save_motion_ae(module, out_path, dataclasses.asdict(cfg), summary)
-    print(
-        f"motion_ae checkpoint {out_path} sha256={sha} "
-        f"val_recon_mse={summary['val_recon_mse']:.4f} "
-        f"(mean pose: {summary['val_mean_pose_mse']:.4f})"
-    )
-    return out_path
-
-
 def load_or_train_motion_ae(
     checkpoints_dir: str | Path,
     dataset_name: str,
@@ -181,8 +150,7 @@ def load_or_train_motion_ae(
     return load_or_train(
         motion_ae_path(checkpoints_dir, dataset_name),
         load_motion_ae,
-        train_motion_ae,
+        MotionAEConfig.coerce(cfg),
         split,
-        cfg,
         auto_train,
     )

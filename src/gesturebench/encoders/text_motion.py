@@ -9,8 +9,8 @@ can load) and a trained linear projection. Both land, L2-normalised, in one `emb
 trained with symmetric InfoNCE (`encoders.text_training`).
 
 Checkpoints are plain dicts readable with `torch.load(weights_only=True)`, like the motion
-autoencoder's: {"format", "state_dict", "hparams", "config", "summary"}, with `<name>.json` beside
-them (config, summary, SHA-256).
+autoencoder's: {"format", "state_dict", "hparams", "config"}, with `<name>.json` beside them
+(config, training summary, SHA-256).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from torch.nn import functional as F
 from gesturebench.atomic import one_line
 from gesturebench.data.records import FPS, Motion, Word
 from gesturebench.encoders.checkpoint import encoder_path, load_encoder, save_encoder
+from gesturebench.encoders.conv import downsampling_layers
 from gesturebench.encoders.representation import REP_DIM, motion_representation, sliding_windows
 from gesturebench.errors import CheckpointError
 
@@ -148,10 +149,6 @@ def mean_reciprocal_rank(motion: torch.Tensor, text: torch.Tensor) -> torch.Tens
     return (1.0 / text_to_motion_ranks(motion, text).double()).mean()
 
 
-def _conv(c_in: int, c_out: int, kernel_size: int, stride: int = 1) -> nn.Conv1d:
-    return nn.Conv1d(c_in, c_out, kernel_size, stride=stride, padding=kernel_size // 2)
-
-
 def info_nce(motion: torch.Tensor, text: torch.Tensor, temperature: float) -> torch.Tensor:
     """Symmetric InfoNCE of L2-normalised (B, E) embeddings whose i-th rows are the positive
     pairs."""
@@ -191,13 +188,7 @@ class TextMotionModel(pl.LightningModule):
         act, k = nn.GELU(), kernel_size
         # 30 fps → 15 fps, per-frame projection, two strided convolutions
         self.motion_tower = nn.Sequential(
-            nn.AvgPool1d(2),
-            _conv(rep_dim, hidden_dim, 1),
-            act,
-            _conv(hidden_dim, hidden_dim, k, stride=2),
-            act,
-            _conv(hidden_dim, hidden_dim, k, stride=2),
-            act,
+            nn.AvgPool1d(2), *downsampling_layers(rep_dim, hidden_dim, k, act)
         )
         self.motion_head = nn.Linear(hidden_dim, embed_dim)
         self.text_dropout = nn.Dropout(text_dropout)

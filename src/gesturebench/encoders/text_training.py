@@ -10,8 +10,6 @@ seconds on a CPU.
 from __future__ import annotations
 
 import copy
-import dataclasses
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,18 +22,18 @@ from torch.utils.data import DataLoader, TensorDataset
 from gesturebench.data.records import SequenceRecord
 from gesturebench.encoders.checkpoint import load_or_train
 from gesturebench.encoders.text_motion import (
+    FORMAT,
     PACKAGED_TEXT_MODEL,
     SentenceEmbedder,
     TextMotionEncoder,
     TextMotionModel,
     load_text_motion,
-    save_text_motion,
     seconds_to_frames,
     text_motion_path,
     text_to_motion_ranks,
     text_windows,
 )
-from gesturebench.encoders.training_common import EncoderConfig, fit
+from gesturebench.encoders.training_common import EncoderConfig, Fitted
 from gesturebench.errors import ConfigError
 
 
@@ -71,11 +69,10 @@ class TextMotionConfig(EncoderConfig):
     std_floor: float = 0.01
     seed: int = 0
 
+    checkpoint_format = FORMAT
+
     def checkpoint_path(self, checkpoints_dir: str | Path, dataset: str) -> Path:
         return text_motion_path(checkpoints_dir, dataset)
-
-    def train(self, train, val, out_path, logger=None) -> Path:
-        return train_text_motion(train, val, self, out_path, logger)
 
     def __post_init__(self):
         for key in ("window_s", "hop_s", "train_hop_s"):
@@ -83,6 +80,58 @@ class TextMotionConfig(EncoderConfig):
                 raise ConfigError(
                     f"encoder.{key}={getattr(self, key)} must be at least one frame (1/30 s)"
                 )
+
+    def fit_module(self, train, val, fit) -> Fitted:
+        window = seconds_to_frames(self.window_s)
+        train_w, train_t = worded_windows(
+            train, window, seconds_to_frames(self.train_hop_s), "train"
+        )
+        val_w, val_t = worded_windows(val, window, seconds_to_frames(self.hop_s), "val")
+        embedder = SentenceEmbedder(self.text_model)
+        train_e, val_e = embedder(train_t), embedder(val_t)
+
+        model = TextMotionModel(
+            text_dim=embedder.dim,
+            hidden_dim=self.hidden_dim,
+            embed_dim=self.embed_dim,
+            kernel_size=self.kernel_size,
+            temperature=self.temperature,
+            text_dropout=self.text_dropout,
+            lr=self.lr,
+            weight_decay=self.weight_decay,
+        )
+        # over the training windows' frames
+        std, mean = torch.std_mean(train_w.reshape(-1, train_w.shape[-1]), dim=0)
+        model.set_normalisation(mean, std.clamp_min(self.std_floor))
+        shuffle = torch.Generator().manual_seed(self.seed)
+        train_loader = DataLoader(
+            TensorDataset(train_w, train_e),
+            batch_size=self.batch_size,
+            shuffle=True,
+            generator=shuffle,
+            drop_last=len(train_t) > self.batch_size,
+        )
+        # one batch: MRR over all of it
+        val_loader = DataLoader(TensorDataset(val_w, val_e), batch_size=len(val_t))
+        best = KeepBest("val_mrr")
+        early_stopping = EarlyStopping(monitor="val_mrr", mode="max", patience=self.patience)
+        trainer = fit(model, train_loader, val_loader, [early_stopping, best], progress_bar=False)
+
+        model.eval()
+        with torch.no_grad():
+            val_m, val_x = model.embed_motion(val_w), model.embed_text(val_e)
+        figures = {
+            "val_mrr": best.best,
+            "best_step": best.step,
+            "val_r1": retrieval_recall(val_m, val_x, 1),
+            "val_r5": retrieval_recall(val_m, val_x, 5),
+            "val_chance_r1": 1 / len(val_t),
+            "val_sc": float((val_m * val_x).sum(-1).mean()),
+            "train_windows": len(train_t),
+            "val_windows": len(val_t),
+        }
+        headline = f"val R@1={figures['val_r1']:.3f} (chance {figures['val_chance_r1']:.3f})"
+        return Fitted(model, trainer, figures, headline)
 
 
 def worded_windows(
@@ -128,87 +177,6 @@ class KeepBest(pl.Callback):
             module.load_state_dict(self.state)
 
 
-def train_text_motion(
-    train_records: Sequence[SequenceRecord],
-    val_records: Sequence[SequenceRecord],
-    config: TextMotionConfig | Mapping | None,
-    out_path: str | Path,
-    logger=None,
-) -> Path:
-    """Train on `train_records`, early-stop on `val_records`, write the checkpoint at `out_path`;
-    return it."""
-    cfg: TextMotionConfig = TextMotionConfig.coerce(config)
-    out_path = Path(out_path)
-    started = time.perf_counter()
-    pl.seed_everything(cfg.seed, workers=True)
-    window = seconds_to_frames(cfg.window_s)
-    train_w, train_t = worded_windows(
-        train_records, window, seconds_to_frames(cfg.train_hop_s), "train"
-    )
-    val_w, val_t = worded_windows(val_records, window, seconds_to_frames(cfg.hop_s), "val")
-    embedder = SentenceEmbedder(cfg.text_model)
-    train_e, val_e = embedder(train_t), embedder(val_t)
-
-    model = TextMotionModel(
-        text_dim=embedder.dim,
-        hidden_dim=cfg.hidden_dim,
-        embed_dim=cfg.embed_dim,
-        kernel_size=cfg.kernel_size,
-        temperature=cfg.temperature,
-        text_dropout=cfg.text_dropout,
-        lr=cfg.lr,
-        weight_decay=cfg.weight_decay,
-    )
-    # over the training windows' frames
-    std, mean = torch.std_mean(train_w.reshape(-1, train_w.shape[-1]), dim=0)
-    model.set_normalisation(mean, std.clamp_min(cfg.std_floor))
-    shuffle = torch.Generator().manual_seed(cfg.seed)
-    train_loader = DataLoader(
-        TensorDataset(train_w, train_e),
-        batch_size=cfg.batch_size,
-        shuffle=True,
-        generator=shuffle,
-        drop_last=len(train_t) > cfg.batch_size,
-    )
-    # one batch: MRR over all of it
-    val_loader = DataLoader(TensorDataset(val_w, val_e), batch_size=len(val_t))
-    best = KeepBest("val_mrr")
-    early_stopping = EarlyStopping(monitor="val_mrr", mode="max", patience=cfg.patience)
-    trainer = fit(
-        model,
-        train_loader,
-        val_loader,
-        cfg,
-        [early_stopping, best],
-        out_path,
-        logger,
-        progress_bar=False,
-    )
-
-    model.eval()
-    with torch.no_grad():
-        val_m, val_x = model.embed_motion(val_w), model.embed_text(val_e)
-    summary = {
-        "val_mrr": best.best,
-        "best_step": best.step,
-        "val_r1": retrieval_recall(val_m, val_x, 1),
-        "val_r5": retrieval_recall(val_m, val_x, 5),
-        "val_chance_r1": 1 / len(val_t),
-        "val_sc": float((val_m * val_x).sum(-1).mean()),
-        "epochs": trainer.current_epoch,
-        "steps": trainer.global_step,
-        "train_windows": len(train_t),
-        "val_windows": len(val_t),
-        "seconds": round(time.perf_counter() - started, 2),
-    }
-    sha = save_text_motion(model, out_path, dataclasses.asdict(cfg), summary)
-    print(
-        f"text_motion checkpoint {out_path} sha256={sha} val R@1={summary['val_r1']:.3f} "
-        f"(chance {summary['val_chance_r1']:.3f}) in {summary['seconds']} s"
-    )
-    return out_path
-
-
 def load_or_train_text_motion(
     checkpoints_dir: str | Path,
     dataset_name: str,
@@ -221,5 +189,7 @@ def load_or_train_text_motion(
     """The dataset's text–motion encoder (at `path`, default `text_motion_path`); trained first when
     missing and `auto_train`, else `CheckpointError` naming the command that creates it."""
     path = Path(path) if path is not None else text_motion_path(checkpoints_dir, dataset_name)
-    model, info = load_or_train(path, load_text_motion, train_text_motion, split, cfg, auto_train)
+    model, info = load_or_train(
+        path, load_text_motion, TextMotionConfig.coerce(cfg), split, auto_train
+    )
     return TextMotionEncoder(model, info, device)

@@ -1,14 +1,17 @@
-"""What the encoders' training shares: the training-config interface and the seeded CPU `Trainer`
-fit."""
+"""What the encoders' training shares: the training-config interface with its seeded, timed
+`train` (fit, summary, checkpoint), and the deterministic CPU `Trainer` fit."""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
+import time
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, NamedTuple
 
 import pytorch_lightning as pl
 import torch
@@ -16,13 +19,28 @@ from pytorch_lightning.loggers import Logger
 from torch.utils.data import DataLoader
 
 from gesturebench.data.records import SequenceRecord
+from gesturebench.encoders.checkpoint import save_encoder
+
+
+class Fitted(NamedTuple):
+    """What an encoder's `fit_module` gives back: the trained module (in eval mode), its trainer,
+    the encoder's own summary figures and a one-line account of them for the console."""
+
+    module: pl.LightningModule
+    trainer: pl.Trainer
+    figures: dict[str, Any]
+    headline: str
 
 
 class EncoderConfig:
     """Mixin for an encoder's frozen training-config dataclass (`conf/encoder/*` builds one): what
-    `task=train_encoder` needs of it."""
+    `task=train_encoder` and auto-training need of it. A subclass implements `fit_module` and
+    `checkpoint_path` and names its `checkpoint_format`."""
 
     name: str
+    seed: int
+    #: the checkpoint's "format" (see `encoders.checkpoint`)
+    checkpoint_format: ClassVar[str]
 
     @classmethod
     def coerce(cls, cfg: Any) -> Any:
@@ -34,15 +52,44 @@ class EncoderConfig:
         """Where the encoder of `dataset` is stored."""
         raise NotImplementedError
 
+    def fit_module(
+        self,
+        train: Sequence[SequenceRecord],
+        val: Sequence[SequenceRecord],
+        fit: Callable[..., pl.Trainer],
+    ) -> Fitted:
+        """Build the encoder's module and fit it on `train`, early-stopping on `val`, with
+        `fit(module, train_loader, val_loader, callbacks[, progress_bar])` (`fit` below, bound to
+        this config and the run's output path and logger)."""
+        raise NotImplementedError
+
     def train(
         self,
         train: Sequence[SequenceRecord],
         val: Sequence[SequenceRecord],
-        out_path: Path,
+        out_path: str | Path,
         logger: Logger | None = None,
     ) -> Path:
-        """Train on `train`, early-stop on `val`, write the checkpoint at `out_path`; return it."""
-        raise NotImplementedError
+        """Train on `train` (seeded by `seed`), early-stop on `val`, write the checkpoint at
+        `out_path`, its summary being `fit_module`'s figures with the run's epochs, steps and
+        seconds; return it."""
+        out_path = Path(out_path)
+        started = time.perf_counter()
+        pl.seed_everything(self.seed, workers=True)
+        fitted = self.fit_module(
+            train, val, functools.partial(fit, cfg=self, out_path=out_path, logger=logger)
+        )
+        seconds = round(time.perf_counter() - started, 2)
+        summary = {
+            **fitted.figures,
+            "epochs": fitted.trainer.current_epoch,
+            "steps": fitted.trainer.global_step,
+            "seconds": seconds,
+        }
+        config = dataclasses.asdict(self)  # type: ignore[call-overload]  # a dataclass subclass
+        sha = save_encoder(fitted.module, out_path, self.checkpoint_format, config, summary)
+        print(f"{self.name} checkpoint {out_path} sha256={sha} {fitted.headline} in {seconds} s")
+        return out_path
 
 
 @contextmanager
@@ -73,8 +120,8 @@ def fit(
     module: pl.LightningModule,
     train_loader: DataLoader,
     val_loader: DataLoader,
-    cfg,
     callbacks: Sequence[pl.Callback],
+    cfg,
     out_path: Path,
     logger=None,
     progress_bar: bool = True,

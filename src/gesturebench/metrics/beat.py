@@ -1,20 +1,27 @@
 """BC: beat consistency of generated (and reference) motion with the speech onsets
 (docs/metrics.md, BC).
 
-Joint speeds come from global joint positions by default, as in EMAGE's evaluation (the body model
-is run with the sequence's translation); ``root_aligned=True`` measures them relative to the pelvis
-instead. The threshold divides each joint's speed by that joint's mean speed over the dataset's
-train split, computed once through the body model and cached in the context's cache folder. The
-speech onsets of each segment depend on its audio alone, so they are cached there too (keyed by a
-hash of the samples): every model scored on the same data reuses them.
+Joint speeds come from global joint positions by default (the body model run with the sequence's
+translation; EMAGE's evaluation zeroes it, see `translation`); ``root_aligned=True`` measures them
+relative to the pelvis instead. The threshold divides each joint's speed by that joint's mean speed
+over the dataset's train split, computed once through the body model and cached in the context's
+cache folder. The speech onsets of each segment depend on its audio alone, so they are cached there
+too (keyed by a hash of the samples): every model scored on the same data reuses them.
+
+`variant` names a whole convention (`VARIANTS`): ``paper`` (ours), or ``emage2024`` / ``emage2025``,
+which reproduce EMAGE's evaluation code (2024 `utils/metric.py` with its trainer, 2025
+`emage_evaltools`), including where it tests the speed threshold (`threshold_frame`), how it runs
+the body model (`translation`, `global_orient`), its fixed speed normaliser (`mean_speed_file`) and
+how it cuts the audio (`audio_segment`). Each of these knobs left unset takes the variant's value.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,18 +31,77 @@ import torch
 from gesturebench.atomic import write_atomic
 from gesturebench.body.joints import UPPER
 from gesturebench.body.output import BodyOutput
-from gesturebench.data.records import N_JOINTS, SequenceRecord
+from gesturebench.data.records import N_JOINTS, Motion, SequenceRecord
 from gesturebench.errors import ConfigError
 from gesturebench.metrics.base import SequenceMetric
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.functional.beat import (
     ALIGNMENTS,
+    audio_onsets,
     beat_consistency,
+    emage_segment_samples,
     joint_speeds,
+    reloaded_like_librosa,
     segment_onsets,
     trim_frames,
 )
 from gesturebench.metrics.pair import MotionPair
+
+#: EMAGE's fixed per-joint speed normaliser (55 values, computed with SMPL-X over BEAT2), published
+#: with its evaluation code.
+EMAGE_MEAN_SPEED = "mean_vel_smplxflame_30.npy"
+EMAGE_MEAN_SPEED_URL = (
+    "https://huggingface.co/spaces/H-Liu1997/EMAGE/resolve/main/EMAGE/test_sequences/weights/"
+    + EMAGE_MEAN_SPEED
+)
+#: BC variants: the value of each knob that the configuration leaves unset (None).
+VARIANTS: dict[str, dict[str, Any]] = {
+    "paper": {
+        "threshold": 0.1,
+        "direction": "motion_to_audio",
+        "threshold_frame": "minimum",
+        "translation": "keep",
+        "global_orient": "keep",
+        "mean_speed_file": None,
+        "audio_segment": "paper",
+    },
+    "emage2024": {
+        "threshold": 0.3,
+        "direction": "audio_to_motion",
+        "threshold_frame": "official_offset",
+        "translation": "zero",
+        "global_orient": "keep",
+        "mean_speed_file": EMAGE_MEAN_SPEED,
+        "audio_segment": "emage2024",
+    },
+    "emage2025": {
+        "threshold": 0.1,
+        "direction": "audio_to_motion",
+        "threshold_frame": "official_offset",
+        "translation": "zero",
+        "global_orient": "zero",
+        "mean_speed_file": EMAGE_MEAN_SPEED,
+        "audio_segment": "emage2025",
+    },
+}
+#: the allowed values of each variant knob that takes a name.
+CHOICES = {
+    "direction": ALIGNMENTS,
+    "threshold_frame": ("minimum", "official_offset"),
+    "translation": ("keep", "zero"),
+    "global_orient": ("keep", "zero"),
+    "audio_segment": ("paper", "emage2024", "emage2025"),
+}
+
+
+def convention_motion(motion: Motion, translation: str, global_orient: str) -> Motion:
+    """`motion` with its translation and/or global orientation (the first 3 pose values) zeroed,
+    as EMAGE's evaluation runs SMPL-X for BC."""
+    poses = motion.poses.copy()
+    if global_orient == "zero":
+        poses[:, :3] = 0.0
+    trans = np.zeros_like(motion.trans) if translation == "zero" else motion.trans
+    return dataclasses.replace(motion, poses=poses, trans=trans)
 
 
 def body_positions(body: BodyOutput, root_aligned: bool) -> np.ndarray:
@@ -90,41 +156,83 @@ class BeatConsistency(SequenceMetric):
         name: str = "bc",
         sigma: float = 0.3,
         order: int = 7,
-        threshold: float = 0.1,
+        threshold: float | None = None,
         trim: float = 2.0,
-        direction: str = "motion_to_audio",
+        direction: str | None = None,
         joints: Sequence[int] = UPPER,
         root_aligned: bool = False,
         hop_length: int = 512,
         mean_speed: Sequence[float] | None = None,
+        variant: str = "paper",
+        threshold_frame: str | None = None,
+        translation: str | None = None,
+        global_orient: str | None = None,
+        mean_speed_file: str | None = None,
+        audio_segment: str | None = None,
         **kwargs: Any,
     ):
         super().__init__(name, **kwargs)
-        if direction not in ALIGNMENTS:
+        if variant not in VARIANTS:
             raise ConfigError(
-                f"metric {name}: direction must be one of {ALIGNMENTS}, got {direction!r}"
+                f"metric {name}: variant must be one of {tuple(VARIANTS)}, got {variant!r}"
             )
+        given = {
+            "threshold": threshold,
+            "direction": direction,
+            "threshold_frame": threshold_frame,
+            "translation": translation,
+            "global_orient": global_orient,
+            "mean_speed_file": mean_speed_file,
+            "audio_segment": audio_segment,
+        }
+        #: the knobs in effect: the given ones, the variant's for the rest
+        self.settings: dict[str, Any] = {
+            k: VARIANTS[variant][k] if v is None else v for k, v in given.items()
+        }
+        for knob, allowed in CHOICES.items():
+            if self.settings[knob] not in allowed:
+                raise ConfigError(
+                    f"metric {name}: {knob} must be one of {allowed}, got {self.settings[knob]!r}"
+                )
         if mean_speed is not None and len(mean_speed) != N_JOINTS:
             raise ConfigError(
                 f"metric {name}: mean_speed needs one value per SMPL-X joint ({N_JOINTS})"
             )
-        self.sigma, self.order, self.threshold, self.trim = sigma, order, threshold, trim
-        self.alignment, self.joints, self.root_aligned = direction, list(joints), root_aligned
+        self.sigma, self.order, self.trim = sigma, order, trim
+        self.threshold: float = self.settings["threshold"]
+        self.alignment: str = self.settings["direction"]
+        self.joints, self.root_aligned = list(joints), root_aligned
         # joint speeds of global positions include the root's travel: a copied `trans` enters BC
-        self.reads = () if root_aligned else ("trans",)
+        keeps_trans = not root_aligned and self.settings["translation"] == "keep"
+        self.reads = ("trans",) if keeps_trans else ()
         self.hop_length = hop_length
         self.mean_speed = None if mean_speed is None else np.asarray(mean_speed, dtype=np.float64)
         self.mean_speed_source = "config" if mean_speed is not None else None
         self.onset_cache: Path | None = None
+        #: the body model's call, to rerun the motion under a zeroed translation or orientation (its
+        #: bound method, not the module: a module attribute would become a submodule of the metric)
+        self.body_forward: Callable[..., BodyOutput] | None = None
 
     def extra_options(self) -> dict:
-        return {"mean_speed_source": self.mean_speed_source}
+        return {**self.settings, "mean_speed_source": self.mean_speed_source}
 
     def prepare(self, context: MetricContext) -> None:
-        """Load the train split's per-joint mean speeds from the cache, or compute and cache
-        them; keep the speech onsets' cache folder."""
+        """Keep the speech onsets' cache folder and the body model; load the mean speeds from
+        `mean_speed_file`, or the train split's from the cache, or compute and cache them."""
         self.onset_cache = Path(context.cache_dir) / "onsets"
+        if context.body_model is not None:
+            self.body_forward = context.body_model.__call__
         if self.mean_speed is not None:
+            return
+        if self.settings["mean_speed_file"] is not None:
+            path = self._mean_speed_path(Path(self.settings["mean_speed_file"]), context)
+            speed = np.load(path).astype(np.float64).reshape(-1)
+            if speed.shape != (N_JOINTS,):
+                raise ConfigError(
+                    f"{path}: BC's mean_speed_file needs one speed per SMPL-X joint ({N_JOINTS}),"
+                    f" got shape {speed.shape}"
+                )
+            self.mean_speed, self.mean_speed_source = speed, str(path)
             return
         key = hashlib.sha256(
             f"{context.dataset_name}|{_body_model_hash(context.body_model)}|{self.root_aligned}".encode()
@@ -140,16 +248,47 @@ class BeatConsistency(SequenceMetric):
         self.mean_speed = np.asarray(speed, dtype=np.float64)
         self.mean_speed_source = str(path)
 
-    def _onsets(self, audio: np.ndarray, sr: int, start: int, stop: int, fps: float) -> np.ndarray:
-        """`segment_onsets`, read from the onset cache when it holds this segment."""
-        if self.onset_cache is None:
+    def _mean_speed_path(self, path: Path, context: MetricContext) -> Path:
+        """`path` as given, else in the checkpoints folder; a one-line error naming where to get
+        EMAGE's file when neither holds it."""
+        for candidate in (path, Path(context.checkpoints_dir) / path):
+            if candidate.is_file():
+                return candidate
+        official = path.name == EMAGE_MEAN_SPEED
+        where = f"; EMAGE publishes it at {EMAGE_MEAN_SPEED_URL}" if official else ""
+        raise ConfigError(
+            f"metric {self.name}: mean_speed_file {path} not found (nor in"
+            f" {context.checkpoints_dir}){where}"
+        )
+
+    def _segment_onsets(
+        self, audio: np.ndarray, sr: int, start: int, stop: int, n_frames: int, fps: float
+    ) -> np.ndarray:
+        """Onset times (s from the segment start) of the audio under frames [start, stop), cut as
+        `audio_segment` says."""
+        convention = self.settings["audio_segment"]
+        if convention == "paper":
             return segment_onsets(audio, sr, start, stop, fps, self.hop_length)
+        if convention == "emage2024":
+            audio = reloaded_like_librosa(audio, sr)
+        a, b = emage_segment_samples(len(audio), sr, start, stop, n_frames, fps, convention)
+        return audio_onsets(np.asarray(audio)[a:b], sr, self.hop_length)
+
+    def _onsets(
+        self, audio: np.ndarray, sr: int, start: int, stop: int, n_frames: int, fps: float
+    ) -> np.ndarray:
+        """`_segment_onsets`, read from the onset cache when it holds this segment."""
+        if self.onset_cache is None:
+            return self._segment_onsets(audio, sr, start, stop, n_frames, fps)
         digest = hashlib.sha256(np.ascontiguousarray(audio, dtype=np.float32).tobytes())
-        digest.update(f"{sr}|{start}|{stop}|{fps}|{self.hop_length}".encode())
+        key = f"{sr}|{start}|{stop}|{fps}|{self.hop_length}"
+        if self.settings["audio_segment"] != "paper":  # paper's keys stay those cached before
+            key += f"|{self.settings['audio_segment']}|{n_frames}"
+        digest.update(key.encode())
         path = self.onset_cache / f"{digest.hexdigest()[:32]}.npy"
         if path.is_file():
             return np.load(path)
-        onsets = segment_onsets(audio, sr, start, stop, fps, self.hop_length)
+        onsets = self._segment_onsets(audio, sr, start, stop, n_frames, fps)
         buffer = io.BytesIO()
         np.save(buffer, onsets)
         write_atomic(path, buffer.getvalue())
@@ -164,12 +303,11 @@ class BeatConsistency(SequenceMetric):
         stop: int,
         fps: float,
     ) -> float:
-        speeds = joint_speeds(body_positions(body, self.root_aligned)[:, self.joints], fps)[
-            start:stop
-        ]
+        whole = joint_speeds(body_positions(body, self.root_aligned)[:, self.joints], fps)
+        offset = self.settings["threshold_frame"] == "official_offset"
         return float(
             beat_consistency(
-                speeds,
+                whole[start:stop],
                 onsets,
                 mean_speed[self.joints],
                 fps,
@@ -177,8 +315,26 @@ class BeatConsistency(SequenceMetric):
                 self.order,
                 self.threshold,
                 self.alignment,
+                tested_speeds=whole if offset else None,
             )
         )
+
+    def _bodies(self, pair: MotionPair) -> tuple[BodyOutput, BodyOutput]:
+        """The generated and reference bodies, rerun through the body model where `translation`
+        or `global_orient` is ``zero``."""
+        translation, orient = self.settings["translation"], self.settings["global_orient"]
+        if translation == "keep" and orient == "keep":
+            return pair.gen_body, pair.ref_body
+        if self.body_forward is None:
+            raise ConfigError(
+                f"metric {self.name}: prepare(context) must run before update (body model)"
+            )
+        with torch.no_grad():
+            gen, ref = (
+                self.body_forward(convention_motion(m, translation, orient), vertices=False)
+                for m in (pair.generated, pair.reference)
+            )
+        return gen, ref
 
     def sequence_values(self, pair: MotionPair) -> tuple[list[float | None], float] | None:
         if self.mean_speed is None:
@@ -188,9 +344,9 @@ class BeatConsistency(SequenceMetric):
         start, stop = trim_frames(pair.n_frames, pair.fps, self.trim)
         if pair.audio is None or stop - start < 2 * self.order + 1:
             return None  # too short to find a speed minimum: counted as missing
-        onsets = self._onsets(pair.audio, pair.sample_rate, start, stop, pair.fps)
+        onsets = self._onsets(pair.audio, pair.sample_rate, start, stop, pair.n_frames, pair.fps)
         values: list[float | None] = [
             self._score(body, onsets, self.mean_speed, start, stop, pair.fps)
-            for body in (pair.gen_body, pair.ref_body)
+            for body in self._bodies(pair)
         ]
         return values, float(stop - start)

@@ -1,13 +1,26 @@
-"""Diversity ↑: L1 spread of root-aligned body+hand joints around their temporal mean
-(docs/metrics.md, Diversity)."""
+"""Diversity ↑: L1 spread of root-aligned joints around their temporal mean (docs/metrics.md,
+Diversity).
+
+Two conventions: ours (`joints=body_hands`, `weighting=sequence`: 52 joints, each sequence weighing
+1) and EMAGE's evaluation code (`joints=all`, `weighting=frames`: all 55 joints, sequences weighted
+by their frame count, i.e. the total L1 spread over all frames divided by the number of frames).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from gesturebench.body.joints import BODY_HANDS
+from gesturebench.data.records import N_JOINTS
+from gesturebench.errors import ConfigError
 from gesturebench.metrics.base import SequenceMetric
 from gesturebench.metrics.functional.diversity import l1_diversity
 from gesturebench.metrics.pair import MotionPair
+
+#: `joints` option → the joints summed over.
+JOINT_SETS = {"body_hands": BODY_HANDS, "all": tuple(range(N_JOINTS))}
+#: `weighting` option: each sequence weighs 1, or its number of frames.
+WEIGHTINGS = ("sequence", "frames")
 
 
 class Diversity(SequenceMetric):
@@ -18,9 +31,27 @@ class Diversity(SequenceMetric):
     extras = ("{name}_ref",)
     reference_only = ("{name}_ref",)
 
-    def __init__(self, name: str = "diversity", **kwargs: Any):
+    def __init__(
+        self,
+        name: str = "diversity",
+        joints: str = "body_hands",
+        weighting: str = "sequence",
+        **kwargs: Any,
+    ):
         super().__init__(name, **kwargs)
+        if joints not in JOINT_SETS:
+            raise ConfigError(
+                f"metric {name}: joints must be one of {tuple(JOINT_SETS)}, got {joints!r}"
+            )
+        if weighting not in WEIGHTINGS:
+            raise ConfigError(
+                f"metric {name}: weighting must be one of {WEIGHTINGS}, got {weighting!r}"
+            )
+        self.joint_ids, self.weighting = JOINT_SETS[joints], weighting
 
     def sequence_values(self, pair: MotionPair) -> tuple[list[float | None], float]:
-        gen, ref = (l1_diversity(body.joints) for body in (pair.gen_body, pair.ref_body))
-        return [float(gen), float(ref)], 1.0
+        gen, ref = (
+            l1_diversity(body.joints, self.joint_ids) for body in (pair.gen_body, pair.ref_body)
+        )
+        weight = float(pair.n_frames) if self.weighting == "frames" else 1.0
+        return [float(gen), float(ref)], weight

@@ -121,11 +121,23 @@ def beat_collapse(record: SequenceRecord, level: float, rng: np.random.Generator
 
 
 PERTURBATIONS = {f.__name__: f for f in (rotation_noise, jitter, time_shift, freeze, beat_collapse)}
+_STD = (0.0, float("inf"), "≥ 0 (a standard deviation in rad)")
+_FRACTION = (0.0, 1.0, "a fraction in [0, 1]")
+#: The levels each kind accepts: (lowest, highest, in words). Only a time shift may be negative
+#: (motion advanced).
+LEVEL_RANGES = {
+    "rotation_noise": _STD,
+    "jitter": _STD,
+    "time_shift": (float("-inf"), float("inf"), "a finite number of seconds"),
+    "freeze": _FRACTION,
+    "beat_collapse": _FRACTION,
+}
 
 
 class Perturbed(GestureModel):
     """Reference motion with `kind` ∈ rotation_noise, jitter, time_shift, freeze, beat_collapse at
-    `level` (seeded per sequence)."""
+    `level` (seeded per sequence); a level outside the kind's range (`LEVEL_RANGES`) or not finite
+    is a `ConfigError`, not a silently clipped or meaningless defect."""
 
     cacheable = False
 
@@ -139,6 +151,9 @@ class Perturbed(GestureModel):
         super().__init__(name, kind=kind, level=level, seed=seed)
         if kind not in PERTURBATIONS:
             raise ConfigError(f"model.kind={kind!r} is not one of {sorted(PERTURBATIONS)}")
+        low, high, allowed = LEVEL_RANGES[kind]
+        if not (np.isfinite(level) and low <= level <= high):
+            raise ConfigError(f"model.level={level} for model.kind={kind}: must be {allowed}")
         self.perturb = PERTURBATIONS[kind]
         self.level = float(level)
         self.seed = seed

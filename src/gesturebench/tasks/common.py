@@ -13,6 +13,7 @@ from omegaconf import DictConfig
 from gesturebench.body.model import BodyModel
 from gesturebench.config import build
 from gesturebench.data.datamodule import open_dataset
+from gesturebench.errors import ConfigError
 from gesturebench.metrics.context import MetricContext
 
 
@@ -27,10 +28,17 @@ def device_for(cfg: DictConfig) -> str:
     """This process's device: its own GPU (`LOCAL_RANK` under DDP) with `trainer=gpu`, else the CPU.
 
     Models, encoders and statistics are prepared before Lightning moves the Evaluator, so they must
-    already be on the rank's GPU: a bare "cuda" would put every rank's on GPU 0."""
-    if cfg.trainer.accelerator in ("gpu", "cuda") and torch.cuda.is_available():
-        return f"cuda:{int(os.environ.get('LOCAL_RANK', '0'))}"
-    return "cpu"
+    already be on the rank's GPU: a bare "cuda" would put every rank's on GPU 0. A GPU asked for
+    where CUDA sees none is a `ConfigError` now, before any data or encoder is prepared (Lightning
+    would refuse it later, with a traceback)."""
+    if cfg.trainer.accelerator not in ("gpu", "cuda"):
+        return "cpu"
+    if not torch.cuda.is_available():
+        raise ConfigError(
+            f"trainer.accelerator={cfg.trainer.accelerator}: no CUDA GPU is visible on this"
+            " machine (torch.cuda.is_available() is False); use trainer=cpu"
+        )
+    return f"cuda:{int(os.environ.get('LOCAL_RANK', '0'))}"
 
 
 def make_body_model(cfg: DictConfig) -> BodyModel:

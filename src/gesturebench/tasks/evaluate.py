@@ -15,6 +15,7 @@ from omegaconf import DictConfig
 from gesturebench.config import build, resolved
 from gesturebench.data.datamodule import GestureDataModule, open_dataset
 from gesturebench.evaluator import Evaluator
+from gesturebench.headline import headline_table
 from gesturebench.loggers import finish, log_results, make_logger
 from gesturebench.models.cache import MotionCache
 from gesturebench.render.skeleton import render_skeleton_video
@@ -26,7 +27,7 @@ from gesturebench.results import (
     write_json,
     write_per_sequence_csv,
 )
-from gesturebench.tasks.common import make_body_model, make_context, run_dir
+from gesturebench.tasks.common import device_for, make_body_model, make_context, run_dir
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +46,7 @@ class EvaluateTask:
 
 
 def run(cfg: DictConfig) -> dict:
+    device_for(cfg)  # a GPU asked for where there is none: refused before any data is prepared
     out = run_dir()
     config = resolved(cfg)
     chash = config_hash(config)
@@ -109,6 +111,7 @@ def score(cfg: DictConfig, dataset, out: Path, config: dict, chash: str) -> dict
         write_json(out / RESULTS_FILE, results)
         clip = render_clip(cfg, dataset, model, evaluator, out)
         log_results(logger, results, clip)
+        print(headline_table(results), flush=True)
         log.info("results: %s", out / RESULTS_FILE)
         return results
     finally:

@@ -9,10 +9,11 @@ are switched off: the runner retries, so that every request counts against the b
 
 from __future__ import annotations
 
+from typing import Any
+
 from gesturebench.annotation.backends.base import RequestError, transport_errors
 from gesturebench.annotation.backends.remote import RemoteAnnotator
 from gesturebench.annotation.clip import EventClip
-from gesturebench.annotation.events import CONTEXT_SECONDS
 from gesturebench.annotation.schema import answer_json_schema
 from gesturebench.errors import ConfigError
 
@@ -30,17 +31,11 @@ class GeminiAnnotator(RemoteAnnotator):
         name: str = "gemini",
         model: str = "gemini-2.5-pro",
         api_key_env: str = "GEMINI_API_KEY",
-        base_url: str | None = None,
         video_fps: float = 10.0,
         audio: bool = True,
-        temperature: float = 0.0,
-        timeout_s: float = 120.0,
-        context: float = CONTEXT_SECONDS,
-        camera: dict | None = None,
+        **remote: Any,
     ):
-        super().__init__(
-            name, model, api_key_env, base_url, temperature, timeout_s, context, camera
-        )
+        super().__init__(name, model, api_key_env, **remote)
         if not 0 < video_fps <= 24:
             raise ConfigError(
                 f"annotator.video_fps={video_fps}: Gemini accepts (0, 24] frames per second"

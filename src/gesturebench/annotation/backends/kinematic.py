@@ -34,7 +34,7 @@ from sklearn.preprocessing import StandardScaler
 
 from gesturebench.annotation.backends.base import Annotator
 from gesturebench.annotation.clip import EventClip
-from gesturebench.annotation.events import CONTEXT_SECONDS, collect_events
+from gesturebench.annotation.events import collect_events
 from gesturebench.annotation.features import FEATURES, hand_features, motion_features
 from gesturebench.annotation.schema import GestureAnswer
 from gesturebench.annotation.store import AnnotationStore, store_path
@@ -104,10 +104,9 @@ class KinematicAnnotator(Annotator):
         name: str = "kinematic",
         fit_to: str | None = None,
         fit_split: str = "train",
-        context: float = CONTEXT_SECONDS,
-        camera: dict | None = None,
+        **annotator: Any,
     ):
-        super().__init__(name, context, camera)
+        super().__init__(name, **annotator)
         self.fit_to = fit_to
         self.fit_split = fit_split
         self.model = None

@@ -11,6 +11,7 @@ request.
 from __future__ import annotations
 
 import base64
+from typing import Any
 
 import imageio.v3 as iio
 import numpy as np
@@ -18,7 +19,6 @@ import numpy as np
 from gesturebench.annotation.backends.base import RequestError
 from gesturebench.annotation.backends.remote import RemoteAnnotator
 from gesturebench.annotation.clip import EventClip
-from gesturebench.annotation.events import CONTEXT_SECONDS
 from gesturebench.errors import ConfigError
 
 
@@ -41,17 +41,11 @@ class OpenAICompatAnnotator(RemoteAnnotator):
         name: str = "openai",
         model: str = "gpt-4o",
         api_key_env: str | None = "OPENAI_API_KEY",
-        base_url: str | None = None,
         frames_per_second: float = 4.0,
         max_frames: int = 16,
-        temperature: float = 0.0,
-        timeout_s: float = 120.0,
-        context: float = CONTEXT_SECONDS,
-        camera: dict | None = None,
+        **remote: Any,
     ):
-        super().__init__(
-            name, model, api_key_env, base_url, temperature, timeout_s, context, camera
-        )
+        super().__init__(name, model, api_key_env, **remote)
         if frames_per_second <= 0 or max_frames < 1:
             raise ConfigError(
                 "annotator.frames_per_second must be > 0 and annotator.max_frames >= 1"

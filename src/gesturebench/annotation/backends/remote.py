@@ -7,6 +7,7 @@ runner's errors, key redacted.
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 from gesturebench.annotation.backends.base import (
     Annotator,
@@ -23,7 +24,9 @@ from gesturebench.annotation.prompt import prompt_sha256
 
 class RemoteAnnotator(Annotator):
     """Base class of the API backends; subclasses set the class attributes and implement `connect`
-    and `ask`."""
+    and `ask`. A subclass's constructor takes its own options and passes the shared ones
+    (`base_url`, `temperature`, `timeout_s`, and `Annotator`'s `context`, `camera`) on as
+    `**remote`; its config schema lists them all."""
 
     #: the backend's name in messages (`annotator=<backend>`)
     backend: str
@@ -36,13 +39,12 @@ class RemoteAnnotator(Annotator):
         name: str,
         model: str,
         api_key_env: str | None,
-        base_url: str | None,
-        temperature: float,
-        timeout_s: float,
-        context: float,
-        camera: dict | None,
+        base_url: str | None = None,
+        temperature: float = 0.0,
+        timeout_s: float = 120.0,
+        **annotator: Any,
     ):
-        super().__init__(name, context, camera)
+        super().__init__(name, **annotator)
         self.model = model
         self.api_key_env = api_key_env
         self.base_url = base_url

@@ -52,13 +52,47 @@ def segment_onsets(
     return audio_onsets(segment, sr, hop_length)
 
 
+def emage_segment_samples(
+    n_samples: int, sr: int, start: int, stop: int, n_frames: int, fps: float, release: str
+) -> tuple[int, int]:
+    """The audio sample range EMAGE's evaluation code takes under motion frames [start, stop) of an
+    `n_frames` sequence (BC's ``audio_segment`` option).
+
+    ``emage2025`` (`emage_evaltools`): from ⌊start/fps·sr⌋ to ⌊stop/fps·sr⌋. ``emage2024``
+    (`utils/metric.py` as its trainer calls it): the audio is first cut at ⌊sr/fps·n_frames⌋, then
+    taken from ⌊start·sr/fps⌋ to the *audio's* length minus that same start, so the segment ends
+    `start` frames before the audio ends, not before the motion ends (capped by the first cut).
+    """
+    if release == "emage2025":
+        return int(start / fps * sr), int(stop / fps * sr)
+    first = int(start * (sr / fps))
+    return first, min(int(sr / fps * n_frames), n_samples - first)
+
+
+def reloaded_like_librosa(audio: np.ndarray, sr: int, load_sr: int = 22050) -> np.ndarray:
+    """`audio` at `sr` as EMAGE's 2024 evaluation sees it: `librosa.load` at its default rate
+    (`load_sr`), then `librosa.resample` back to `sr` (both soxr_hq)."""
+    y = librosa.resample(np.asarray(audio, dtype=np.float32), orig_sr=sr, target_sr=load_sr)
+    return librosa.resample(y, orig_sr=load_sr, target_sr=sr)
+
+
 def motion_beats(
-    speed: np.ndarray, mean_speed: float, threshold: float = 0.1, order: int = 7
+    speed: np.ndarray,
+    mean_speed: float,
+    threshold: float = 0.1,
+    order: int = 7,
+    tested_speed: np.ndarray | None = None,
 ) -> np.ndarray:
     """Frame indices of the local speed minima of one joint whose speed / `mean_speed` exceeds
-    `threshold`."""
+    `threshold`.
+
+    The threshold is tested on `speed` at each minimum, or, given `tested_speed`, on
+    ``tested_speed`` at the minimum's index: EMAGE's code finds the minima in the trimmed segment
+    but tests the whole sequence's speed at the same index, i.e. `trim` seconds earlier.
+    """
     idx = argrelextrema(speed, np.less, order=order)[0]
-    return idx[speed[idx] / mean_speed > threshold]
+    tested = speed if tested_speed is None else tested_speed
+    return idx[tested[idx] / mean_speed > threshold]
 
 
 def _gaussian_alignment(from_times: np.ndarray, to_times: np.ndarray, sigma: float) -> float:
@@ -80,8 +114,10 @@ def beat_consistency(
     order: int = 7,
     threshold: float = 0.1,
     direction: str = "motion_to_audio",
+    tested_speeds: np.ndarray | None = None,
 ) -> torch.Tensor:
-    """BC of one segment: speeds (T,J) of the scored joints, onset times (s) from the segment start.
+    """BC of one segment: speeds (T,J) of the scored joints, onset times (s) from the segment start;
+    `tested_speeds` (T′,J), where given, is what the threshold tests (`motion_beats`).
 
     The mean over joints of `_gaussian_alignment` from motion beats to onsets (``motion_to_audio``,
     the paper's) or from onsets to motion beats (``audio_to_motion``, EMAGE's). A joint without a
@@ -92,7 +128,8 @@ def beat_consistency(
         raise ValueError(f"direction must be one of {ALIGNMENTS}, got {direction!r}")
     values = []
     for j in range(speeds.shape[1]):
-        beats = motion_beats(speeds[:, j], mean_speed[j], threshold, order) / fps
+        tested = None if tested_speeds is None else tested_speeds[:, j]
+        beats = motion_beats(speeds[:, j], mean_speed[j], threshold, order, tested) / fps
         a, b = (beats, onsets) if direction == "motion_to_audio" else (onsets, beats)
         values.append(_gaussian_alignment(a, b, sigma))
     return torch.tensor(np.mean(values), dtype=torch.float64)

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import torch
 
 from gesturebench.body.joints import BODY_HANDS
 
 
-def l1_diversity(joints: torch.Tensor) -> torch.Tensor:
-    """Mean over frames of Σ_{BODY_HANDS, xyz} |p_t − p̄|, p root-aligned (T,55,3) → p̄ its temporal
+def l1_diversity(joints: torch.Tensor, joint_ids: Sequence[int] = BODY_HANDS) -> torch.Tensor:
+    """Mean over frames of Σ_{joint_ids, xyz} |p_t − p̄|, p root-aligned (T,55,3) → p̄ its temporal
     mean; metres (float64 scalar)."""
     joints = joints.double()
-    p = joints[:, list(BODY_HANDS)] - joints[:, :1]
+    p = joints[:, list(joint_ids)] - joints[:, :1]
     return (p - p.mean(dim=0)).abs().sum(dim=(1, 2)).mean()

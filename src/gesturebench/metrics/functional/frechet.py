@@ -10,9 +10,9 @@ to 0: on rank-deficient covariances (fewer samples than dimensions) the null eig
 depending on summation order. The result stays real and finite where `scipy.linalg.sqrtm` of the
 non-symmetric ΣA ΣG turns complex.
 
-Every function also takes a batch (leading dimensions), as the bootstrap's resampled moments come;
-a single matrix is computed exactly as before (`trace` where a batch sums the diagonal), so the
-published values keep every bit.
+The Fréchet distance also takes a batch (leading dimensions), as the bootstrap's resampled moments
+(`resampled_moments`) come; a single matrix is computed exactly as before (`trace` where a batch
+sums the diagonal), so the published values keep every bit.
 """
 
 from __future__ import annotations
@@ -23,13 +23,70 @@ import torch
 def moments(
     total: torch.Tensor, outer: torch.Tensor, count: torch.Tensor | float
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Mean and unbiased covariance (as `numpy.cov`) from Σx, Σxxᵀ and n ≥ 2 (float64); batched:
-    (..., d), (..., d, d) and (...) counts."""
-    n = torch.as_tensor(count, dtype=torch.float64, device=total.device)[..., None]
+    """Mean and unbiased covariance (as `numpy.cov`) from Σx, Σxxᵀ and n ≥ 2 (float64)."""
+    n = torch.as_tensor(count, dtype=torch.float64, device=total.device)
     mu = total.double() / n
-    n2 = n[..., None]
-    cov = (outer.double() - n2 * (mu[..., :, None] * mu[..., None, :])) / (n2 - 1)
+    cov = (outer.double() - n * torch.outer(mu, mu)) / (n - 1)
     return mu, cov
+
+
+def batch_moments(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Count, mean and scatter Σ(x − x̄)(x − x̄)ᵀ of the rows of `x` (n,dim), in float64.
+
+    The scatter is taken about the batch's own mean (two-pass), so a large common offset of the
+    features does not cancel catastrophically as it does in Σxxᵀ − nμμᵀ. An empty batch gives
+    zeros.
+    """
+    x = x.double()
+    n = torch.tensor(float(x.shape[0]), dtype=x.dtype, device=x.device)
+    mean = x.sum(0) / n.clamp_min(1)
+    centred = x - mean
+    return n, mean, centred.T @ centred
+
+
+def merge_moments(
+    count: torch.Tensor, mean: torch.Tensor, scatter: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Pool partial moments along the first axis: counts (P,…), means (P,…,dim), scatters
+    (P,…,dim,dim) of P disjoint sets → the count, mean and scatter of their union.
+
+    Chan et al.'s pairwise formula for P sets at once: n = Σ n_p, μ = Σ n_p μ_p / n and
+    M = Σ M_p + Σ n_p (μ_p − μ)(μ_p − μ)ᵀ; only deviations from the pooled mean are multiplied,
+    so it is as exact as each partial. A set with n_p = 0 contributes nothing.
+    """
+    n = count.sum(0)
+    weights = count[..., None]
+    mu = (weights * mean).sum(0) / n.clamp_min(1)[..., None]
+    d = mean - mu
+    between = (weights[..., None] * d[..., :, None] * d[..., None, :]).sum(0)
+    return n, mu, scatter.sum(0) + between
+
+
+def resampled_moments(
+    draws: torch.Tensor, count: torch.Tensor, mean: torch.Tensor, scatter: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """`merge_moments` of P partials (counts (P,…), means (P,…,dim), scatters (P,…,dim,dim)) with
+    partial p counted `draws[b, p]` times, for each of B resamples: (B,…) counts, (B,…,dim) means
+    and (B,…,dim,dim) scatters.
+
+    As in the merge, n = Σ c_p n_p, μ = Σ c_p n_p μ_p / n and M = Σ c_p M_p + Σ c_p n_p
+    (μ_p − μ)(μ_p − μ)ᵀ, the between term on deviations from each resample's own mean.
+    """
+    batch = count.shape[1:]
+    weights = draws.double() @ count.reshape(len(count), -1)  # (B, prod(batch)): c_p n_p summed
+    n = weights.reshape(-1, *batch)
+    per_partial = draws.double()[:, :, None] * count.reshape(1, len(count), -1)  # (B, P, prod)
+    flat_mean = mean.reshape(len(mean), -1, mean.shape[-1])  # (P, prod, dim)
+    mu = torch.einsum("bpk,pkd->bkd", per_partial, flat_mean) / weights.clamp_min(1)[..., None]
+    within = draws.double() @ scatter.reshape(len(scatter), -1)
+    d = flat_mean[None] - mu[:, None]  # (B, P, prod, dim)
+    between = torch.einsum("bpk,bpki,bpkj->bkij", per_partial, d, d)
+    dim = mean.shape[-1]
+    return (
+        n,
+        mu.reshape(-1, *batch, dim),
+        within.reshape(-1, *batch, dim, dim) + between.reshape(-1, *batch, dim, dim),
+    )
 
 
 def psd_sqrt(a: torch.Tensor) -> torch.Tensor:

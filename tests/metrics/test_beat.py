@@ -1,65 +1,44 @@
-"""BC and SRGR (docs/metrics.md) against plain-loop computations, constructed cases and the real
-BEAT2 sample; BC, SRGR and SC under two-process DDP."""
+"""BC (beat.py, functional/beat.py) against plain-loop computations, constructed cases and the real
+BEAT2 sample."""
 
 from __future__ import annotations
 
-import itertools
+import dataclasses
+import json
 import math
-from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
-from gesturebench.body.joints import BODY_HANDS, UPPER
+from gesturebench.body.joints import UPPER
 from gesturebench.body.output import BodyOutput
-from gesturebench.data.records import Motion, SemInterval, Word
-from gesturebench.encoders.text_motion import TextMotionModel, save_text_motion, text_motion_path
-from gesturebench.encoders.text_training import TextMotionConfig
 from gesturebench.errors import ConfigError
 from gesturebench.metrics import beat as beat_module
-from gesturebench.metrics.beat import BeatConsistency
+from gesturebench.metrics.beat import EMAGE_MEAN_SPEED, BeatConsistency
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.functional.beat import (
     audio_onsets,
     beat_consistency,
+    emage_segment_samples,
     joint_speeds,
+    motion_beats,
     segment_onsets,
 )
-from gesturebench.metrics.functional.srgr import semantic_weights, srgr
 from gesturebench.metrics.pair import MotionPair
-from gesturebench.metrics.semantic_score import SemanticScore
-from gesturebench.metrics.srgr import SemanticRelevanceRecall
-from tests.distributed import run_distributed
 from tests.helpers import toy_context
+from tests.metrics.speech import (
+    MEAN_SPEED,
+    SR,
+    bc_pairs,
+    click_track,
+    first_of_clusters,
+    make_pair,
+    positions_with_speed_minima,
+)
 
-SR = 16000
 HOP_FPS = SR / 512  # 31.25 frames/s: motion frames fall exactly on librosa's onset times
-
-
-# ---------- constructed speech and motion ----------
-
-
-def click_track(seconds: float, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Decaying noise bursts 1.6–2.4 s apart over a faint noise floor; returns (audio, librosa onset
-    times)."""
-    rng = np.random.default_rng(seed)
-    y = 0.001 * rng.standard_normal(int(seconds * SR))
-    n = int(0.03 * SR)
-    for c in np.cumsum(rng.uniform(1.6, 2.4, size=int(seconds))) + 0.5:
-        if c < seconds - 0.5:
-            i = int(c * SR)
-            y[i : i + n] += 0.8 * rng.standard_normal(n) * np.exp(-np.arange(n) / (0.006 * SR))
-    y = y.astype(np.float32)
-    return y, audio_onsets(y, SR)
-
-
-def first_of_clusters(times: np.ndarray, gap: float = 0.2) -> np.ndarray:
-    """librosa marks a sharp burst in one or two consecutive hops: keep the first onset of each
-    burst."""
-    keep = np.concatenate([[True], np.diff(times) > gap])
-    return times[keep]
 
 
 def speeds_with_minima(n_frames: int, beat_frames: np.ndarray, n_joints: int = 3) -> np.ndarray:
@@ -68,23 +47,6 @@ def speeds_with_minima(n_frames: int, beat_frames: np.ndarray, n_joints: int = 3
     t = np.arange(n_frames)[:, None]
     dist = np.abs(t - np.asarray(beat_frames)[None, :]).min(axis=1)
     return np.repeat((0.5 + np.minimum(dist, 10) / 10)[:, None], n_joints, axis=1)
-
-
-def positions_with_speed_minima(n_frames: int, beat_frames: np.ndarray, fps: float) -> np.ndarray:
-    """Joint positions (T,55,3) whose x swings between beats (velocity 0 at each beat) plus a
-    constant y drift.
-
-    Every joint's speed then has strict minima at the beat frames, of value `drift` (above the
-    threshold).
-    """
-    x = np.zeros(n_frames)
-    edges = np.concatenate([[0], beat_frames, [n_frames - 1]])
-    for k, (a, b) in enumerate(itertools.pairwise(edges)):
-        u = (np.arange(a, b + 1) - a) / max(b - a, 1)
-        x[a : b + 1] = (1 - np.cos(np.pi * u)) / 2 if k % 2 == 0 else (1 + np.cos(np.pi * u)) / 2
-    y = 0.3 * np.arange(n_frames) / fps
-    pos = np.stack([x, y, np.zeros(n_frames)], axis=1)
-    return np.repeat(pos[:, None, :], 55, axis=1)
 
 
 # ---------- independent plain-loop BC ----------
@@ -187,42 +149,6 @@ def test_joint_speeds_match_finite_differences():
     assert s[4, 1] == pytest.approx(np.linalg.norm((p[5, 1] - p[3, 1]) * 15))
     assert s[0, 0] == pytest.approx(np.linalg.norm((p[1, 0] - p[0, 0]) * 30))
     assert s[8, 0] == pytest.approx(np.linalg.norm((p[8, 0] - p[7, 0]) * 30))
-
-
-# ---------- metric class ----------
-
-
-def make_pair(index, gen_joints, ref_joints, audio=None, sem=None, words=None, fps=30):
-    t = gen_joints.shape[0]
-    motion = Motion(np.zeros((t, 165)), np.zeros((t, 3)), np.zeros(10), np.zeros((t, 100)), fps)
-    return MotionPair(
-        index=index,
-        sequence_id=f"s{index}",
-        generated=motion,
-        reference=motion,
-        gen_body=BodyOutput(torch.as_tensor(gen_joints, dtype=torch.float32), None),
-        ref_body=BodyOutput(torch.as_tensor(ref_joints, dtype=torch.float32), None),
-        audio=audio,
-        sem=sem,
-        words=words,
-    )
-
-
-def bc_pairs(n: int):
-    """`n` sequences of 14–22 s: reference on the onsets, generated shifted by 1 s."""
-    pairs = []
-    for i in range(n):
-        seconds = 14 + 2 * (i % 5)
-        audio, onsets = click_track(seconds, seed=10 + i)
-        frames = np.round(first_of_clusters(onsets) * 30).astype(int)
-        t = seconds * 30
-        ref = positions_with_speed_minima(t, frames, 30)
-        gen = positions_with_speed_minima(t, np.clip(frames + 30, 1, t - 2), 30)
-        pairs.append(make_pair(i, gen, ref, audio=audio))
-    return pairs
-
-
-MEAN_SPEED = [1.0] * 55
 
 
 def test_bc_metric_reference_on_onsets_and_shift(clicks):
@@ -396,132 +322,115 @@ def test_bc_real_sample_own_speech_versus_unrelated_speech(real_bc):
         assert abs(own - other) < 0.15
 
 
-# ---------- SRGR ----------
+# ---------- BC's EMAGE variants: parity with the official evaluation code ----------
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURE = json.loads((REPO / "tests" / "fixtures" / "bc_emage_official.json").read_text())
+# EMAGE's speed normaliser, in the project's shared/ folder beside the checkout (never copied here)
+EMAGE_DIR = REPO.parent / "shared" / "data" / "emage"
 
 
-def test_semantic_weights_take_the_interval_score_and_max_on_overlap():
-    sem = [SemInterval("deictic", 0.1, 0.2, 0.5), SemInterval("iconic", 0.15, 0.3, 0.8)]
-    w = semantic_weights(sem, 12, 30)  # frame t at t/30 s
-    expected = np.zeros(12)
-    expected[3:5] = 0.5  # 0.100, 0.133
-    expected[5:6] = 0.8  # 0.167: both intervals, max
-    expected[6:9] = 0.8  # 0.2 .. 0.267 (0.3 excluded)
-    assert w == pytest.approx(expected)
-
-
-def test_srgr_hand_computed_case():
-    t = 4
-    ref = torch.zeros(t, 55, 3)
-    gen = ref.clone()
-    j = list(BODY_HANDS)
-    gen[1, j[1:11], 0] = 0.5  # frame 1: 10 of 52 joints miss
-    gen[2, j[1:], 0] = 0.5  # frame 2: only the root matches (root-aligned: the root always matches)
-    gen[3] += 2.0  # frame 3: a global shift, removed by root alignment: all match
-    w = np.array([1.0, 0.5, 0.25, 0.0])
-    expected = (1.0 * 52 + 0.5 * 42 + 0.25 * 1 + 0.0 * 52) / (4 * 52)
-    assert srgr(gen, ref, w) == pytest.approx(expected)
-
-
-def test_srgr_of_identical_motion_is_the_mean_weight():
-    rng = np.random.default_rng(0)
-    joints = rng.standard_normal((60, 55, 3))
-    sem = [SemInterval("beat", 0.2, 0.9, 0.3), SemInterval("deictic", 1.1, 1.6, 1.0)]
-    metric = SemanticRelevanceRecall()
-    metric.update(make_pair(0, joints, joints, sem=sem))
-    assert metric.compute()["srgr"] == pytest.approx(semantic_weights(sem, 60, 30).mean())
-
-
-def test_srgr_is_null_without_sem():
-    metric = SemanticRelevanceRecall()
-    joints = np.zeros((10, 55, 3))
-    metric.update(make_pair(0, joints, joints, sem=None))
-    assert metric.compute() == {"srgr": None}
-    assert "sem" in metric.skip_reason()
-
-
-def srgr_pairs(n):
-    rng = np.random.default_rng(3)
-    pairs = []
-    for i in range(n):
-        t = 30 + 7 * i
-        ref = rng.standard_normal((t, 55, 3)) * 0.1
-        gen = ref + rng.standard_normal((t, 55, 3)) * 0.06
-        sem = [SemInterval("iconic", 0.1 * i, 0.1 * i + 0.6, 0.2 + 0.1 * i)]
-        pairs.append(make_pair(i, gen, ref, sem=sem))
-    return pairs
-
-
-# ---------- DDP: one two-process run for both metrics (spawning processes is the slow part)
-# ----------
-
-
-def sc_pairs(n):
-    """Sequences of 5–9 s with words; generated motion = reference motion plus noise (SC ignores the
-    body)."""
-    rng = np.random.default_rng(5)
-    body = BodyOutput(torch.zeros(1, 55, 3), None)
-    pairs = []
-    for i in range(n):
-        t = 150 + 30 * i
-        ref = Motion(
-            rng.normal(0, 0.2, (t, 165)),
-            rng.normal(0, 0.1, (t, 3)),
-            np.zeros(10),
-            np.zeros((t, 100)),
-        )
-        gen = Motion(
-            ref.poses + rng.normal(0, 0.3, ref.poses.shape), ref.trans, ref.betas, ref.expressions
-        )
-        words = [
-            Word(["there", "big", "idea", "really", "the"][k % 5], 0.6 * k, 0.6 * k + 0.4)
-            for k in range(t // 18)
-        ]
-        pairs.append(MotionPair(i, f"s{i}", gen, ref, body, body, words=words))
-    return pairs
-
-
-def _metrics_and_pairs(n, sc_checkpoint):
-    sc = SemanticScore(checkpoint=sc_checkpoint)
-    sc.prepare(
-        MetricContext(
-            "toy", lambda split: [], Path(sc_checkpoint).parent, Path(sc_checkpoint).parent, None
-        )
-    )
-    return [
-        (BeatConsistency(mean_speed=MEAN_SPEED), bc_pairs(n)),
-        (SemanticRelevanceRecall(), srgr_pairs(n)),
-        (sc, sc_pairs(n)),
-    ]
+def context(tmp_path: Path, body_model=None) -> MetricContext:
+    return MetricContext("beat2", lambda s: [], tmp_path, tmp_path, body_model)
 
 
 @pytest.fixture(scope="module")
-def sc_checkpoint(tmp_path_factory):
-    """An untrained (seeded) text–motion model: DDP equality does not need a good one."""
-    torch.manual_seed(0)
-    path = text_motion_path(tmp_path_factory.mktemp("ckpt"), "toy")
-    save_text_motion(TextMotionModel(), path, asdict(TextMotionConfig()), {})
-    return str(path)
+def official_inputs(beat2_sample):
+    """The sample's motion (reference), the same motion rolled along time (generated), its audio."""
+    if not (EMAGE_DIR / EMAGE_MEAN_SPEED).is_file():
+        pytest.skip(f"EMAGE's {EMAGE_MEAN_SPEED} not found in {EMAGE_DIR} (the shared/ folder)")
+    from gesturebench.body.model import BodyModel
+    from gesturebench.data.audio import load_audio
+    from gesturebench.data.beat2 import read_motion_npz
+
+    motion = read_motion_npz(beat2_sample / "2_scott_0_1_1.npz")
+    roll = FIXTURE["generated_roll_frames"]
+    generated = dataclasses.replace(
+        motion,
+        **{k: np.roll(getattr(motion, k), roll, 0) for k in ("poses", "trans", "expressions")},
+    )
+    return motion, generated, load_audio(beat2_sample / "2_scott_0_1_1.wav"), BodyModel()
 
 
-def _ddp_speech(rank, world, n, sc_checkpoint):
-    out = []
-    for metric, pairs in _metrics_and_pairs(n, sc_checkpoint):
-        for p in pairs[rank::world]:
-            metric.update(p)
-        value = metric.compute()
-        with metric.sync_context():  # as the evaluator reads the per-sequence table
-            out.append((value, metric.per_sequence()))
-    return out
+def emage_bc(inputs, tmp_path, variant, **knobs) -> dict:
+    motion, generated, audio, body_model = inputs
+    metric = BeatConsistency(
+        variant=variant, mean_speed_file=str(EMAGE_DIR / EMAGE_MEAN_SPEED), **knobs
+    )
+    metric.prepare(context(tmp_path, body_model))
+    # the EMAGE variants rerun the body model with zeroed translation (and orientation): the pair's
+    # own bodies are not read, so placeholders stand in for them
+    still = BodyOutput(torch.zeros(motion.n_frames, 55, 3), None)
+    metric.update(MotionPair(0, "s", generated, motion, still, still, audio=audio))
+    return metric.compute()
 
 
-def test_ddp_with_odd_sequence_count_equals_single_process(sc_checkpoint):
-    ddp = run_distributed(_ddp_speech, 5, sc_checkpoint)
-    for (metric, pairs), (value, per_seq) in zip(_metrics_and_pairs(5, sc_checkpoint), ddp):
-        tol = 1e-6 if isinstance(metric, SemanticScore) else 1e-12  # SC's encoder runs in float32
-        for p in pairs:
-            metric.update(p)
-        assert value == pytest.approx(metric.compute(), abs=tol)
-        expected = metric.per_sequence()
-        assert sorted(per_seq) == list(range(5))
-        for i, row in per_seq.items():
-            assert row == pytest.approx(expected[i], abs=tol)
+@pytest.mark.parametrize("variant", ["emage2024", "emage2025"])
+def test_emage_variants_equal_the_official_code_on_the_real_sample(
+    official_inputs, tmp_path, variant
+):
+    official = FIXTURE["variants"][variant]["values"]
+    values = emage_bc(official_inputs, tmp_path, variant)
+    assert values["bc"] == pytest.approx(official["generated"], abs=1e-6)
+    assert values["bc_ref"] == pytest.approx(official["reference"], abs=1e-6)
+
+
+def test_testing_the_threshold_at_the_minimum_changes_the_value(official_inputs, tmp_path):
+    # the knob the official code differs by: without it, the parity above would fail
+    official = FIXTURE["variants"]["emage2024"]["values"]
+    values = emage_bc(official_inputs, tmp_path, "emage2024", threshold_frame="minimum")
+    assert abs(values["bc_ref"] - official["reference"]) > 1e-3
+
+
+def test_official_offset_tests_the_threshold_at_the_segment_index_of_the_whole_sequence():
+    speed = np.array([5, 5, 0.5, 5, 5, 1.0, 5, 5, 0.1, 5, 5], dtype=float)  # minima at 2, 5, 8
+    assert motion_beats(speed, 1.0, threshold=0.3, order=1).tolist() == [2, 5]
+    whole = np.concatenate([[0.0, 9.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 9.0], speed])
+    # minima found in whole[9:] (= speed) at 2, 5, 8; tested at whole[2], whole[5], whole[8]
+    assert motion_beats(speed, 1.0, threshold=0.3, order=1, tested_speed=whole).tolist() == [8]
+
+
+def test_emage_audio_segments_by_hand():
+    # the sample: 1906 frames, 1 025 558 samples at 16 kHz; trimmed frames [60, 1846)
+    assert emage_segment_samples(1025558, 16000, 60, 1846, 1906, 30, "emage2025") == (
+        32000,
+        984533,  # ⌊1846 / 30 · 16000⌋ = ⌊984533.3⌋
+    )
+    # 2024: the audio's end minus 2 s (1 025 558 − 32 000), before the motion's cut (1 016 533)
+    assert emage_segment_samples(1025558, 16000, 60, 1846, 1906, 30, "emage2024") == (
+        32000,
+        993558,
+    )
+    # a shorter audio than motion: cut at its own end minus 2 s as well
+    assert emage_segment_samples(900000, 16000, 60, 1846, 1906, 30, "emage2024") == (32000, 868000)
+
+
+def test_variant_fills_unset_knobs_and_given_knobs_win(tmp_path):
+    default = BeatConsistency().options()
+    assert default["variant"] == "paper" and default["threshold"] == 0.1
+    assert default["direction"] == "motion_to_audio" and default["threshold_frame"] == "minimum"
+    emage = BeatConsistency(variant="emage2024", threshold=0.2)
+    options = emage.options()
+    assert options["threshold"] == 0.2 and options["direction"] == "audio_to_motion"
+    assert options["translation"] == "zero" and options["global_orient"] == "keep"
+    assert options["mean_speed_file"] == EMAGE_MEAN_SPEED and emage.values_reading("trans") == []
+    assert BeatConsistency(variant="emage2025").options()["global_orient"] == "zero"
+    with pytest.raises(ConfigError, match="variant must be one of"):
+        BeatConsistency(variant="emage2023")
+    with pytest.raises(ConfigError, match="threshold_frame must be one of"):
+        BeatConsistency(threshold_frame="onset")
+    with pytest.raises(ConfigError, match=r"mean_vel_smplxflame_30.npy not found.*huggingface"):
+        emage.prepare(context(tmp_path))
+
+
+def test_mean_speed_file_is_read_as_given_or_from_the_checkpoints_folder(tmp_path):
+    speeds = np.linspace(0.1, 0.6, 55, dtype=np.float32)
+    np.save(tmp_path / "speeds.npy", speeds)
+    for path in (str(tmp_path / "speeds.npy"), "speeds.npy"):  # relative: checkpoints/
+        metric = BeatConsistency(mean_speed_file=path)
+        metric.prepare(context(tmp_path))
+        assert metric.mean_speed.tolist() == speeds.astype(np.float64).tolist()
+        assert metric.options()["mean_speed_source"] == str(tmp_path / "speeds.npy")
+    np.save(tmp_path / "short.npy", speeds[:13])
+    with pytest.raises(ConfigError, match="one speed per SMPL-X joint"):
+        BeatConsistency(mean_speed_file=str(tmp_path / "short.npy")).prepare(context(tmp_path))

@@ -1,5 +1,6 @@
-"""FGD, Density and Coverage: the pure maths against scipy / prdc, and the metric classes (states,
-DDP, encoder)."""
+"""FGD, Density and Coverage as metric classes on the motion autoencoder's features
+(motion_features.py, frechet.py, prdc.py): values equal the functional maths, DDP, provenance,
+checkpoint errors."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ import re
 
 import numpy as np
 import pytest
-import scipy.linalg
 import torch
 from prdc import compute_prdc
 
@@ -20,132 +20,22 @@ from gesturebench.encoders.motion_ae import MotionAutoencoder
 from gesturebench.encoders.motion_ae_training import MotionAEConfig
 from gesturebench.errors import CheckpointError
 from gesturebench.metrics.frechet import FGD
-from gesturebench.metrics.functional.frechet import frechet_distance, moments
-from gesturebench.metrics.functional.prdc import coverage, density, knn_radii
+from gesturebench.metrics.functional.frechet import frechet_distance
 from gesturebench.metrics.pair import MotionPair
 from gesturebench.metrics.prdc import Coverage, Density
 from tests.distributed import run_distributed
 from tests.helpers import toy_context
+from tests.metrics.references import scipy_frechet
 from tests.test_motion_ae import mixing, smooth_motion
 
 pytestmark = pytest.mark.usefixtures("one_thread")
-
-# ---------- Fréchet distance ----------
-
-
-def scipy_frechet(x: np.ndarray, y: np.ndarray) -> float:
-    """The textbook computation (as in the FID/FGD reference code): numpy moments and scipy's
-    sqrtm."""
-    mu1, mu2 = x.mean(0), y.mean(0)
-    s1, s2 = np.cov(x, rowvar=False), np.cov(y, rowvar=False)
-    covmean = scipy.linalg.sqrtm(s1 @ s2).real
-    return float(((mu1 - mu2) ** 2).sum() + np.trace(s1) + np.trace(s2) - 2 * np.trace(covmean))
-
-
-def stats(x: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
-    """Mean and covariance through the metric's sufficient statistics (Σx, Σxxᵀ, n)."""
-    t = torch.from_numpy(x)
-    return moments(t.sum(0), t.T @ t, len(t))
-
-
-def test_frechet_closed_form_for_diagonal_gaussians():
-    rng = np.random.default_rng(0)
-    mu_a, mu_b = rng.normal(size=7), rng.normal(size=7)
-    a, b = rng.uniform(0.1, 3, 7), rng.uniform(0.1, 3, 7)
-    expected = ((mu_a - mu_b) ** 2).sum() + ((np.sqrt(a) - np.sqrt(b)) ** 2).sum()
-    t = torch.from_numpy
-    got = frechet_distance(t(mu_a), torch.diag(t(a)), t(mu_b), torch.diag(t(b)))
-    assert float(got) == pytest.approx(expected, rel=1e-10)
-
-
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_frechet_matches_scipy_sqrtm_on_full_rank_features(seed):
-    rng = np.random.default_rng(seed)
-    d = 16
-    x = rng.normal(size=(600, d)) @ rng.normal(size=(d, d)) + rng.normal(size=d)
-    y = rng.normal(size=(400, d)) @ rng.normal(size=(d, d)) * 0.7 + rng.normal(size=d)
-    mx, sx = stats(x)
-    np.testing.assert_allclose(sx.numpy(), np.cov(x, rowvar=False), rtol=1e-9, atol=1e-9)
-    got = float(frechet_distance(mx, sx, *stats(y)))
-    assert got == pytest.approx(scipy_frechet(x, y), rel=1e-6)
-
-
-def test_frechet_of_identical_features_is_zero():
-    x = np.random.default_rng(3).normal(size=(300, 32)) * 5 + 10
-    mu, cov = stats(x)
-    assert float(frechet_distance(mu, cov, mu, cov)) <= 1e-9 * float(cov.trace())
-
-
-def test_frechet_rank_deficient_is_finite_and_at_least_the_mean_term():
-    rng = np.random.default_rng(4)
-    x, y = (
-        rng.normal(size=(10, 64)),
-        rng.normal(size=(12, 64)) + 0.3,
-    )  # fewer samples than dimensions
-    (mx, sx), (my, sy) = stats(x), stats(y)
-    d = float(frechet_distance(mx, sx, my, sy))
-    mean_term = float(((mx - my) ** 2).sum())
-    assert np.isfinite(d) and d >= mean_term - 1e-9  # FD = ‖Δμ‖² + W₂²(centred Gaussians) ≥ ‖Δμ‖²
-
-
-def test_frechet_rank_deficient_does_not_depend_on_summation_order():
-    """Sums accumulated in pieces (as across DDP ranks) give the same distance: null eigenvalues at
-    round-off level must not leak their square roots into the result."""
-    rng = np.random.default_rng(5)
-    basis = rng.normal(size=(20, 333))
-    x = torch.from_numpy(rng.normal(size=(70, 20)) @ basis * 0.1 + 5 * rng.normal(size=333))
-    y = torch.from_numpy(rng.normal(size=(75, 20)) @ basis * 0.12 + 5 * rng.normal(size=333))
-
-    def pooled(t, parts):
-        pieces = t.tensor_split(parts)
-        return moments(sum(p.sum(0) for p in pieces), sum(p.T @ p for p in pieces), len(t))
-
-    whole = float(frechet_distance(*pooled(x, 1), *pooled(y, 1)))
-    split = float(frechet_distance(*pooled(x, 3), *pooled(y, 2)))
-    assert split == pytest.approx(whole, rel=1e-12)
-
-
-# ---------- Density / Coverage ----------
-
-
-@pytest.mark.parametrize(
-    "seed,k,n,m", [(0, 5, 200, 150), (1, 3, 120, 300), (2, 1, 50, 50), (3, 7, 301, 99)]
-)
-def test_density_coverage_match_prdc_package(seed, k, n, m):
-    rng = np.random.default_rng(seed)
-    real = rng.normal(size=(n, 8))
-    fake = rng.normal(size=(m, 8)) * 1.2 + 0.3
-    ref = compute_prdc(real, fake, nearest_k=k)
-    r, f = torch.from_numpy(real), torch.from_numpy(fake)
-    for chunk in (7, 4096):  # chunking must not change anything
-        assert density(r, f, k, chunk) == pytest.approx(ref["density"], abs=1e-12)
-        assert coverage(r, f, k, chunk) == pytest.approx(ref["coverage"], abs=1e-12)
-
-
-@pytest.mark.parametrize("seed", range(5))
-def test_density_coverage_of_features_equal_to_the_reference_are_exactly_one(seed):
-    # Ground truth: every generated feature is a reference feature. Each ball then holds its centre
-    # and the k-1 nearer neighbours (the k-th lies on the radius, not inside), so Density = Coverage
-    # = 1 exactly.
-    real = (
-        torch.randn(600, 32, generator=torch.Generator().manual_seed(seed), dtype=torch.float64) * 3
-        + 1
-    )
-    assert density(real, real.clone(), k=5, chunk_size=128) == 1.0
-    assert coverage(real, real.clone(), k=5, chunk_size=128) == 1.0
-
-
-def test_knn_radii_hand_worked_and_too_few_points():
-    x = torch.tensor([[0.0], [1.0], [3.0], [7.0]])
-    assert knn_radii(x, 1, chunk_size=3).tolist() == [1.0, 1.0, 2.0, 4.0]
-    assert knn_radii(x, 2, chunk_size=3).tolist() == [3.0, 2.0, 3.0, 6.0]
-    with pytest.raises(ValueError, match="more than 4"):
-        knn_radii(x, 4)
 
 
 # ---------- metric classes with a tiny (untrained, fixed) encoder ----------
 
 TINY = dataclasses.asdict(MotionAEConfig(hidden_dim=16, latent_dim=8, window=32, hop=16))
+
+
 ENCODER_CONFIG = {"hidden_dim": 16, "latent_dim": 8}
 
 

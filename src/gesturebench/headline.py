@@ -1,0 +1,39 @@
+"""The table a single `task=evaluate` run prints at its end: the paper's headline metrics with their
+direction, the reason of each one skipped, and the seconds spent per stage; plain text, so that it
+reads the same in a terminal, a log file and a notebook."""
+
+from __future__ import annotations
+
+import textwrap
+
+from gesturebench.results import ARROWS, PAPER_METRICS
+
+
+def headline_table(results: dict) -> str:
+    """The headline lines of a results.json document (4 significant digits; `-` and the skip
+    reason where a metric has no value)."""
+    values, skipped = results["metrics"], results.get("skipped", {})
+    directions = results.get("directions", {})
+    labels = {m: f"{m} {ARROWS.get(directions.get(m, ''), '')}".rstrip() for m in PAPER_METRICS}
+    width = max(map(len, labels.values()))
+    lines = [f"{results['model']} on {results['dataset']}:"]
+    for metric in PAPER_METRICS:
+        value = values.get(metric)
+        shown = f"{value:.4g}" if value is not None else f"-  {skipped.get(metric, 'no value')}"
+        lines.append(f"  {labels[metric]:<{width}}  {shown}")
+    return "\n".join([*lines, *_timing_lines(results.get("timings", {}))])
+
+
+def _timing_lines(timings: dict[str, float]) -> list[str]:
+    """Seconds per stage, slowest first, wrapped to 100 columns."""
+    if not timings:
+        return []
+    stages = sorted(timings.items(), key=lambda item: -item[1])
+    text = ", ".join(f"{stage} {seconds:.1f}" for stage, seconds in stages)
+    total = sum(timings.values())
+    return textwrap.wrap(
+        f"seconds per stage (sum {total:.1f}): {text}",
+        width=100,
+        initial_indent="  ",
+        subsequent_indent="    ",
+    )

@@ -1,0 +1,113 @@
+"""Where public model weights come from: a configured folder, else `checkpoints/<folder>/`, else the
+Hugging Face Hub (downloaded into `checkpoints/<folder>/`) — the same order for every released model
+(EMAGE, its FGD encoder, GestureLSM). Offline and missing, one line says which files go where."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from gesturebench.errors import CheckpointError
+
+Downloader = Callable[..., str]
+
+
+@dataclass(frozen=True)
+class HubFiles:
+    """The files one released model needs, as they lie in its Hugging Face repository.
+
+    `folder` is the sub-folder of `paths.checkpoints` they are looked for in (and downloaded to);
+    `repo_type` is "model", "space" or "dataset"."""
+
+    repo_id: str
+    files: tuple[str, ...]
+    folder: str
+    repo_type: str = "model"
+    revision: str | None = None
+
+    @property
+    def url(self) -> str:
+        prefix = {"model": "", "space": "spaces/", "dataset": "datasets/"}[self.repo_type]
+        return f"https://huggingface.co/{prefix}{self.repo_id}"
+
+    def missing(self, root: Path) -> list[str]:
+        return [name for name in self.files if not (root / name).is_file()]
+
+
+@dataclass(frozen=True)
+class ResolvedWeights:
+    """A folder holding every file of a `HubFiles`, where it came from ("configured", "checkpoints"
+    or "hub"), and each file's SHA-256 (for `results.json`)."""
+
+    root: Path
+    source: str
+    sha256: dict[str, str]
+
+    def path(self, name: str) -> Path:
+        return self.root / name
+
+    def info(self) -> dict:
+        return {"weights": str(self.root), "weights_source": self.source, "sha256": self.sha256}
+
+
+def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _resolved(spec: HubFiles, root: Path, source: str) -> ResolvedWeights:
+    return ResolvedWeights(root, source, {name: sha256_file(root / name) for name in spec.files})
+
+
+def resolve_weights(
+    spec: HubFiles,
+    configured: str | Path | None,
+    checkpoints_dir: str | Path,
+    download: Downloader | None = None,
+) -> ResolvedWeights:
+    """The folder that holds `spec.files`: `configured` when set (it must hold them all), else
+    `<checkpoints_dir>/<spec.folder>` when complete, else a Hub download into that folder.
+
+    `download` is `huggingface_hub.snapshot_download`'s signature (injected by tests); it is not
+    tried when `HF_HUB_OFFLINE` is set. Any failure is one `CheckpointError` line naming the
+    repository, the missing files and the folder to put them in."""
+    if configured:
+        root = Path(configured).expanduser()
+        if not root.is_dir():
+            raise CheckpointError(f"{root}: weights folder not found ({spec.url} in its layout)")
+        if missing := spec.missing(root):
+            raise CheckpointError(f"{root}: missing {', '.join(missing)} (files of {spec.url})")
+        return _resolved(spec, root, "configured")
+    root = Path(checkpoints_dir) / spec.folder
+    missing = spec.missing(root)
+    if not missing:
+        return _resolved(spec, root, "checkpoints")
+    hint = f"put {', '.join(missing)} from {spec.url} into {root}/ (or set the weights folder)"
+    try:
+        if download is None:
+            from huggingface_hub import constants, snapshot_download
+
+            if constants.HF_HUB_OFFLINE:
+                raise CheckpointError(f"{root}: weights missing and HF_HUB_OFFLINE is set: {hint}")
+            download = snapshot_download
+        download(
+            repo_id=spec.repo_id,
+            repo_type=spec.repo_type,
+            revision=spec.revision,
+            allow_patterns=list(spec.files),
+            local_dir=str(root),
+        )
+    except CheckpointError:
+        raise
+    except Exception as exc:  # no network, unknown repository, interrupted transfer: all one line
+        raise CheckpointError(
+            f"{root}: weights missing and the download failed ({type(exc).__name__}): {hint}"
+        ) from None
+    if missing := spec.missing(root):
+        raise CheckpointError(f"{root}: the download did not bring {', '.join(missing)}: {hint}")
+    return _resolved(spec, root, "hub")

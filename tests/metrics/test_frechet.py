@@ -1,0 +1,231 @@
+"""The Fréchet distance (functional/frechet.py) against a closed form and scipy's sqrtm; the FGD
+class is tested with Density and Coverage in test_motion_features.py."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import scipy.linalg
+import torch
+
+from gesturebench.encoders.representation import REP_DIM
+from gesturebench.metrics.frechet import FGD
+from gesturebench.metrics.functional.frechet import (
+    batch_moments,
+    frechet_distance,
+    merge_moments,
+    moments,
+)
+from gesturebench.stats.bootstrap import Resamples
+from tests.distributed import run_distributed
+from tests.metrics.references import scipy_frechet
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+def stats(x: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+    """Mean and covariance through the metric's sufficient statistics (Σx, Σxxᵀ, n)."""
+    t = torch.from_numpy(x)
+    return moments(t.sum(0), t.T @ t, len(t))
+
+
+def test_frechet_closed_form_for_diagonal_gaussians():
+    rng = np.random.default_rng(0)
+    mu_a, mu_b = rng.normal(size=7), rng.normal(size=7)
+    a, b = rng.uniform(0.1, 3, 7), rng.uniform(0.1, 3, 7)
+    expected = ((mu_a - mu_b) ** 2).sum() + ((np.sqrt(a) - np.sqrt(b)) ** 2).sum()
+    t = torch.from_numpy
+    got = frechet_distance(t(mu_a), torch.diag(t(a)), t(mu_b), torch.diag(t(b)))
+    assert float(got) == pytest.approx(expected, rel=1e-10)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_frechet_matches_scipy_sqrtm_on_full_rank_features(seed):
+    rng = np.random.default_rng(seed)
+    d = 16
+    x = rng.normal(size=(600, d)) @ rng.normal(size=(d, d)) + rng.normal(size=d)
+    y = rng.normal(size=(400, d)) @ rng.normal(size=(d, d)) * 0.7 + rng.normal(size=d)
+    mx, sx = stats(x)
+    np.testing.assert_allclose(sx.numpy(), np.cov(x, rowvar=False), rtol=1e-9, atol=1e-9)
+    got = float(frechet_distance(mx, sx, *stats(y)))
+    assert got == pytest.approx(scipy_frechet(x, y), rel=1e-6)
+
+
+def test_frechet_of_identical_features_is_zero():
+    x = np.random.default_rng(3).normal(size=(300, 32)) * 5 + 10
+    mu, cov = stats(x)
+    assert float(frechet_distance(mu, cov, mu, cov)) <= 1e-9 * float(cov.trace())
+
+
+def test_frechet_rank_deficient_is_finite_and_at_least_the_mean_term():
+    rng = np.random.default_rng(4)
+    x, y = (
+        rng.normal(size=(10, 64)),
+        rng.normal(size=(12, 64)) + 0.3,
+    )  # fewer samples than dimensions
+    (mx, sx), (my, sy) = stats(x), stats(y)
+    d = float(frechet_distance(mx, sx, my, sy))
+    mean_term = float(((mx - my) ** 2).sum())
+    assert np.isfinite(d) and d >= mean_term - 1e-9  # FD = ‖Δμ‖² + W₂²(centred Gaussians) ≥ ‖Δμ‖²
+
+
+def test_frechet_rank_deficient_does_not_depend_on_summation_order():
+    """Sums accumulated in pieces (as across DDP ranks) give the same distance: null eigenvalues at
+    round-off level must not leak their square roots into the result."""
+    rng = np.random.default_rng(5)
+    basis = rng.normal(size=(20, 333))
+    x = torch.from_numpy(rng.normal(size=(70, 20)) @ basis * 0.1 + 5 * rng.normal(size=333))
+    y = torch.from_numpy(rng.normal(size=(75, 20)) @ basis * 0.12 + 5 * rng.normal(size=333))
+
+    def pooled(t, parts):
+        pieces = t.tensor_split(parts)
+        return moments(sum(p.sum(0) for p in pieces), sum(p.T @ p for p in pieces), len(t))
+
+    whole = float(frechet_distance(*pooled(x, 1), *pooled(y, 1)))
+    split = float(frechet_distance(*pooled(x, 3), *pooled(y, 2)))
+    assert split == pytest.approx(whole, rel=1e-12)
+
+
+# ---------- FGD's moments stay exact for features with a large mean ----------
+
+
+OFFSET = 1e6
+LATENT = 8
+
+
+def reference_fgd(x: np.ndarray, y: np.ndarray) -> float:
+    """FGD in float64 the textbook way, on data centred first (the offset cancels exactly in
+    μx − μy and does not enter the covariances): np.cov and scipy.linalg.sqrtm."""
+    mx, my = x.mean(0), y.mean(0)
+    sx, sy = np.cov(x - mx, rowvar=False), np.cov(y - my, rowvar=False)
+    covmean = scipy.linalg.sqrtm(sx @ sy).real
+    return float(((mx - my) ** 2).sum() + np.trace(sx) + np.trace(sy) - 2 * np.trace(covmean))
+
+
+def offset_features(seed: int, n: int, dim: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    mixing = rng.normal(size=(dim, dim)) / np.sqrt(dim)
+    return rng.normal(size=(n, dim)) @ mixing + rng.normal(size=dim) + OFFSET
+
+
+def pooled_in_batches(x: np.ndarray, sizes: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Mean and covariance of `x` pooled from consecutive batches of `sizes` rows."""
+    parts = [batch_moments(torch.from_numpy(p)) for p in np.split(x, np.cumsum(sizes)[:-1])]
+    n, mean, scatter = merge_moments(*(torch.stack(column) for column in zip(*parts, strict=True)))
+    return mean, scatter / (n - 1)
+
+
+@pytest.mark.parametrize("sizes", [[400], [1, 2, 397], [150, 0, 250]])
+def test_pooled_covariance_with_a_large_offset_equals_numpy(sizes):
+    x = offset_features(0, 400, 6)
+    mean, cov = pooled_in_batches(x, sizes)
+    expected = np.cov(x - x.mean(0), rowvar=False)
+    np.testing.assert_allclose(cov.numpy(), expected, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(mean.numpy(), x.mean(0), rtol=1e-12)
+
+
+def test_sums_lose_the_covariance_at_this_offset():
+    # what the merge replaces: Σxxᵀ − nμμᵀ cancels ~1e12-sized terms (the test above can fail)
+    x = offset_features(0, 400, 6)
+    t = torch.from_numpy(x)
+    _, cov = moments(t.sum(0), t.T @ t, len(t))
+    expected = np.cov(x - x.mean(0), rowvar=False)
+    assert np.abs(cov.numpy() - expected).max() > 1e-4 * np.abs(expected).max()
+
+
+class GivenFeatures(FGD):
+    """FGD reading prepared window features instead of running the encoder: `features[pair.index]`
+    is (reference, generated), each (encoder features (n, LATENT), raw window means
+    (n, REP_DIM))."""
+
+    def __init__(self, features):
+        super().__init__(encoder_config={"latent_dim": LATENT})
+        self.features = features
+
+    def pair_features(self, pair, side):
+        feat, raw = self.features[pair.index][side]
+        return torch.from_numpy(raw)[:, None], torch.from_numpy(feat)
+
+
+def sequences(n_seq: int = 5) -> list:
+    """Per sequence, (reference, generated) features with the 1e6 offset, 7-12 windows each."""
+    out = []
+    for s in range(n_seq):
+        n = 7 + s
+        sides = [
+            (offset_features(100 * s + i, n, LATENT), offset_features(100 * s + 50 + i, n, REP_DIM))
+            for i in (0, 1)
+        ]
+        out.append(sides)
+    return out
+
+
+def expected_values(seqs) -> dict:
+    def stacked(side: int, space: int) -> np.ndarray:
+        return np.concatenate([s[side][space] for s in seqs])
+
+    return {
+        "fgd": reference_fgd(stacked(0, 0), stacked(1, 0)),
+        # 333-d from 45 windows: rank-deficient, where sqrtm is inaccurate; the same float64
+        # moments go through frechet_distance instead
+        "fgd_raw_pose": float(
+            frechet_distance(
+                *(
+                    torch.from_numpy(v)
+                    for side in (0, 1)
+                    for v in (
+                        stacked(side, 1).mean(0),
+                        np.cov(stacked(side, 1) - stacked(side, 1).mean(0), rowvar=False),
+                    )
+                )
+            )
+        ),
+    }
+
+
+def evaluate(seqs, rank: int = 0, world: int = 1) -> dict:
+    metric = GivenFeatures(seqs)
+    for i in range(rank, len(seqs), world):
+        metric.update(SimpleNamespace(index=i))
+    return metric.compute()
+
+
+def test_metric_with_a_large_offset_equals_the_float64_computation():
+    seqs = sequences()
+    got, expected = evaluate(seqs), expected_values(seqs)
+    for name in ("fgd", "fgd_raw_pose"):
+        assert got[name] == pytest.approx(expected[name], rel=1e-6), name
+
+
+def _evaluate_on_rank(rank, world, seqs):
+    return evaluate(seqs, rank, world)  # compute() syncs: every rank's partials, stacked
+
+
+def test_two_process_ddp_with_a_large_offset_equals_one_process():
+    seqs = sequences()  # 5 sequences: the ranks hold 3 and 2
+    single, ddp = evaluate(seqs), run_distributed(_evaluate_on_rank, seqs)
+    expected = expected_values(seqs)
+    for name in ("fgd", "fgd_raw_pose"):
+        assert ddp[name] == pytest.approx(single[name], rel=1e-9), name
+        assert ddp[name] == pytest.approx(expected[name], rel=1e-6), name
+
+
+def test_bootstrap_with_a_large_offset_equals_recomputation_on_resampled_features():
+    """Each replicate equals the textbook float64 FGD of the resampled sequences' windows (the
+    same draws, repeated sequences repeated), and drawing every sequence once gives the value."""
+    seqs = sequences()
+    metric = GivenFeatures(seqs)
+    for i in range(len(seqs)):
+        metric.update(SimpleNamespace(index=i))
+    resamples = Resamples.draw(range(len(seqs)), 6, seed=2)
+    boot = metric.bootstrap(resamples)
+    for b, counts in enumerate(resamples.counts):
+        drawn = [seqs[s] for s in np.repeat(np.arange(len(seqs)), counts)]
+        expected = reference_fgd(*(np.concatenate([s[i][0] for s in drawn]) for i in (0, 1)))
+        assert boot["fgd"][b] == pytest.approx(expected, rel=1e-6)
+    once = metric.bootstrap(Resamples(np.arange(len(seqs)), np.ones((1, len(seqs)), int)))
+    value = metric.compute()
+    for name in ("fgd", "fgd_raw_pose"):
+        assert once[name][0] == pytest.approx(value[name], rel=1e-9), name

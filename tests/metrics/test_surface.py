@@ -1,0 +1,170 @@
+"""Chamfer and Hausdorff (surface.py, functional/surface.py, functional/nearest_kernel.py) against
+brute force."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from scipy.spatial.distance import cdist
+
+from gesturebench.body.joints import N_VERTICES
+from gesturebench.errors import ConfigError
+from gesturebench.metrics import surface as surface_metrics
+from gesturebench.metrics.functional import nearest_kernel
+from gesturebench.metrics.functional import surface as surface_metrics_functional
+from gesturebench.metrics.functional.surface import chamfer_hausdorff, nearest_distances
+from gesturebench.metrics.surface import Chamfer, Hausdorff
+from tests.metrics.bodies import synthetic_body, synthetic_pair
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+# ---------------------------------------------------------------- Chamfer / Hausdorff
+
+
+def brute_force_surface(ref: np.ndarray, gen: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-frame Chamfer and Hausdorff from full float64 distance matrices (scipy cdist, row
+    blocks)."""
+    chamfer, hausdorff = [], []
+    for a, g in zip(ref.astype(np.float64), gen.astype(np.float64)):
+        d_ag = np.concatenate(
+            [cdist(a[i : i + 1000], g).min(axis=1) for i in range(0, len(a), 1000)]
+        )
+        d_ga = np.concatenate(
+            [cdist(g[i : i + 1000], a).min(axis=1) for i in range(0, len(g), 1000)]
+        )
+        chamfer.append((d_ag**2).mean() + (d_ga**2).mean())
+        hausdorff.append(max(d_ag.max(), d_ga.max()))
+    return np.array(chamfer), np.array(hausdorff)
+
+
+@pytest.mark.parametrize("method,rtol", [("kdtree", 1e-12), ("cdist", 1e-6)])
+def test_surface_random_clouds_match_brute_force(method, rtol):
+    g = torch.Generator().manual_seed(0)
+    ref = torch.randn(4, 300, 3, generator=g)
+    gen = (
+        torch.randn(4, 170, 3, generator=g) * 0.8 + 0.1
+    )  # different sizes: the two directions differ
+    expected = brute_force_surface(ref.numpy(), gen.numpy())
+    chamfer, hausdorff = chamfer_hausdorff(
+        ref, gen, method, block=5000
+    )  # small blocks: several row chunks
+    np.testing.assert_allclose(chamfer.numpy(), expected[0], rtol=rtol)
+    np.testing.assert_allclose(hausdorff.numpy(), expected[1], rtol=rtol)
+
+
+def test_surface_body_sized_clouds_both_paths():
+    body = synthetic_body(3, 1).root_aligned_vertices()[1:2]
+    gen = synthetic_body(3, 2).root_aligned_vertices()[1:2]
+    expected = brute_force_surface(body.numpy(), gen.numpy())
+    kd = chamfer_hausdorff(body, gen, "kdtree")
+    cd = chamfer_hausdorff(body, gen, "cdist")
+    for got in (kd, cd):
+        np.testing.assert_allclose(got[0].numpy(), expected[0], rtol=1e-6)
+        np.testing.assert_allclose(got[1].numpy(), expected[1], rtol=1e-6)
+    np.testing.assert_allclose(cd[0].numpy(), kd[0].numpy(), rtol=1e-6)
+
+
+@pytest.mark.skipif(not nearest_kernel.available(), reason="Triton is not installed")
+def test_triton_kernel_matches_the_kdtree_and_brute_force():
+    # Without CUDA the kernel runs in Triton's interpreter (set in tests/conftest.py).
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    rng = np.random.default_rng(11)
+    idx = np.sort(
+        rng.choice(N_VERTICES, 333, replace=False)
+    )  # not a multiple of the 64-point tiles
+    body = synthetic_body(3, 1).vertices[:, idx]
+    gen = synthetic_body(3, 2).vertices[:, idx[:-130]] + 2.5  # far from the origin, 203 points
+    kd = nearest_distances(body, gen, "kdtree")
+    tr = nearest_distances(body.to(device), gen.to(device), "triton")
+    assert tr[0].shape == (3, 333) and tr[1].shape == (3, 203) and tr[0].dtype == torch.float64
+    np.testing.assert_allclose(tr[0].cpu().numpy(), kd[0].numpy(), rtol=1e-9)
+    np.testing.assert_allclose(tr[1].cpu().numpy(), kd[1].numpy(), rtol=1e-9)
+    brute = cdist(body[1].double().numpy(), gen[1].double().numpy())
+    np.testing.assert_allclose(tr[0][1].cpu().numpy(), brute.min(axis=1), rtol=1e-12)
+    np.testing.assert_allclose(tr[1][1].cpu().numpy(), brute.min(axis=0), rtol=1e-12)
+    one = nearest_distances(
+        torch.zeros(2, 1, 3).to(device), torch.ones(2, 5, 3).to(device), "triton"
+    )
+    assert torch.allclose(one[0].cpu(), torch.full((2, 1), math.sqrt(3), dtype=torch.float64))
+
+
+def test_nearest_distances_auto_is_kdtree_on_cpu_and_validates():
+    a, b = torch.randn(2, 50, 3), torch.randn(2, 60, 3)
+    auto, kd = nearest_distances(a, b), nearest_distances(a, b, "kdtree")
+    assert torch.equal(auto[0], kd[0]) and torch.equal(auto[1], kd[1])
+    assert auto[0].shape == (2, 50) and auto[1].shape == (2, 60) and auto[0].dtype == torch.float64
+    with pytest.raises(ConfigError, match="method"):
+        nearest_distances(a, b, "faiss")
+    with pytest.raises(ConfigError, match="num_points"):
+        Chamfer(num_points=0)
+
+
+def test_surface_is_zero_for_identical_and_known_for_a_shift():
+    ref = synthetic_body(5, 3)
+    vertices = ref.root_aligned_vertices()
+    chamfer, hausdorff = chamfer_hausdorff(vertices, vertices.clone())
+    assert float(chamfer.abs().max()) == 0.0 and float(hausdorff.abs().max()) == 0.0
+    # Two single points 0.3 m apart: Chamfer = 2·0.09, Hausdorff = 0.3.
+    a, b = torch.zeros(1, 1, 3), torch.tensor([[[0.0, 0.3, 0.0]]])
+    c, h = chamfer_hausdorff(a, b)
+    assert float(c) == pytest.approx(0.18, rel=1e-6) and float(h) == pytest.approx(0.3, rel=1e-6)
+
+
+def test_surface_searches_only_frames_that_differ(monkeypatch):
+    ref = synthetic_body(6, 4).root_aligned_vertices()
+    gen = ref.clone()
+    gen[[1, 4]] = synthetic_body(6, 5).root_aligned_vertices()[
+        [1, 4]
+    ]  # frames 1 and 4 differ, the rest are equal
+    searched = []
+    real = surface_metrics_functional.nearest_distances
+    monkeypatch.setattr(
+        surface_metrics_functional,
+        "nearest_distances",
+        lambda a, b, *rest: searched.append(a.shape[0]) or real(a, b, *rest),
+    )
+    chamfer, hausdorff = chamfer_hausdorff(ref, gen)
+    assert searched == [2]
+    expected = brute_force_surface(ref.numpy(), gen.numpy())
+    np.testing.assert_allclose(chamfer.numpy(), expected[0], rtol=1e-12)
+    np.testing.assert_allclose(hausdorff.numpy(), expected[1], rtol=1e-12)
+    assert chamfer[[0, 2, 3, 5]].eq(0).all() and chamfer[[1, 4]].gt(0).all()
+
+
+def test_surface_metrics_subsample_with_seed_and_share_one_pass(monkeypatch):
+    pair = synthetic_pair(0, t=6)
+    m = Chamfer(num_points=500, seed=7)
+    m.update(pair)
+    assert m.options() == {"method": "auto", "num_points": 500, "seed": 7}
+    idx = np.sort(np.random.default_rng(7).choice(N_VERTICES, 500, replace=False))
+    ref = pair.ref_body.root_aligned_vertices()[:, idx].numpy()
+    gen = pair.gen_body.root_aligned_vertices()[:, idx].numpy()
+    assert m.compute()["chamfer"] == pytest.approx(
+        brute_force_surface(ref, gen)[0].mean(), rel=1e-9
+    )
+
+    calls = []
+    monkeypatch.setattr(
+        surface_metrics, "chamfer_hausdorff", lambda *a: calls.append(1) or chamfer_hausdorff(*a)
+    )
+    other = synthetic_pair(1, t=6)
+    c, h = Chamfer(), Hausdorff()
+    c.update(other)
+    h.update(other)
+    assert len(calls) == 1  # one chunk, one nearest-neighbour pass for both metrics
+    h2 = Hausdorff(num_points=100)
+    h2.update(other)
+    assert len(calls) == 2  # other options: its own pass
+    h.update(synthetic_pair(2, t=6))
+    assert len(calls) == 3  # another pair: its own pass
+    assert h.per_sequence()[1]["hausdorff"] == pytest.approx(
+        float(
+            chamfer_hausdorff(
+                other.ref_body.root_aligned_vertices(), other.gen_body.root_aligned_vertices()
+            )[1].mean()
+        )
+    )

@@ -1,0 +1,34 @@
+"""The table a single evaluation prints: every headline metric once, its arrow, its value or skip
+reason, and the seconds per stage."""
+
+from __future__ import annotations
+
+from gesturebench.headline import headline_table
+from gesturebench.results import PAPER_METRICS
+
+
+def test_headline_table_lists_values_arrows_reasons_and_seconds():
+    metrics = {m: None for m in PAPER_METRICS}
+    metrics.update({"mjd": 0.0123456, "pck": 0.9, "ldlj_rel": -0.25, "bc_ref": 7.0})
+    results = {
+        "model": "perturbed",
+        "dataset": "mini_beat2",
+        "metrics": metrics,
+        "directions": {"mjd": "lower", "pck": "higher", "ldlj_rel": "zero"},
+        "skipped": {"fgd": "not computed: no metric named 'fgd' in metrics=fast"},
+        "timings": {"model": 1.04, "metric:mjd": 2.96, "smplx": 0.5},
+    }
+    lines = headline_table(results).splitlines()
+    assert lines[0] == "perturbed on mini_beat2:"
+    rows = {line.split()[0]: line for line in lines[1 : 1 + len(PAPER_METRICS)]}
+    assert list(rows) == list(PAPER_METRICS)  # the 15, in the paper's order, no diagnostics
+    assert rows["mjd"].split()[1:] == ["↓", "0.01235"]
+    assert rows["pck"].split()[1:] == ["↑", "0.9"]
+    assert rows["ldlj_rel"].split()[1:] == ["→0", "-0.25"]
+    assert rows["fgd"].split(maxsplit=2)[1:] == [
+        "-",
+        "not computed: no metric named 'fgd' in metrics=fast",
+    ]
+    assert rows["sc"].split()[1:] == ["-", "no", "value"]
+    # the slowest stage first; the sum of the stages
+    assert lines[-1] == "  seconds per stage (sum 4.5): metric:mjd 3.0, model 1.0, smplx 0.5"
