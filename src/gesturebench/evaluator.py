@@ -15,6 +15,7 @@ from collections import defaultdict
 from contextlib import contextmanager
 from typing import Any
 
+import numpy as np
 import pytorch_lightning as pl
 import torch
 from torchmetrics import Metric
@@ -139,6 +140,7 @@ class Evaluator(pl.LightningModule):
         values: dict[str, float | None] = {}
         skipped: dict[str, str] = {}
         intervals: dict[str, list[float]] = {}
+        replicates: dict[str, list[float]] = {}
         per_sequence: dict[int, dict[str, float]] = {}
         frames = self.frame_log.compute()
         resamples = self.resamples(frames)
@@ -150,7 +152,10 @@ class Evaluator(pl.LightningModule):
                 rows = metric.per_sequence()
                 if resamples is not None and reason is None:
                     with self.timed(f"bootstrap:{name}"):
-                        intervals.update(self.intervals(metric, resamples, values))
+                        drawn = self.replicates(metric, resamples)
+                    intervals.update(self.intervals(drawn, values))
+                    if metric.distributional:
+                        replicates.update({n: r.tolist() for n, r in drawn.items()})
             if reason:
                 skipped.update({n: reason for n in metric.value_names})
             for index, row in rows.items():
@@ -161,6 +166,7 @@ class Evaluator(pl.LightningModule):
             "metrics": values,
             "skipped": skipped,
             "intervals": intervals,
+            "replicates": replicates,
             "per_sequence": per_sequence,
             "timings": self.timings,
         }
@@ -172,14 +178,22 @@ class Evaluator(pl.LightningModule):
             return None
         return Resamples.draw(sorted(frames), self.stats.bootstrap, self.stats.seed)
 
+    def replicates(self, metric: GestureMetric, resamples: Resamples) -> dict[str, np.ndarray]:
+        """`metric`'s bootstrap replicates (a distributional metric's on the first
+        `stats.distributional` resamples)."""
+        assert self.stats is not None
+        if metric.distributional:
+            resamples = resamples.head(self.stats.distributional)
+        return metric.bootstrap(resamples)
+
     def intervals(
-        self, metric: GestureMetric, resamples: Resamples, values: dict[str, float | None]
+        self, replicates: dict[str, np.ndarray], values: dict[str, float | None]
     ) -> dict[str, list[float]]:
-        """The percentile interval of each of `metric`'s values that has a value."""
+        """The percentile interval of each value with `replicates` that has a value."""
         assert self.stats is not None
         out = {}
-        for n, replicates in metric.bootstrap(resamples).items():
-            interval = percentile_interval(replicates, self.stats.confidence)
+        for n, drawn in replicates.items():
+            interval = percentile_interval(drawn, self.stats.confidence)
             if values.get(n) is not None and interval is not None:
                 out[n] = interval
         return out

@@ -213,6 +213,7 @@ def build_results(
         "directions": directions,
         "skipped": skipped,
         "intervals": {k: v for k, v in raw["intervals"].items() if values.get(k) is not None},
+        "replicates": {k: v for k, v in raw["replicates"].items() if values.get(k) is not None},
         "per_sequence": per_sequence,
         "encoders": encoders,
         "options": {name: m.options() for name, m in metrics.items()},

@@ -14,6 +14,7 @@ from omegaconf import DictConfig
 
 from gesturebench import status
 from gesturebench.results import ERROR_FILE, RESULTS_FILE, write_summary
+from gesturebench.stats.comparisons import write_comparisons
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +50,7 @@ class SweepSummaryCallback(Callback):
         if not rows:
             return
         table = write_summary(sweep_dir, rows)
+        write_comparisons(sweep_dir, rows)
         log.info(
             "summary of %d jobs: %s\n%s",
             len(rows),

@@ -108,6 +108,9 @@ class GestureMetric(Metric):
     reference_only: tuple[str, ...] = ()
     #: constructor arguments left out of `options()` (internal, or reported by `extra_options`).
     hidden_options: ClassVar[tuple[str, ...]] = ()
+    #: True where a bootstrap resample recomputes a distribution's statistic (not a weighted mean
+    #: of per-sequence values): such metrics use `stats.distributional` resamples.
+    distributional: ClassVar[bool] = False
     #: this metric's constructor arguments (name → value), recorded by the base.
     init_arguments: dict[str, Any]
 

@@ -20,6 +20,7 @@ from gesturebench.metrics.functional.frechet import (
     batch_moments,
     frechet_distance,
     merge_moments,
+    psd_range,
     resampled_moments,
 )
 from gesturebench.metrics.motion_features import GENERATED, REFERENCE, MotionFeatureMetric
@@ -124,19 +125,30 @@ class FGD(MotionFeatureMetric):
     def bootstrap(self, resamples: Resamples) -> dict[str, np.ndarray]:
         """FGD of each resample: the drawn sequences' moments pooled with their multiplicities
         (exactly those of the resampled window sets), in chunks of `BOOTSTRAP_CHUNK` resamples to
-        bound memory; NaN where a resample has fewer than 2 windows a side."""
+        bound memory; NaN where a resample has fewer than 2 windows a side.
+
+        The means are centred on the reference's, and where the features span fewer than half the
+        dimensions (fewer windows than dimensions, e.g. the raw pose of a small split), everything
+        is projected onto the span: the distance is the same, its decompositions far smaller. A
+        resample with more windows a side than dimensions takes the Cholesky route."""
         out = {}
         for name, space in zip(self.value_names, SPACES, strict=True):
             moments = self.sequence_moments(space)
             if moments is None:
                 return {}
             index, count, mean, scatter = moments
+            _, mu, pooled = merge_moments(count, mean, scatter)
+            shift = mu[REFERENCE] - mu[GENERATED]
+            basis = psd_range(pooled.sum(0) + torch.outer(shift, shift))
+            mean = mean - mu[REFERENCE]
+            if basis.shape[1] < mean.shape[-1] / 2:
+                mean, scatter = mean @ basis, basis.T @ scatter @ basis
+            dim = mean.shape[-1]
             draws = torch.from_numpy(resamples.of(index.cpu().numpy())).to(mean)
             replicates = []
-            for chunk in torch.split(draws, BOOTSTRAP_CHUNK):
-                n, mu, m = resampled_moments(chunk, count, mean, scatter)
-                ref, gen = ((mu[:, i], m[:, i] / (n[:, i, None, None] - 1)) for i in (0, 1))
-                fd = frechet_distance(*ref, *gen)
+            for n, mu_b, m in resampled_moments(draws, count, mean, scatter, BOOTSTRAP_CHUNK):
+                ref, gen = ((mu_b[:, i], m[:, i] / (n[:, i, None, None] - 1)) for i in (0, 1))
+                fd = frechet_distance(*ref, *gen, definite=n.min(1).values > dim)
                 replicates.append(torch.where(n.min(1).values >= 2, fd, torch.nan))
             out[name] = torch.cat(replicates).cpu().numpy()
         return out

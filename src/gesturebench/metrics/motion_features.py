@@ -38,6 +38,7 @@ class MotionFeatureMetric(GestureMetric):
 
     reads = ("jaw", "eyes", "trans")
     hidden_options: ClassVar[tuple[str, ...]] = ("encoder_config",)
+    distributional = True
 
     def __init__(self, name: str, encoder_config: Mapping | None = None, **kwargs: Any):
         super().__init__(name, **kwargs)

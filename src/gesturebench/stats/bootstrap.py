@@ -20,17 +20,21 @@ from gesturebench.errors import ConfigError
 @dataclass(frozen=True)
 class BootstrapOptions:
     """`stats` (conf/stats/default.yaml): `bootstrap` resamples of the sequences give each metric a
-    percentile interval at `confidence` (0 resamples: no intervals), drawn with `seed`."""
+    percentile interval at `confidence` (0 resamples: no intervals), drawn with `seed`; the
+    distributional metrics (FGD, Density, Coverage), whose resamples cost decompositions or
+    distance sums rather than a weighted mean, use the first `distributional` of them."""
 
     bootstrap: int = 1000
     confidence: float = 0.95
     seed: int = 0
+    distributional: int = 200
 
     def __post_init__(self) -> None:
-        if self.bootstrap < 0 or not 0 < self.confidence < 1:
+        if self.bootstrap < 0 or self.distributional < 0 or not 0 < self.confidence < 1:
             raise ConfigError(
-                f"stats needs bootstrap >= 0 and 0 < confidence < 1, got "
-                f"bootstrap={self.bootstrap}, confidence={self.confidence}"
+                f"stats needs bootstrap >= 0, distributional >= 0 and 0 < confidence < 1, got "
+                f"bootstrap={self.bootstrap}, distributional={self.distributional}, "
+                f"confidence={self.confidence}"
             )
 
 
@@ -48,6 +52,10 @@ class Resamples:
         n = len(ordered)
         counts = np.random.default_rng(seed).multinomial(n, np.full(n, 1.0 / n), size=bootstrap)
         return cls(ordered, counts)
+
+    def head(self, k: int) -> Resamples:
+        """The first `k` resamples."""
+        return Resamples(self.indices, self.counts[:k])
 
     def of(self, index: Sequence[int] | np.ndarray) -> np.ndarray:
         """(B, len(index)) draws of the sequences with split indices `index`, in that order."""
