@@ -109,11 +109,11 @@ def compare_pair(a: dict, b: dict, metric: str, bootstrap: int, seed: int, confi
     ra, rb = (np.asarray((r.get("replicates") or {}).get(metric, []), float) for r in (a, b))
     if ra.size and ra.size == rb.size and _same_sequences(a, b):
         diff = ra - rb
-        interval = percentile_interval(diff, confidence)
-        if interval is not None:
+        paired = percentile_interval(diff, confidence)
+        if paired is not None:
             value = a["metrics"][metric] - b["metrics"][metric]
             n = len(a.get("per_sequence") or [])
-            return value, *interval, bootstrap_p(diff), "paired bootstrap", n
+            return value, *paired, bootstrap_p(diff), "paired bootstrap", n
     return None
 
 
