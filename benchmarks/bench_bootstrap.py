@@ -31,7 +31,7 @@ def given_features(cls: type, windows: list[int], latent: int, seed: int):
     """An instance of metric class `cls` whose `pair_features` returns random features for
     sequence `pair.index` with `windows[index]` windows a side."""
 
-    class Given(cls):  # type: ignore[misc]
+    class Given(cls):
         def pair_features(self, pair, side):
             rng = np.random.default_rng((seed, pair.index, side))
             n = windows[pair.index]
