@@ -117,5 +117,6 @@ def test_sweep_writes_comparisons_with_ground_truth_first(basic_sweep):
     for metric in ("mjd", "pck"):
         pairs = table[(table.metric == metric) & (table.a == "ground_truth")]
         assert len(pairs) == 2 and ((pairs.hi < 0) | (pairs.lo > 0)).all(), metric
-        ranks = [line for line in text.split(f"## {metric}\n")[1].splitlines() if "|" in line]
-        assert "ground_truth" in ranks[2] and "| 1 |" in ranks[2] and "| 1 |" not in ranks[3]
+        section = text.split(f"## {metric}\n")[1].strip().split("\n\n")[0].splitlines()[2:]
+        ranks = [[cell.strip() for cell in line.split("|")[1:3]] for line in section]
+        assert ranks[0] == ["1", "ground_truth"] and all(r != "1" for r, _ in ranks[1:]), ranks
