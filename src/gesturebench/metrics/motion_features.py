@@ -17,7 +17,7 @@ import torch
 
 from gesturebench.data.records import Motion
 from gesturebench.encoders.motion_ae import MotionAutoencoder
-from gesturebench.encoders.motion_ae_training import MotionAEConfig, load_or_train_motion_ae
+from gesturebench.encoders.motion_ae_training import MotionAEConfig
 from gesturebench.encoders.representation import motion_representation, sliding_windows
 from gesturebench.errors import CheckpointError
 from gesturebench.metrics.base import GestureMetric
@@ -46,12 +46,8 @@ class MotionFeatureMetric(GestureMetric):
         self.encoder_info: dict | None = None
 
     def prepare(self, context: MetricContext) -> None:
-        encoder, info = load_or_train_motion_ae(
-            context.checkpoints_dir,
-            context.dataset_name,
-            context.split,
-            context.auto_train,
-            self.encoder_config,
+        encoder, info = self.encoder_config.load_or_train(
+            context.checkpoints_dir, context.dataset_name, context.split, context.auto_train
         )
         latent_dim = encoder.hparams["latent_dim"]
         if latent_dim != self.encoder_config.latent_dim:

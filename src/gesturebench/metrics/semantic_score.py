@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gesturebench.encoders.text_motion import TextMotionEncoder
-from gesturebench.encoders.text_training import TextMotionConfig, load_or_train_text_motion
+from gesturebench.encoders.text_training import TextMotionConfig
 from gesturebench.errors import ConfigError
 from gesturebench.metrics.base import SequenceMetric
 from gesturebench.metrics.context import MetricContext
@@ -47,15 +47,14 @@ class SemanticScore(SequenceMetric):
         return {"text_motion": self.encoder.info} if self.encoder is not None else {}
 
     def prepare(self, context: MetricContext) -> None:
-        self.encoder = load_or_train_text_motion(
+        model, info = self.encoder_cfg.load_or_train(
             context.checkpoints_dir,
             context.dataset_name,
             context.split,
             context.auto_train,
-            self.encoder_cfg,
             path=self.checkpoint,
-            device=context.device,
         )
+        self.encoder = TextMotionEncoder(model, info, context.device)
 
     def sequence_values(self, pair: MotionPair) -> tuple[list[float | None], float] | None:
         if self.encoder is None:
