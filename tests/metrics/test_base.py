@@ -3,8 +3,6 @@ it reads, options from the constructor, one skip decision."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 import torch
 
@@ -70,11 +68,22 @@ def test_paper_metrics_declare_their_direction(paper):
 
 def test_a_metric_without_a_direction_fails_at_construction():
     class Undirected(SequenceMetric):
-        def __init__(self, name: str = "undirected", **kwargs: Any):
-            super().__init__(name, **kwargs)
+        default_name = "undirected"
 
     with pytest.raises(TypeError, match="must declare direction"):
         Undirected()
+
+
+def test_a_metric_is_named_by_its_config_or_its_default_name():
+    assert Chamfer().name == "chamfer" and Chamfer(name="cd").name == "cd"
+    assert Chamfer(name="cd").value_names[0] == "cd"
+
+    class Unnamed(SequenceMetric):
+        direction = "lower"
+
+    with pytest.raises(TypeError, match="Unnamed needs a name"):
+        Unnamed()
+    assert Unnamed(name="given").name == "given"
 
 
 def test_options_are_the_constructor_arguments():

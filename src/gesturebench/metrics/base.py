@@ -104,20 +104,24 @@ class GestureMetric(Metric):
     hidden_options: ClassVar[tuple[str, ...]] = ()
     #: this metric's constructor arguments (name → value), recorded by the base.
     init_arguments: dict[str, Any]
+    #: the name its values are reported under when the config gives none (`name=` renames it).
+    default_name: ClassVar[str]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "__init__" in vars(cls):
             cls.__init__ = _recording_arguments(cls.__init__)  # type: ignore[method-assign]
 
-    def __init__(self, name: str, **kwargs: Any):
+    def __init__(self, name: str | None = None, **kwargs: Any):
         if getattr(self, "direction", None) not in HIGHER_IS_BETTER:
             raise TypeError(
                 f"{type(self).__name__} must declare direction as one of "
                 f"{tuple(HIGHER_IS_BETTER)}, got {getattr(self, 'direction', None)!r}"
             )
+        if name is None and not hasattr(self, "default_name"):
+            raise TypeError(f"{type(self).__name__} needs a name (it declares no default_name)")
         super().__init__(**kwargs)
-        self.name = name
+        self.name = name or self.default_name
 
     @property  # torchmetrics declares a settable class attribute; here it follows `direction`
     def higher_is_better(self) -> bool | None:  # type: ignore[override]
@@ -190,8 +194,8 @@ class SequenceMetric(GestureMetric):
     seq_index: list[torch.Tensor]
     seq_values: list[torch.Tensor]
 
-    def __init__(self, name: str, **kwargs: Any):
-        super().__init__(name, **kwargs)
+    def __init__(self, **kwargs: Any):
+        super().__init__(**kwargs)
         n = len(self.value_names)
         f64 = torch.float64
         self.add_state("total", default=torch.zeros(n, dtype=f64), dist_reduce_fx="sum")

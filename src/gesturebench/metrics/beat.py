@@ -145,15 +145,14 @@ class BeatConsistency(SequenceMetric):
     options; the metric's ↑/↓ property is the class attribute `direction`.
     """
 
+    default_name = "bc"
     direction = "higher"
     requires = ("audio",)
-    extras = ("{name}_ref",)
-    reference_only = ("{name}_ref",)
+    extras = reference_only = ("{name}_ref",)  # the reference's own value, beside the metric's
     hidden_options = ("mean_speed",)
 
     def __init__(
         self,
-        name: str = "bc",
         sigma: float = 0.3,
         order: int = 7,
         threshold: float | None = None,
@@ -171,10 +170,10 @@ class BeatConsistency(SequenceMetric):
         audio_segment: str | None = None,
         **kwargs: Any,
     ):
-        super().__init__(name, **kwargs)
+        super().__init__(**kwargs)
         if variant not in VARIANTS:
             raise ConfigError(
-                f"metric {name}: variant must be one of {tuple(VARIANTS)}, got {variant!r}"
+                f"metric {self.name}: variant must be one of {tuple(VARIANTS)}, got {variant!r}"
             )
         given = {
             "threshold": threshold,
@@ -192,11 +191,12 @@ class BeatConsistency(SequenceMetric):
         for knob, allowed in CHOICES.items():
             if self.settings[knob] not in allowed:
                 raise ConfigError(
-                    f"metric {name}: {knob} must be one of {allowed}, got {self.settings[knob]!r}"
+                    f"metric {self.name}: {knob} must be one of {allowed}, "
+                    f"got {self.settings[knob]!r}"
                 )
         if mean_speed is not None and len(mean_speed) != N_JOINTS:
             raise ConfigError(
-                f"metric {name}: mean_speed needs one value per SMPL-X joint ({N_JOINTS})"
+                f"metric {self.name}: mean_speed needs one value per SMPL-X joint ({N_JOINTS})"
             )
         self.sigma, self.order, self.trim = sigma, order, trim
         self.threshold: float = self.settings["threshold"]

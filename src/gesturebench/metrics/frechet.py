@@ -33,12 +33,13 @@ class FGD(MotionFeatureMetric):
     new first axis, and `compute` pools all of them with the same `merge_moments`.
     """
 
+    default_name = "fgd"
     direction = "lower"
     extras = ("{name}_raw_pose",)
     count: torch.Tensor
 
-    def __init__(self, name: str = "fgd", encoder_config: Mapping | None = None, **kwargs: Any):
-        super().__init__(name, encoder_config, **kwargs)
+    def __init__(self, encoder_config: Mapping | None = None, **kwargs: Any):
+        super().__init__(encoder_config, **kwargs)
         dims = {"feat": self.encoder_config.latent_dim, "raw": REP_DIM}
         f64 = torch.float64
         for space, dim in dims.items():

@@ -39,8 +39,8 @@ class MotionFeatureMetric(GestureMetric):
     reads = ("jaw", "eyes", "trans")
     hidden_options: ClassVar[tuple[str, ...]] = ("encoder_config",)
 
-    def __init__(self, name: str, encoder_config: Mapping | None = None, **kwargs: Any):
-        super().__init__(name, **kwargs)
+    def __init__(self, encoder_config: Mapping | None = None, **kwargs: Any):
+        super().__init__(**kwargs)
         self.encoder_config = MotionAEConfig.coerce(encoder_config)
         self.encoder: MotionAutoencoder | None = None
         self.encoder_info: dict | None = None

@@ -24,6 +24,7 @@ class SemanticScore(SequenceMetric):
     (mini-BEAT2). A sequence with no worded window counts as missing, like one without a transcript.
     """
 
+    default_name = "sc"
     direction = "higher"
     requires = ("words",)
     extras = ("{name}_ref",)
@@ -33,12 +34,11 @@ class SemanticScore(SequenceMetric):
 
     def __init__(
         self,
-        name: str = "sc",
         checkpoint: str | None = None,
         encoder: Mapping | None = None,
         **kwargs: Any,
     ):
-        super().__init__(name, **kwargs)
+        super().__init__(**kwargs)
         self.checkpoint = checkpoint
         self.encoder_cfg = TextMotionConfig.coerce(encoder)
         self.encoder: TextMotionEncoder | None = None

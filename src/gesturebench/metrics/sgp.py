@@ -67,6 +67,7 @@ class SemanticGesturePreservation(SequenceMetric):
     class counts over `sgp_events`; `sgp_invalid` is reported even when SGP is skipped.
     """
 
+    default_name = "sgp"
     direction = "higher"
     requires = ("sem",)
     extras = ("{name}_invalid", "{name}_events", *(f"{{name}}_class_{c}" for c in GESTURE_CLASSES))
@@ -74,17 +75,16 @@ class SemanticGesturePreservation(SequenceMetric):
 
     def __init__(
         self,
-        name: str = "sgp",
         annotator: Annotator | None = None,
         store_root: str | None = None,
         concurrency: int = 4,
         max_requests: int | None = None,
         **kwargs: Any,
     ):
-        super().__init__(name, **kwargs)
+        super().__init__(**kwargs)
         if annotator is not None and not isinstance(annotator, Annotator):
             raise ConfigError(
-                f"metrics.{name}.annotator must be an annotator config (conf/annotator/*), "
+                f"metrics.{self.name}.annotator must be an annotator config (conf/annotator/*), "
                 f"got {type(annotator).__name__}"
             )
         self.annotator = annotator or KinematicAnnotator()
