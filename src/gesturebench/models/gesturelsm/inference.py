@@ -141,8 +141,9 @@ def generate(
     windows = window_count(poses.shape[1], cfg)
     if windows < 1 or words.shape[1] < poses.shape[1]:
         raise DataError(
+            "reference",
             f"GestureLSM needs at least {cfg.pose_length} frames of motion and a word id per "
-            f"frame; got {poses.shape[1]} frames and {words.shape[1]} word ids"
+            f"frame; got {poses.shape[1]} frames and {words.shape[1]} word ids",
         )
     if noise.shape[1] < windows:
         raise ValueError(f"noise holds {noise.shape[1]} windows, {windows} are needed")
