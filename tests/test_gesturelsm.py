@@ -11,14 +11,27 @@ import numpy as np
 import pytest
 import torch
 
+from gesturebench.data.records import Word
 from gesturebench.encoders.representation import rotation_6d
-from gesturebench.errors import DataError
+from gesturebench.errors import CheckpointError, DataError
 from gesturebench.models.emage.codecs import JAW
 from gesturebench.models.gesturelsm.config import PART_WIDTHS, CodecConfig, GeneratorConfig
+from gesturebench.models.gesturelsm.features import (
+    Vocab,
+    amplitude_envelope,
+    onset_amplitude,
+    word_ids,
+)
 from gesturebench.models.gesturelsm.generator import UNUSED_PREFIXES, GestureLSMGenerator
 from gesturebench.models.gesturelsm.inference import generate
 from gesturebench.models.gesturelsm.rvqvae import RVQVAE
-from tests.gesturelsm_support import seeded_inputs, small_models
+from gesturebench.models.gesturelsm.weights import (
+    CODEC_FILES,
+    load_codecs,
+    load_generator,
+    load_normalisation,
+)
+from tests.gesturelsm_support import SMALL_CODECS, SMALL_GENERATOR, seeded_inputs, small_models
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -111,3 +124,64 @@ def test_too_little_motion_or_too_few_words_is_a_data_error():
             x["trans"],
             x["noise"],
         )
+
+
+def test_a_dataparallel_checkpoint_loads_strictly_and_a_foreign_key_is_named(tmp_path):
+    generator, codecs = small_models()
+    state = {f"module.{k}": v for k, v in generator.state_dict().items()}
+    state["module.modality_encoder.audio_encoder.x"] = torch.zeros(
+        1
+    )  # legacy, dropped upstream too
+    torch.save({"model_state_dict": state}, tmp_path / "shortcut_reflow.bin")
+    loaded = load_generator(tmp_path / "shortcut_reflow.bin", SMALL_GENERATOR).state_dict()
+    for key, value in generator.state_dict().items():
+        torch.testing.assert_close(loaded[key], value.to(loaded[key].dtype), rtol=0, atol=0)
+    state["module.denoiser.extra"] = torch.zeros(1)
+    del state["module.denoiser.embed_text.bias"]
+    torch.save({"model_state": state}, tmp_path / "bad.bin")
+    with pytest.raises(
+        CheckpointError,
+        match=r"1 missing keys \['denoiser.embed_text.bias'\], "
+        r"1 unexpected keys \['denoiser.extra'\]",
+    ):
+        load_generator(tmp_path / "bad.bin", SMALL_GENERATOR)
+    for part, codec in codecs.items():
+        torch.save({"net": codec.state_dict()}, tmp_path / CODEC_FILES[part])
+    assert set(load_codecs(tmp_path, SMALL_CODECS)) == {"upper", "hands", "lower"}
+
+
+def test_missing_normalisation_is_one_line(tmp_path):
+    with pytest.raises(
+        DataError, match=r"beatx_2_330_mean\.npy: GestureLSM normalisation file not found"
+    ):
+        load_normalisation(tmp_path)
+
+
+def test_amplitude_envelope_is_the_next_window_maximum():
+    wave = np.random.default_rng(0).normal(size=3000)
+    env = amplitude_envelope(wave, 100)
+    brute = [np.abs(wave[i : i + 100]).max() for i in range(2901)]
+    np.testing.assert_array_equal(env[:2901], brute)
+    np.testing.assert_array_equal(env[2901:], brute[-1])
+
+
+def test_onsets_are_marked_at_frame_numbers_as_sample_indices():
+    """The upstream quirk: a click at 1 s (frame 31 at hop 512) is marked at sample ~31."""
+    wave = np.zeros(32000)
+    wave[16000:16050] = 1.0
+    marks = np.flatnonzero(onset_amplitude(wave)[:, 1])
+    assert marks.size and marks.max() < 32000 // 512
+    assert abs(marks[0] - 16000 / 512) <= 2
+
+
+def test_word_ids_follow_the_textgrid_by_frame(tmp_path):
+    vocab = Vocab({"hello": 4, "world": 5}, np.zeros((6, 300), dtype=np.float32))
+    vocab.save(tmp_path / "vocab.pkl")
+    vocab = Vocab.load(tmp_path / "vocab.pkl")
+    words = [Word("hello", 0.0, 0.1), Word("world", 0.1, 0.2), Word("hello", 0.3, 0.4)]
+    # frames at 0, 1/30, …: 0.1 is both hello's end and world's start (hello, listed first);
+    # 0.2 is world's end; at 0.3 hello starts after silence, which upstream finds first (UNK)
+    ids = word_ids(words, 14, vocab)
+    assert ids.tolist() == [4, 4, 4, 4, 5, 5, 5, 3, 3, 3, 4, 4, 4, 3]
+    with pytest.raises(DataError, match=r"vocab\.pkl not found"):
+        Vocab.load(tmp_path / "missing.pkl")
