@@ -185,3 +185,20 @@ def test_word_ids_follow_the_textgrid_by_frame(tmp_path):
     assert ids.tolist() == [4, 4, 4, 4, 5, 5, 5, 3, 3, 3, 4, 4, 4, 3]
     with pytest.raises(DataError, match=r"vocab\.pkl not found"):
         Vocab.load(tmp_path / "missing.pkl")
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_a_gpu_run_equals_the_cpu_run(ours):
+    """Same weights, inputs and (CPU-drawn) noise on the GPU: the same poses."""
+    generator, codecs = small_models()
+    x = seeded_inputs()
+    cuda = torch.device("cuda")
+    out = generate(
+        generator.to(cuda),
+        {p: c.to(cuda) for p, c in codecs.items()},
+        x["norm"],
+        *(x[k].to(cuda) for k in ("audio", "words", "poses", "trans", "noise")),
+    )
+    six_d = rotation_6d(out["poses"][0].cpu().reshape(-1, 55, 3)).reshape(-1, 330).numpy()
+    np.testing.assert_allclose(six_d, ours["rec_pose_6d"], atol=1e-8)
