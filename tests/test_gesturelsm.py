@@ -34,6 +34,7 @@ from gesturebench.models.gesturelsm.weights import (
 from tests.gesturelsm_support import SMALL_CODECS, SMALL_GENERATOR, seeded_inputs, small_models
 
 FIXTURES = Path(__file__).parent / "fixtures"
+OFFICIAL = json.loads((FIXTURES / "gesturelsm_parity.json").read_text())
 
 
 def _shapes(module: torch.nn.Module) -> dict[str, list[int]]:
@@ -53,11 +54,6 @@ def test_full_size_keys_and_shapes_are_the_released_ones():
 
 
 @pytest.fixture(scope="module")
-def official() -> dict:
-    return json.loads((FIXTURES / "gesturelsm_parity.json").read_text())
-
-
-@pytest.fixture(scope="module")
 def ours() -> dict[str, np.ndarray]:
     generator, codecs = small_models()
     x = seeded_inputs()
@@ -68,19 +64,19 @@ def ours() -> dict[str, np.ndarray]:
     return {"rec_pose_6d": six_d.numpy(), "latents": out["latents"][0].numpy()}
 
 
-def test_latents_match_the_official_sampling(official, ours):
+def test_latents_match_the_official_sampling(ours):
     """Window 0's 32 latent frames; of window 1 the 28 kept (its first 4 overlap the seed)."""
-    windows = np.array(official["latents"])  # (windows, frames 0, 4, …, 28, channels ::8)
+    windows = np.array(OFFICIAL["latents"])  # (windows, frames 0, 4, …, 28, channels ::8)
     np.testing.assert_allclose(ours["latents"][:32:4, ::8], windows[0], atol=1e-5)
     np.testing.assert_allclose(ours["latents"][32::4, ::8], windows[1, 1:], atol=1e-5)
 
 
-def test_generation_matches_the_official_test_path(official, ours):
+def test_generation_matches_the_official_test_path(ours):
     poses = ours["rec_pose_6d"]
-    assert poses.shape == (official["frames"], 330) == (240, 330)
-    np.testing.assert_allclose(poses[official["sample_frames"]], official["rec_pose_6d"], atol=1e-5)
-    assert poses.sum() == pytest.approx(official["sums"]["rec_pose_6d"], rel=1e-7)
-    assert np.abs(poses).sum() == pytest.approx(official["sums"]["abs_rec_pose_6d"], rel=1e-7)
+    assert poses.shape == (OFFICIAL["frames"], 330) == (240, 330)
+    np.testing.assert_allclose(poses[OFFICIAL["sample_frames"]], OFFICIAL["rec_pose_6d"], atol=1e-5)
+    assert poses.sum() == pytest.approx(OFFICIAL["sums"]["rec_pose_6d"], rel=1e-7)
+    assert np.abs(poses).sum() == pytest.approx(OFFICIAL["sums"]["abs_rec_pose_6d"], rel=1e-7)
 
 
 def test_the_jaw_is_the_reference_and_the_noise_matters():

@@ -44,18 +44,19 @@ class GeneratorConfig:
         return self.pose_length // self.seq_len
 
 
+#: every RVQ-VAE: time ÷ 2^RVQ_DOWN, RVQ_DEPTH residual convolutions per scale (dilations 9, 3, 1)
+RVQ_DOWN, RVQ_DEPTH, RVQ_DILATION_GROWTH = 2, 3, 3
+
+
 @dataclass(frozen=True)
 class CodecConfig:
-    """A body part's residual VQ-VAE: a strided 1D convolutional encoder/decoder around
-    ``quantizers`` codebooks of ``codes`` × ``code_dim``."""
+    """A body part's residual VQ-VAE: a strided 1D convolutional encoder/decoder `width` wide
+    around ``quantizers`` codebooks of ``codes`` × ``code_dim``."""
 
     input_width: int
     codes: int = 1024
     code_dim: int = 128
     width: int = 512
-    down: int = 2
-    depth: int = 3
-    dilation_growth: int = 3
     quantizers: int = 6
 
 

@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from gesturebench.models.emage.layers import AudioBlock
+from gesturebench.models.emage.layers import wave_blocks
 from gesturebench.models.gesturelsm.config import GeneratorConfig
 from gesturebench.models.gesturelsm.layers import (
     CrossAttentionBlock,
@@ -30,16 +30,8 @@ class WavEncoder(nn.Module):
 
     def __init__(self, dim: int, channels: int, frames: int):
         super().__init__()
-        q, h = dim // 4, dim // 2
         self.frames = frames
-        self.feat_extractor = nn.Sequential(
-            AudioBlock(channels, q, 5, 1700, True),
-            AudioBlock(q, q, 6, 0, True),
-            AudioBlock(q, q, 1, 7, False),
-            AudioBlock(q, h, 6, 0, True),
-            AudioBlock(h, h, 1, 7, False),
-            AudioBlock(h, dim, 3, 0, True),
-        )
+        self.feat_extractor = wave_blocks(channels, dim, 1700)
 
     def forward(self, audio: torch.Tensor) -> torch.Tensor:
         out = self.feat_extractor(audio.transpose(1, 2))[:, :, : self.frames]

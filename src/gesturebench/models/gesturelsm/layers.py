@@ -119,9 +119,8 @@ class CrossAttentionBlock(nn.Module):
 
     def __init__(self, dim: int, heads: int, mlp_ratio: int):
         super().__init__()
-        self.norm1 = nn.LayerNorm(dim)
+        self.norm1, self.norm2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
         self.cross_attn = CrossAttention(dim, heads)
-        self.norm2 = nn.LayerNorm(dim)
         self.mlp = Mlp(dim, dim * mlp_ratio)
 
     def forward(self, x: torch.Tensor, context: torch.Tensor) -> torch.Tensor:

@@ -7,7 +7,12 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from gesturebench.models.gesturelsm.config import CodecConfig
+from gesturebench.models.gesturelsm.config import (
+    RVQ_DEPTH,
+    RVQ_DILATION_GROWTH,
+    RVQ_DOWN,
+    CodecConfig,
+)
 
 
 class ResConv(nn.Module):
@@ -48,9 +53,9 @@ class ConvNet(nn.Module):
 def encoder(cfg: CodecConfig) -> ConvNet:
     w = cfg.width
     layers: list[nn.Module] = [nn.Conv1d(cfg.input_width, w, 3, 1, 1), nn.ReLU()]
-    for _ in range(cfg.down):
+    for _ in range(RVQ_DOWN):
         layers.append(
-            nn.Sequential(nn.Conv1d(w, w, 4, 2, 1), ResStack(w, cfg.depth, cfg.dilation_growth))
+            nn.Sequential(nn.Conv1d(w, w, 4, 2, 1), ResStack(w, RVQ_DEPTH, RVQ_DILATION_GROWTH))
         )
     return ConvNet([*layers, nn.Conv1d(w, cfg.code_dim, 3, 1, 1)])
 
@@ -58,10 +63,10 @@ def encoder(cfg: CodecConfig) -> ConvNet:
 def decoder(cfg: CodecConfig) -> ConvNet:
     w = cfg.width
     layers: list[nn.Module] = [nn.Conv1d(cfg.code_dim, w, 3, 1, 1), nn.ReLU()]
-    for _ in range(cfg.down):
+    for _ in range(RVQ_DOWN):
         layers.append(
             nn.Sequential(
-                ResStack(w, cfg.depth, cfg.dilation_growth),
+                ResStack(w, RVQ_DEPTH, RVQ_DILATION_GROWTH),
                 nn.Upsample(scale_factor=2, mode="nearest"),
                 nn.Conv1d(w, w, 3, 1, 1),
             )
