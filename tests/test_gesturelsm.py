@@ -24,14 +24,22 @@ from gesturebench.models.gesturelsm.features import (
 )
 from gesturebench.models.gesturelsm.generator import UNUSED_PREFIXES, GestureLSMGenerator
 from gesturebench.models.gesturelsm.inference import generate
+from gesturebench.models.gesturelsm.pipeline import GestureLSM
 from gesturebench.models.gesturelsm.rvqvae import RVQVAE
 from gesturebench.models.gesturelsm.weights import (
     CODEC_FILES,
+    MEAN_STD_FILES,
     load_codecs,
     load_generator,
     load_normalisation,
 )
-from tests.gesturelsm_support import SMALL_CODECS, SMALL_GENERATOR, seeded_inputs, small_models
+from tests.gesturelsm_support import (
+    FRAMES,
+    SMALL_CODECS,
+    SMALL_GENERATOR,
+    seeded_inputs,
+    small_models,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 OFFICIAL = json.loads((FIXTURES / "gesturelsm_parity.json").read_text())
@@ -198,3 +206,30 @@ def test_a_gpu_run_equals_the_cpu_run(ours):
     )
     six_d = rotation_6d(out["poses"][0].cpu().reshape(-1, 55, 3)).reshape(-1, 330).numpy()
     np.testing.assert_allclose(six_d, ours["rec_pose_6d"], atol=1e-8)
+
+
+def test_the_pipeline_loads_released_layouts_and_is_reproducible_per_seed(tmp_path):
+    generator, codecs = small_models()
+    x = seeded_inputs()
+    torch.save(
+        {"model_state_dict": {f"module.{k}": v for k, v in generator.state_dict().items()}},
+        tmp_path / "shortcut_reflow.bin",
+    )
+    for part, codec in codecs.items():
+        torch.save({"net": codec.state_dict()}, tmp_path / CODEC_FILES[part])
+    for field, name in MEAN_STD_FILES.items():
+        np.save(tmp_path / name, getattr(x["norm"], field).numpy())
+    words = {f"w{i}": i for i in range(4, 50)}
+    Vocab(words, np.zeros((50, 300), np.float32)).save(tmp_path / "vocab.pkl")
+    model = GestureLSM.load(
+        tmp_path, tmp_path, tmp_path / "vocab.pkl", SMALL_GENERATOR, SMALL_CODECS
+    )
+    model.to("cpu", torch.float64)
+    wave = np.random.default_rng(0).normal(size=FRAMES * 16000 // 30) * 0.1
+    spoken = [Word(f"w{i}", 0.2 * i, 0.2 * i + 0.15) for i in range(4, 40)]
+    poses, trans = x["poses"][0].numpy(), x["trans"][0].numpy()
+    a, b = (model(wave, spoken, poses, trans, seed=s)["poses"] for s in (0, 0))
+    c = model(wave, spoken, poses, trans, seed=1)["poses"]
+    assert a.shape == (240, 165)
+    np.testing.assert_array_equal(a, b)
+    assert np.abs(a - c).max() > 1e-3

@@ -10,6 +10,7 @@ re-implemented from its architecture with standard torch layers so that its rele
 - `features`: the audio envelope/onset channels, word ids from BEAT2's ``vocab.pkl``.
 - `weights`: the released files and strict loading.
 - `inference`: the release's windowed, seeded generation over a whole recording.
+- `pipeline.GestureLSM`: loaded files + one recording (waveform, words, reference, seed) → poses.
 
 Parity with the official code: tests/test_gesturelsm.py (fixtures made from GestureLSM's classes).
 """
