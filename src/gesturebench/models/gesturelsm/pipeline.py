@@ -77,19 +77,17 @@ class GestureLSM:
         reference; expressions and translation are the reference's, not generated), noise drawn
         from `seed`."""
         param = next(self.generator.parameters())
-        like = {"device": param.device, "dtype": param.dtype}
+        device, dtype = param.device, param.dtype
         cfg = self.generator.cfg
         windows = max(window_count(len(poses), cfg), 1)
-        noise = draw_noise(1, windows, cfg, torch.Generator().manual_seed(seed), **like)
+        g = torch.Generator().manual_seed(seed)
+        noise = draw_noise(1, windows, cfg, g, device=device, dtype=dtype)
+        audio, ref_poses, ref_trans = (
+            torch.as_tensor(a, device=device, dtype=dtype)[None]
+            for a in (onset_amplitude(wave), poses, trans)
+        )
+        ids = torch.as_tensor(word_ids(words, len(poses), self.vocab), device=device)[None]
         out = generate(
-            self.generator,
-            self.codecs,
-            self.norm,
-            torch.as_tensor(onset_amplitude(wave), **like)[None],
-            torch.as_tensor(word_ids(words, len(poses), self.vocab), device=like["device"])[None],
-            torch.as_tensor(poses, **like)[None],
-            torch.as_tensor(trans, **like)[None],
-            noise,
-            PAPER,
+            self.generator, self.codecs, self.norm, audio, ids, ref_poses, ref_trans, noise, PAPER
         )
         return {"poses": out["poses"][0].double().cpu().numpy()}
