@@ -236,6 +236,8 @@ def _schemas() -> dict[str, dict[str, Any]]:
                 ("train_encoder", "TrainEncoderTask"),
                 ("annotate", "AnnotateTask"),
                 ("analyze", "AnalyzeTask"),
+                ("study_server", "StudyServerTask"),
+                ("study_export", "StudyExportTask"),
             )
         },
         "dataset": {"dataset_schema": schema("gesturebench.data.datamodule.Beat2Source")},
