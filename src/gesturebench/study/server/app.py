@@ -250,6 +250,8 @@ def create_app(study: Study) -> FastAPI:
             raise HTTPException(409, "the block has not started yet")
         if not 0 <= position < len(participant.block):
             raise HTTPException(404, f"no item {position} in this block")
+        if position > participant.position:
+            raise HTTPException(409, f"item {position} comes after the next one")
         rows = study.answer_rows(participant, participant.block[position], await request.form())
         outcome = await run_in_threadpool(study.store.answer, participant, position, rows)
         if outcome == "ahead":

@@ -40,8 +40,8 @@ ITEM = """{% extends "base" %}{% block body %}
 {% for q in questions %}<fieldset class="scale"><legend>{{ q.text }}</legend>
 {% if pairwise %}{% for value, label in choices %}<label><input type="radio" name="{{ q.dimension }}"
  value="{{ value }}" required><br>{{ label }}</label>{% endfor %}
-{% else %}<span class="end">{{ scale_labels[0] }}</span>{% for v in scale %}<label><input type="radio"
- name="{{ q.dimension }}" value="{{ v }}" required><br>{{ v }}</label>{% endfor %}
+{% else %}<span class="end">{{ scale_labels[0] }}</span>{% for v in scale %}<label>
+<input type="radio" name="{{ q.dimension }}" value="{{ v }}" required><br>{{ v }}</label>{% endfor %}
 <span class="end">{{ scale_labels[1] }}</span>{% endif %}</fieldset>{% endfor %}
 <button type="submit" id="submit">Next</button></fieldset></form>
 <p>{{ progress }}</p>
