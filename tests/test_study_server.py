@@ -14,18 +14,20 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
+from gesturebench.config import build
 from gesturebench.errors import DataError
 from gesturebench.study.analysis import AnalysisOptions, analyze
-from gesturebench.study.ratings import read_ratings, require_valid
+from gesturebench.study.pairwise import pairwise_csv, read_pairwise
+from gesturebench.study.ratings import ratings_csv, read_ratings, require_valid
 from gesturebench.study.schema import CONDITIONS, SCALE
 from gesturebench.study.server.app import SESSION_COOKIE, Study, create_app
 from gesturebench.study.server.design import AttentionChecks, StudyDesign
-from gesturebench.study.server.export import progress_tables, ratings_table
+from gesturebench.study.server.export import pairwise_table, ratings_table
 from gesturebench.study.server.manifest import read_manifest
 from gesturebench.study.server.store import SCHEMA_VERSION, Store, open_engine, responses
 from gesturebench.study.synthetic import SyntheticStudy, latent_ratings, usable_terms
 from tests.study_support import Page, asked_answer, make_stimuli, participate
-from tests.test_study import MODEL, SEQUENCES, SOURCES, metrics_table  # noqa: F401
+from tests.test_study import FAST, MODEL, SEQUENCES, SOURCES, metrics_table  # noqa: F401
 
 TOKEN = "s3cret-admin-token"
 SMALL = StudyDesign(block_size=4, attention=AttentionChecks(after=[2]))
@@ -293,3 +295,110 @@ def test_manifest_problems_are_one_line_errors(manifest, tmp_path):
     broken.write_text("stimulus_id,source\n")
     with pytest.raises(DataError, match="missing column"):
         read_manifest(broken)
+
+
+# ---------- pairwise mode, the export task ----------
+
+
+def test_pairwise_session_exported_as_clicked(manifest, tmp_path):
+    design = StudyDesign(mode="pairwise", block_size=3, attention=AttentionChecks(after=[1]))
+    study = make_study(manifest, tmp_path, design)
+    session = participate(client_of(study), "p1", honest())
+    (participant,) = study.store.participants()
+    table = pairwise_table(study.store)
+    expected = []
+    for action, clips, answers in session.answers[1:]:
+        a, b = (study.stimuli[s] for s in clips)
+        assert a.sequence_id == b.sequence_id and a.source != b.source
+        if participant.block[int(action.rsplit("/", 1)[1])]["kind"] == "attention":
+            expected.append(("attention", a.source, b.source, True))
+        else:
+            expected += [(d, a.source, b.source, None) for d in answers]
+    got = [
+        (r.dimension, r.source_a, r.source_b, None if pd.isna(r.passed) else bool(r.passed))
+        for r in table.itertuples()
+    ]
+    assert got == expected and (table.loc[table["dimension"] != "attention", "winner"] == "a").all()
+    path = tmp_path / "pairwise.csv"
+    path.write_text(pairwise_csv(table))
+    assert read_pairwise(path).shape == table.shape
+
+
+def test_export_and_server_tasks_from_the_config(config, manifest, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    cfg = config("task=study_server", f"task.manifest={manifest}", "task.design.block_size=4")
+    monkeypatch.setenv("GESTUREBENCH_STUDY_TOKEN", TOKEN)
+    study = build(cfg.task).study_app(cfg)
+    assert study.admin_token == TOKEN and study.design.seed == cfg.seed
+    assert (tmp_path / "outputs" / "study_server" / "study" / "study.db").is_file()
+    participate(client_of(study), "p1", honest())
+    participate(client_of(study), "p2", honest(3))
+    cfg = config("task=study_export", f"task.manifest={manifest}")
+    summary = build(cfg.task)(cfg)
+    assert set(summary["files"]) == {"ratings", "progress_participants", "progress_stimuli"}
+    assert (tmp_path / "ratings.csv").read_text() == ratings_csv(ratings_table(study.store))
+    people = pd.read_csv(tmp_path / "progress_participants.csv")
+    assert people["complete"].all() and (people["failed_checks"] == 0).all()
+    stimuli = pd.read_csv(tmp_path / "progress_stimuli.csv")
+    assert stimuli["participants"].sum() == 8 and len(stimuli) == len(study.stimuli)
+
+
+# ---------- round trip: synthetic participants → export → analysis ----------
+
+
+@pytest.mark.slow
+def test_synthetic_participants_through_the_server_recover_the_planted_model(
+    metrics_table,  # noqa: F811
+    tmp_path,
+):
+    """Participants answer as the synthetic study's rating model does (latent clip rating + rater
+    bias + noise; two inattentive ones answer at random and fail the checks); the exported file,
+    analysed unchanged, finds each dimension's planted metrics, as tests/test_study.py does on the
+    generated file."""
+    manifest = make_stimuli(tmp_path / "stimuli", SOURCES, SEQUENCES, video=False)
+    design = StudyDesign(block_size=25, attention=AttentionChecks(after=[8, 16, 24]))
+    study = make_study(manifest, tmp_path, design)
+    model = SyntheticStudy(model=MODEL, seed=5)
+    rng = np.random.default_rng(5)
+    generated = pd.Series(
+        metrics_table.index.get_level_values("source") != "ground_truth", index=metrics_table.index
+    )
+    weights, _ = usable_terms(metrics_table, generated, model)
+    latent = latent_ratings(metrics_table, generated, weights, model, rng)
+
+    def rater(inattentive: bool):
+        bias = rng.normal(0.0, model.rater_bias)
+
+        def decide(page: Page) -> dict:
+            if inattentive:
+                return {d: int(rng.integers(1, 8)) % 7 + 1 for d in page.dimensions}
+            if page.notice:
+                return {d: int(asked_answer(page.notice)) for d in page.dimensions}
+            clip = study.stimuli[page.stimuli[0]]
+            mean = latent.loc[(clip.source, clip.sequence_id)]
+            return {
+                d: int(np.clip(np.rint(mean[d] + bias + rng.normal(0, model.rating_noise)), *SCALE))
+                for d in page.dimensions
+            }
+
+        return decide
+
+    for i in range(60):
+        participate(client_of(study), f"r{i:03d}", rater(inattentive=i < 2))
+    path = tmp_path / "ratings.csv"
+    path.write_text(ratings_csv(ratings_table(study.store)))
+    read = read_ratings(path, sources=SOURCES, sequences=SEQUENCES)
+    assert not read.invalid
+    result = analyze(require_valid(read, False), metrics_table, AnalysisOptions(**FAST))
+    qc = result.tables["qc_participants"]
+    assert set(qc.loc[qc["excluded"], "participant_id"]) <= {"r000", "r001"}
+    assert qc["excluded"].sum() >= 1
+    fig3 = result.tables["figure3_metric_correlations"]
+    for d, spec in MODEL.items():
+        rows = fig3[fig3["dimension"] == d].assign(abs_rho=lambda t: t["rho"].abs())
+        top = rows.sort_values("abs_rho").tail(len(spec["weights"])).set_index("metric")
+        assert set(top.index) == set(spec["weights"]), d
+        for m, w in spec["weights"].items():
+            assert np.sign(top.at[m, "rho"]) == np.sign(w) and top.at[m, "p_holm"] < 0.01, (d, m)
+    table3 = result.tables["table3_composites"].set_index("dimension")
+    assert all(table3.at[d, "best_metric"] in spec["weights"] for d, spec in MODEL.items())
