@@ -117,7 +117,9 @@ def main() -> None:
                     pool.submit(one_participant, url, n, latencies)
                     for n in range(args.participants)
                 ]
-                sessions = [f.result(timeout=max(1.0, deadline - time.monotonic())) for f in futures]
+                sessions = [
+                    f.result(timeout=max(1.0, deadline - time.monotonic())) for f in futures
+                ]
             wall = time.perf_counter() - began
         finally:
             server.terminate()
@@ -128,7 +130,9 @@ def main() -> None:
             for action, clips, answers in session.answers:
                 if action.startswith("/item/") and action not in checked:
                     clip = stimuli[clips[0]]
-                    posted.update((pid, clip.source, clip.sequence_id, d, v) for d, v in answers.items())
+                    posted.update(
+                        (pid, clip.source, clip.sequence_id, d, v) for d, v in answers.items()
+                    )
         store = Store(open_engine(f"sqlite:///{folder / 'outputs/study_server/study/study.db'}"))
         table = ratings_table(store)
         rated = table[table["dimension"] != "attention"]

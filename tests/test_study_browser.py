@@ -107,7 +107,13 @@ def test_a_browser_session_from_consent_to_completion_code(served, browser, tmp_
     code = browser.find_element(By.TAG_NAME, "p").text
     (participant,) = study.store.participants()
     assert code.endswith(participant.completion_code) and participant.step == "complete"
-    assert [a for a, *_ in session.answers] == ["/practice", "/item/0", "/item/1", "/item/2", "/item/3"]
+    assert [a for a, *_ in session.answers] == [
+        "/practice",
+        "/item/0",
+        "/item/1",
+        "/item/2",
+        "/item/3",
+    ]
     assert participant.block[2]["kind"] == "attention"
     exported_as_clicked(study, "browser-1", session)
     assert (tmp_path / "rating_page.png").read_bytes()[:4] == b"\x89PNG"

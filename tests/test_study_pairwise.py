@@ -32,8 +32,10 @@ PLANTED = {"ground_truth": 1200.0, "a": 1000.0, "b": 1000.0, "c": 800.0}
 def brute_force(frame: pd.DataFrame, sources: list[str], prior: float) -> np.ndarray:
     """Log-strengths maximising the likelihood written out game by game (a tie = half a win each;
     `prior` ties per pair), by BFGS; mean 0."""
-    games = [(r.source_a, r.source_b, {"a": 1.0, "b": 0.0, "tie": 0.5}[r.winner])
-             for r in frame.itertuples()]
+    games = [
+        (r.source_a, r.source_b, {"a": 1.0, "b": 0.0, "tie": 0.5}[r.winner])
+        for r in frame.itertuples()
+    ]
     k = {s: i for i, s in enumerate(sources)}
 
     def nll(beta):
@@ -81,7 +83,8 @@ def test_bradley_terry_equals_a_brute_force_maximum_likelihood(prior):
 def test_elo_scale_by_hand():
     # two sources: the MLE odds are the win ratio, 10:1 is 400 Elo points
     frame = pd.DataFrame(
-        [("p", "muted", "s", "hl", "x", "y", "a")] * 10 + [("p", "muted", "s", "hl", "y", "x", "a")],
+        [("p", "muted", "s", "hl", "x", "y", "a")] * 10
+        + [("p", "muted", "s", "hl", "y", "x", "a")],
         columns=list(PAIRWISE_COLUMNS[:-1]),
     )
     score = elo(bradley_terry(win_matrix(frame, ["x", "y"])), 1000.0)

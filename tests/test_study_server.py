@@ -107,7 +107,9 @@ def exported_as_clicked(study: Study, participant_id: str, session) -> None:
         if participant.block[int(action.rsplit("/", 1)[1])]["kind"] == "attention":
             expected.append((clip.source, clip.sequence_id, "attention", None, True))
         else:
-            expected += [(clip.source, clip.sequence_id, d, int(v), None) for d, v in answers.items()]
+            expected += [
+                (clip.source, clip.sequence_id, d, int(v), None) for d, v in answers.items()
+            ]
     table = ratings_table(study.store)
     table = table[table["participant_id"] == participant_id]
     got = [
@@ -141,15 +143,20 @@ def test_a_full_session_is_stored_and_exported_as_clicked(study):
 
 
 def test_a_reload_or_reopened_tab_resumes_and_an_id_cannot_be_taken_over(study):
-    client, page = entered(study)
+    client, _ = entered(study)
     for _ in range(2):
         sid, answers = first_item(client.get("/study").text)
         position = int(re.search(r'action="/item/(\d+)"', client.get("/study").text).group(1))
-        assert client.post(f"/item/{position}", data={"stimulus_a": sid, **answers}).status_code == 303
+        assert (
+            client.post(f"/item/{position}", data={"stimulus_a": sid, **answers}).status_code == 303
+        )
     reopened = client_of(study, cookies={SESSION_COOKIE: client.cookies[SESSION_COOKIE]})
-    assert reopened.get("/", params={"participant_id": "p1"}, follow_redirects=False).headers[
-        "location"
-    ] == "/study"
+    assert (
+        reopened.get("/", params={"participant_id": "p1"}, follow_redirects=False).headers[
+            "location"
+        ]
+        == "/study"
+    )
     assert 'action="/item/2"' in reopened.get("/study").text
     stranger = client_of(study)
     assert stranger.get("/", params={"participant_id": "p1"}).status_code == 409
@@ -205,7 +212,7 @@ def test_bad_submissions_are_refused_and_store_nothing(study):
 
 
 def test_sessions_are_the_token_not_the_participant_id(study):
-    alice, alice_page = entered(study, "alice")
+    _, alice_page = entered(study, "alice")
     bob, _ = entered(study, "bob")
     sid, answers = first_item(alice_page)
     forged = client_of(study, cookies={SESSION_COOKIE: "alice"})
@@ -278,7 +285,13 @@ def test_blocks_are_balanced_and_deterministic_from_the_seed(manifest, tmp_path)
             if c == condition:
                 rated = [study.stimuli[i["a"]] for i in b if i["kind"] == "rating"]
                 assert sorted(s.source for s in rated) == ["a", "b", "ground_truth"]
-                assert [i["kind"] for i in b] == ["rating", "attention", "rating", "rating", "attention"]
+                assert [i["kind"] for i in b] == [
+                    "rating",
+                    "attention",
+                    "rating",
+                    "rating",
+                    "attention",
+                ]
                 assert all(i["a"] in {s.stimulus_id for s in rated} for i in b)
     same = make_study(manifest, tmp_path / "again", design)
     assert [same.assign(n) for n in range(12)] == blocks

@@ -306,7 +306,11 @@ def analyze_pairwise(cfg: DictConfig, out: Path) -> dict:
     write_json(out / "analysis.json", summary)
     for row in table.itertuples():
         log.info(
-            "%s %-14s Elo %7.1f [%7.1f, %7.1f]", row.dimension, row.source, row.elo, row.ci_low,
+            "%s %-14s Elo %7.1f [%7.1f, %7.1f]",
+            row.dimension,
+            row.source,
+            row.elo,
+            row.ci_low,
             row.ci_high,
         )
     return summary

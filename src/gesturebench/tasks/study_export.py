@@ -2,8 +2,9 @@
 experimenter's progress tables, into the run folder.
 
 Writes ratings.csv (rating mode, the file of `task=analyze study=csv study.path=…`) and/or
-pairwise.csv (pairwise mode, for `task=analyze study=pairwise study.path=…`), progress_participants.csv
-and, with `task.manifest`, progress_stimuli.csv (how many participants rated each stimulus).
+pairwise.csv (pairwise mode, for `task=analyze study=pairwise study.path=…`),
+progress_participants.csv and, with `task.manifest`, progress_stimuli.csv (how many participants
+rated each stimulus).
 """
 
 from __future__ import annotations

@@ -42,6 +42,9 @@ class StudyServerTask:
     db_url: str | None = None
     host: str = "127.0.0.1"
     port: int = 8000
+    # seconds an idle connection stays open: longer than a clip plus its questions, so that a
+    # browser's next request does not race the server closing the connection
+    keep_alive: int = 75
     admin_token_env: str = "GESTUREBENCH_STUDY_TOKEN"
     design: StudyDesign = field(default_factory=StudyDesign)
 
@@ -67,5 +70,11 @@ class StudyServerTask:
             self.port,
             self.design.id_parameter,
         )
-        uvicorn.run(create_app(study), host=self.host, port=self.port, log_level="warning")
+        uvicorn.run(
+            create_app(study),
+            host=self.host,
+            port=self.port,
+            timeout_keep_alive=self.keep_alive,
+            log_level="warning",
+        )
         return {"task": "study_server", "study": self.study}

@@ -60,7 +60,9 @@ class Study:
             if chosen is not None and (chosen not in stimuli or stimuli[chosen].condition != c):
                 raise ConfigError(f"task.design.practice: {chosen!r} is not a {c} stimulus")
             self.practice[c] = (
-                {"kind": "rating", "a": chosen} if chosen else dict(self.layouts[c][0], kind="practice")
+                {"kind": "rating", "a": chosen}
+                if chosen
+                else dict(self.layouts[c][0], kind="practice")
             )
 
     def assign(self, number: int) -> tuple[str, list[dict]]:
@@ -84,7 +86,9 @@ class Study:
         if not secrets.compare_digest(given.encode(), self.admin_token.encode()):
             raise HTTPException(403, "wrong or missing admin token")
 
-    def answer_rows(self, participant: Participant, item: dict, form: Mapping[str, Any]) -> list[dict]:
+    def answer_rows(
+        self, participant: Participant, item: dict, form: Mapping[str, Any]
+    ) -> list[dict]:
         """The responses' rows of the answers `form` to `item`, validated (`HTTPException` 404 for
         an unknown stimulus, 422 for anything else wrong)."""
         for side in ("a", "b") if "b" in item else ("a",):
@@ -94,7 +98,7 @@ class Study:
             if given != item[side]:
                 raise HTTPException(422, f"stimulus {given!r} is not the clip of this page")
         pairwise = "b" in item
-        answers = {}
+        answers: dict[str, int | str] = {}
         for dimension in self.design.dimensions(participant.condition):
             value = str(form.get(dimension, ""))
             if pairwise:
@@ -110,7 +114,9 @@ class Study:
         a = self.stimuli[item["a"]]
         b = self.stimuli[item["b"]] if pairwise else None
         passed = (
-            all(v == item["answer"] for v in answers.values()) if item["kind"] == "attention" else None
+            all(v == item["answer"] for v in answers.values())
+            if item["kind"] == "attention"
+            else None
         )
         return [
             {
@@ -239,7 +245,9 @@ def create_app(study: Study) -> FastAPI:
     async def practice(request: Request) -> RedirectResponse:
         participant = await run_in_threadpool(study.participant, request)
         if participant.step == "practice":
-            study.answer_rows(participant, study.practice[participant.condition], await request.form())
+            study.answer_rows(
+                participant, study.practice[participant.condition], await request.form()
+            )
         await run_in_threadpool(step("practice"), request)
         return see_other("/study")
 
@@ -281,4 +289,3 @@ def create_app(study: Study) -> FastAPI:
         return pairwise_csv(pairwise_table(study.store))
 
     return app
-

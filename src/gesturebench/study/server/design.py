@@ -91,7 +91,9 @@ class StudyDesign:
         wording = self.questions if self.mode == "rating" else self.comparisons
         unknown = [d for d in wording if d not in DIMENSIONS]
         if unknown:
-            raise ConfigError(f"task.design: unknown dimension(s) {unknown} (known: {list(DIMENSIONS)})")
+            raise ConfigError(
+                f"task.design: unknown dimension(s) {unknown} (known: {list(DIMENSIONS)})"
+            )
 
     def dimensions(self, condition: str) -> list[str]:
         """The dimensions a participant of `condition` answers, in the paper's order."""
@@ -105,7 +107,7 @@ class StudyDesign:
 def conditions(stimuli: dict[str, Stimulus], design: StudyDesign) -> list[str]:
     """The conditions of the manifest that have something to answer, in the schema's order."""
     present = {s.condition for s in stimuli.values()}
-    out = [c for c in CONDITIONS if c in present and design.dimensions(c)]
+    out: list[str] = [c for c in CONDITIONS if c in present and design.dimensions(c)]
     if not out:
         raise ConfigError("task.design asks no question about any condition of the manifest")
     return out
@@ -116,7 +118,7 @@ def _interleaved(groups: dict[str, list], rng: np.random.Generator) -> list:
     order)."""
     shuffled = [[g[i] for i in rng.permutation(len(g))] for g in groups.values()]
     shuffled = [shuffled[i] for i in rng.permutation(len(shuffled))]
-    out = []
+    out: list = []
     for k in range(max(len(g) for g in shuffled)):
         out.extend(g[k] for g in shuffled if k < len(g))
     return out
@@ -125,7 +127,7 @@ def _interleaved(groups: dict[str, list], rng: np.random.Generator) -> list:
 def layout(stimuli: dict[str, Stimulus], design: StudyDesign, condition: str) -> list[dict]:
     """The condition's items in their seeded cyclic order (see the module docstring)."""
     clips = [s for s in stimuli.values() if s.condition == condition]
-    rng = np.random.default_rng([design.seed, list(CONDITIONS).index(condition)])
+    rng = np.random.default_rng([design.seed, list[str](CONDITIONS).index(condition)])
     if design.mode == "rating":
         by_source: dict[str, list] = {}
         for s in clips:
@@ -152,7 +154,7 @@ def block(layout_: list[dict], design: StudyDesign, condition: str, index: int) 
     too), with the attention checks inserted."""
     k = min(design.block_size, len(layout_))
     items = [dict(layout_[(index * k + j) % len(layout_)]) for j in range(k)]
-    rng = np.random.default_rng([design.seed, list(CONDITIONS).index(condition), index])
+    rng = np.random.default_rng([design.seed, list[str](CONDITIONS).index(condition), index])
     items = [items[i] for i in rng.permutation(k)]
     for item in items:
         if item["kind"] == "pair" and rng.random() < 0.5:

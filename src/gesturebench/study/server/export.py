@@ -69,8 +69,12 @@ def progress_tables(
     excluded = set(people.loc[people["excluded"], "participant_id"])
     items = frame[frame["kind"] != "attention"].drop_duplicates(["participant", "position"])
     seen = pd.concat(
-        [items[["participant_id", "stimulus_a"]], items[["participant_id", "stimulus_b"]].dropna()
-         .rename(columns={"stimulus_b": "stimulus_a"})]
+        [
+            items[["participant_id", "stimulus_a"]],
+            items[["participant_id", "stimulus_b"]]
+            .dropna()
+            .rename(columns={"stimulus_b": "stimulus_a"}),
+        ]
     )
     kept = seen[~seen["participant_id"].isin(excluded)]
     counts = pd.DataFrame(

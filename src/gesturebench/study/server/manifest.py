@@ -65,7 +65,8 @@ def read_manifest(path: str | Path, verify: bool = True) -> dict[str, Stimulus]:
                 raise DataError(path, f"{where}: empty or repeated stimulus_id {sid!r}")
             if row["condition"] not in CONDITIONS:
                 raise DataError(
-                    path, f"{where}: condition {row['condition']!r} is not one of {list(CONDITIONS)}"
+                    path,
+                    f"{where}: condition {row['condition']!r} is not one of {list(CONDITIONS)}",
                 )
             clip = (path.parent / row["file"]).resolve()
             if not clip.is_file():
@@ -77,7 +78,13 @@ def read_manifest(path: str | Path, verify: bool = True) -> dict[str, Stimulus]:
             except ValueError:
                 raise DataError(path, f"{where}: start/end are not numbers") from None
             stimuli[sid] = Stimulus(
-                sid, row["source"], row["sequence_id"], start, end, row["condition"], clip,
+                sid,
+                row["source"],
+                row["sequence_id"],
+                start,
+                end,
+                row["condition"],
+                clip,
                 row["sha256"].strip().lower(),
             )
     if not stimuli:

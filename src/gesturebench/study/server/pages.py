@@ -38,10 +38,12 @@ ITEM = """{% extends "base" %}{% block body %}
 {% endif %}
 <fieldset id="answers" disabled>
 {% for q in questions %}<fieldset class="scale"><legend>{{ q.text }}</legend>
-{% if pairwise %}{% for value, label in choices %}<label><input type="radio" name="{{ q.dimension }}"
- value="{{ value }}" required><br>{{ label }}</label>{% endfor %}
+{% if pairwise %}{% for value, label in choices %}<label>
+<input type="radio" name="{{ q.dimension }}" value="{{ value }}" required><br>{{ label }}</label>
+{% endfor %}
 {% else %}<span class="end">{{ scale_labels[0] }}</span>{% for v in scale %}<label>
-<input type="radio" name="{{ q.dimension }}" value="{{ v }}" required><br>{{ v }}</label>{% endfor %}
+<input type="radio" name="{{ q.dimension }}" value="{{ v }}" required><br>{{ v }}</label>
+{% endfor %}
 <span class="end">{{ scale_labels[1] }}</span>{% endif %}</fieldset>{% endfor %}
 <button type="submit" id="submit">Next</button></fieldset></form>
 <p>{{ progress }}</p>
@@ -59,7 +61,8 @@ videos.forEach((v, k) => {
 
 TABLES = """{% extends "base" %}{% block body %}{% for name, table in tables %}<h2>{{ name }}</h2>
 <table><tr>{% for c in table.columns %}<th>{{ c }}</th>{% endfor %}</tr>
-{% for row in table.itertuples(index=False) %}<tr>{% for v in row %}<td>{{ v }}</td>{% endfor %}</tr>
+{% for row in table.itertuples(index=False) %}<tr>
+{% for v in row %}<td>{{ v }}</td>{% endfor %}</tr>
 {% endfor %}</table>{% endfor %}{% endblock %}"""
 
 pages = Environment(

@@ -135,9 +135,13 @@ def open_engine(url: str) -> Engine:
             if not found:
                 conn.execute(insert(schema_version).values(version=SCHEMA_VERSION))
             elif found != [SCHEMA_VERSION]:
-                raise DataError(url, f"study database schema version {found}, expected {SCHEMA_VERSION}")
+                raise DataError(
+                    url, f"study database schema version {found}, expected {SCHEMA_VERSION}"
+                )
     except SQLAlchemyError as err:
-        raise DataError(url, f"cannot open the study database ({type(err).__name__}: {err})") from None
+        raise DataError(
+            url, f"cannot open the study database ({type(err).__name__}: {err})"
+        ) from None
     return engine
 
 
@@ -162,7 +166,7 @@ class Store:
         token = secrets.token_urlsafe(32)
         try:
             with self.engine.begin() as conn:
-                pk = conn.execute(
+                inserted = conn.execute(
                     insert(participants).values(
                         participant_id=participant_id,
                         token=token,
@@ -174,7 +178,9 @@ class Store:
                         completion_code=completion_code or secrets.token_hex(4).upper(),
                         created_at=_now(),
                     )
-                ).inserted_primary_key[0]
+                ).inserted_primary_key
+                assert inserted is not None
+                pk = inserted[0]
                 # arrival order = participants inserted before this one (ids may have gaps)
                 number = conn.execute(
                     select(func.count()).select_from(participants).where(participants.c.id < pk)
@@ -219,7 +225,9 @@ class Store:
 
         Returns "stored"; "same" for a replay of what is stored; "different" for another answer to
         an answered item, "ahead" for an item after the next one (both store nothing)."""
-        answers = {r["dimension"]: r["rating"] if r.get("choice") is None else r["choice"] for r in rows}
+        answers = {
+            r["dimension"]: r["rating"] if r.get("choice") is None else r["choice"] for r in rows
+        }
         try:
             with self.engine.begin() as conn:
                 current = conn.execute(
@@ -228,11 +236,23 @@ class Store:
                 if position > current:
                     return "ahead"
                 if position < current:
-                    return "same" if self.answered(conn, participant, position) == answers else "different"
+                    return (
+                        "same"
+                        if self.answered(conn, participant, position) == answers
+                        else "different"
+                    )
                 now = _now()
                 conn.execute(
                     insert(responses),
-                    [{**r, "participant": participant.pk, "position": position, "created_at": now} for r in rows],
+                    [
+                        {
+                            **r,
+                            "participant": participant.pk,
+                            "position": position,
+                            "created_at": now,
+                        }
+                        for r in rows
+                    ],
                 )
                 last = position + 1 == len(participant.block)
                 conn.execute(
@@ -245,7 +265,9 @@ class Store:
                 )
         except IntegrityError:  # the same item submitted twice at once: the other one won
             with self.engine.connect() as conn:
-                return "same" if self.answered(conn, participant, position) == answers else "different"
+                return (
+                    "same" if self.answered(conn, participant, position) == answers else "different"
+                )
         return "stored"
 
     def responses(self) -> list[Any]:
