@@ -14,7 +14,8 @@ import httpx
 import imageio.v2 as imageio
 import numpy as np
 
-from gesturebench.study.server.manifest import MANIFEST_COLUMNS, file_sha256
+from gesturebench.study.server.manifest import MANIFEST_COLUMNS
+from gesturebench.weights import sha256_file
 
 
 def make_stimuli(
@@ -44,7 +45,7 @@ def make_stimuli(
                     path.write_bytes(sid.encode())
                 rows.append(
                     [sid, source, sequence, 0.0, frames / fps, condition, f"clips/{sid}.mp4"]
-                    + [file_sha256(path)]
+                    + [sha256_file(path)]
                 )
     manifest = folder / "manifest.csv"
     with open(manifest, "w", newline="") as f:

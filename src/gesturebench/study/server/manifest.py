@@ -4,12 +4,12 @@ equal)."""
 from __future__ import annotations
 
 import csv
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
 from gesturebench.errors import DataError
 from gesturebench.study.schema import CONDITIONS
+from gesturebench.weights import sha256_file
 
 #: Columns of the render manifest, in order.
 MANIFEST_COLUMNS = (
@@ -38,14 +38,6 @@ class Stimulus:
     sha256: str
 
 
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def read_manifest(path: str | Path, verify: bool = True) -> dict[str, Stimulus]:
     """stimulus_id → Stimulus, in file order; a missing column, unknown condition, duplicate id,
     missing file or (with `verify`) a wrong SHA-256 is a `DataError` naming the line."""
@@ -71,7 +63,7 @@ def read_manifest(path: str | Path, verify: bool = True) -> dict[str, Stimulus]:
             clip = (path.parent / row["file"]).resolve()
             if not clip.is_file():
                 raise DataError(path, f"{where}: stimulus file {clip} not found")
-            if verify and file_sha256(clip) != row["sha256"].strip().lower():
+            if verify and sha256_file(clip) != row["sha256"].strip().lower():
                 raise DataError(path, f"{where}: SHA-256 of {clip} differs from the manifest")
             try:
                 start, end = float(row["start"]), float(row["end"])
