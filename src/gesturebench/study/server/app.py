@@ -57,6 +57,8 @@ class Study:
         self.practice = {}
         for c in self.conditions:
             chosen = design.practice.get(c)
+            if chosen is not None and design.mode != "rating":
+                raise ConfigError("task.design.practice chooses a clip in rating mode only")
             if chosen is not None and (chosen not in stimuli or stimuli[chosen].condition != c):
                 raise ConfigError(f"task.design.practice: {chosen!r} is not a {c} stimulus")
             self.practice[c] = (

@@ -45,7 +45,8 @@ class StudyDesign:
     seed: int = 0
     title: str = "Gesture study"
     block_size: int = 25
-    # the practice clip's stimulus_id per condition (absent: the condition's first clip)
+    # rating mode: the practice clip's stimulus_id per condition (absent: the condition's first
+    # item, also in pairwise mode)
     practice: dict[str, str] = field(default_factory=dict)
     attention: AttentionChecks = field(default_factory=AttentionChecks)
     consent: str = (
