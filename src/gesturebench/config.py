@@ -193,6 +193,16 @@ class StudyConfig:
 
 
 @dataclass
+class PairwiseStudyConfig:
+    """`conf/study/pairwise.yaml`: a pairwise comparisons file (`path`) and its analysis options."""
+
+    name: str = "pairwise"
+    kind: str = "pairwise"
+    path: str = MISSING
+    analysis: Any = MISSING
+
+
+@dataclass
 class Config:
     """The top level. The groups are typed by their options' schemas (`defaults` of each option);
     `model` and `metrics` are open: their options' arguments differ per `_target_`."""
@@ -236,6 +246,8 @@ def _schemas() -> dict[str, dict[str, Any]]:
                 ("train_encoder", "TrainEncoderTask"),
                 ("annotate", "AnnotateTask"),
                 ("analyze", "AnalyzeTask"),
+                ("study_server", "StudyServerTask"),
+                ("study_export", "StudyExportTask"),
             )
         },
         "dataset": {"dataset_schema": schema("gesturebench.data.datamodule.Beat2Source")},
@@ -261,6 +273,8 @@ def _schemas() -> dict[str, dict[str, Any]]:
             "study_schema": StudyConfig,
             "analysis_schema": schema("gesturebench.study.analysis.AnalysisOptions"),
             "generator_schema": schema("gesturebench.study.synthetic.SyntheticStudy"),
+            "pairwise_schema": PairwiseStudyConfig,
+            "pairwise_analysis_schema": schema("gesturebench.study.pairwise.PairwiseOptions"),
         },
         "trainer": {"trainer_schema": TrainerConfig},
         "logger": {"wandb_schema": WandbLoggerConfig, "csv_schema": CSVLoggerConfig},
