@@ -18,6 +18,7 @@ from gesturebench.evaluator import Evaluator
 from gesturebench.headline import headline_table
 from gesturebench.loggers import finish, log_results, make_logger
 from gesturebench.models.cache import MotionCache
+from gesturebench.models.prescan import prescan
 from gesturebench.render.skeleton import render_skeleton_video
 from gesturebench.results import (
     RESULTS_FILE,
@@ -76,6 +77,7 @@ def score(cfg: DictConfig, dataset, out: Path, config: dict, chash: str) -> dict
     context = make_context(cfg, body_model)
     model = build(cfg.model)
     model.prepare(context)
+    prescan(model, dataset, cfg.length_policy, cfg.max_length_gap)
     metrics = {name: build(mcfg) for name, mcfg in cfg.metrics.items()}
     for metric in metrics.values():
         metric.prepare(context)
