@@ -23,6 +23,7 @@ from gesturebench.render.skeleton import render_skeleton_video
 from gesturebench.results import (
     RESULTS_FILE,
     build_results,
+    cfg_choice,
     config_hash,
     load_complete,
     write_json,
@@ -91,7 +92,8 @@ def score(cfg: DictConfig, dataset, out: Path, config: dict, chash: str) -> dict
         cfg.max_length_gap,
         needs_vertices=any(m.needs_vertices for m in metrics.values()),
     )
-    logger = make_logger(cfg.logger, out, f"{model.name}-{cfg.dataset.name}", config)
+    tags = (f"model:{model.name}", f"dataset:{cfg.dataset.name}", f"preset:{cfg_choice('metrics')}")
+    logger = make_logger(cfg.logger, out, f"{model.name}-{cfg.dataset.name}", config, tags)
     try:
         trainer = build(
             cfg.trainer,
@@ -111,7 +113,7 @@ def score(cfg: DictConfig, dataset, out: Path, config: dict, chash: str) -> dict
         write_per_sequence_csv(out / "per_sequence.csv", results["per_sequence"])
         write_json(out / RESULTS_FILE, results)
         clip = render_clip(cfg, dataset, model, evaluator, out)
-        log_results(logger, results, clip)
+        log_results(logger, results, clip, (out / RESULTS_FILE, out / "per_sequence.csv"))
         print(headline_table(results), flush=True)
         log.info("results: %s", out / RESULTS_FILE)
         return results
