@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import re
+from pathlib import Path
 
 from gesturebench.encoders.motion_ae_training import MotionAEConfig
 from gesturebench.stages import stage
@@ -21,12 +22,21 @@ def test_stage_says_what_why_and_seconds(caplog):
     assert caplog.messages[2] == "analysing (every run) ..."
 
 
+class StubConfig(MotionAEConfig):
+    """Trains by writing "w", loads by reading it."""
+
+    def train(self, train, val, out_path, logger=None):
+        Path(out_path).write_text("w")
+        return Path(out_path)
+
+    def load(self, path):
+        return path.read_text(), {}
+
+
 def test_encoder_training_is_announced_only_when_it_runs(tmp_path, caplog):
     """`EncoderConfig.load_or_train` with its training and loading stubbed."""
     path = tmp_path / "motion_ae-toy.pt"
-    cfg = MotionAEConfig()
-    cfg.train = lambda train, val, out: out.write_text("w")  # type: ignore[method-assign]
-    cfg.load = lambda p: (p.read_text(), {})  # type: ignore[method-assign]
+    cfg = StubConfig()
     with caplog.at_level(logging.INFO, logger="gesturebench.stages"):
         assert cfg.load_or_train(tmp_path, "toy", lambda s: [], True, path)[0] == "w"
         assert len(caplog.messages) == 2
