@@ -248,6 +248,7 @@ def _schemas() -> dict[str, dict[str, Any]]:
                 ("analyze", "AnalyzeTask"),
                 ("study_server", "StudyServerTask"),
                 ("study_export", "StudyExportTask"),
+                ("leaderboard", "LeaderboardTask"),
             )
         },
         "dataset": {"dataset_schema": schema("gesturebench.data.datamodule.Beat2Source")},

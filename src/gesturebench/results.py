@@ -1,5 +1,5 @@
-"""results.json (`build_results`), per_sequence.csv and the multirun summary; every file written
-atomically (temp + rename)."""
+"""results.json (`build_results`) and per_sequence.csv; every file written atomically (temp +
+rename)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ PAPER_METRICS = (
     "sc",
     "sgp",
 )
-#: How summary.md marks a metric's direction (results.json `directions`).
+#: How the tables mark a headline metric's direction (results.json `directions`).
 ARROWS = {"lower": "↓", "higher": "↑", "zero": "→0"}
 RESULTS_FILE = "results.json"
 ERROR_FILE = "error.json"
@@ -100,57 +100,6 @@ def write_per_sequence_csv(path: str | Path, rows: list[dict]) -> None:
     write_atomic(path, pd.DataFrame(rows).to_csv(index=False))
 
 
-def metric_names(rows: list[dict]) -> list[str]:
-    """The metric value names of the jobs' results, in order of first appearance."""
-    names: list[str] = []
-    for row in rows:
-        names += [m for m in row.get("metrics", {}) if m not in names]
-    return names
-
-
-def metric_directions(rows: list[dict]) -> dict[str, str]:
-    """Metric value name → direction, from the jobs' results.json `directions`."""
-    out: dict[str, str] = {}
-    for row in rows:
-        out.update(row.get("directions", {}))
-    return out
-
-
-def summary_table(rows: list[dict]) -> pd.DataFrame:
-    """One row per job: job, status, model, dataset, then one column per metric value (plain
-    names)."""
-    names = metric_names(rows)
-    records = []
-    for row in rows:
-        rec = {
-            "job": row["job"],
-            "status": row["status"],
-            "model": row.get("model"),
-            "dataset": row.get("dataset"),
-        }
-        rec.update({m: row.get("metrics", {}).get(m) for m in names})
-        if row["status"] != "ok":
-            rec["error"] = row.get("error", "")
-        records.append(rec)
-    return pd.DataFrame(records)
-
-
-def write_summary(sweep_dir: str | Path, rows: list[dict]) -> pd.DataFrame:
-    """summary.csv (plain metric names), summary.md (names with direction arrows) and summary.json
-    (metric → direction) in the sweep folder."""
-    table = summary_table(rows)
-    directions = {m: d for m, d in metric_directions(rows).items() if m in table.columns}
-    arrows = {m: f"{m} {ARROWS[d]}" for m, d in directions.items() if d in ARROWS}
-    sweep_dir = Path(sweep_dir)
-    write_atomic(sweep_dir / "summary.csv", table.to_csv(index=False))
-    write_atomic(
-        sweep_dir / "summary.md",
-        table.rename(columns=arrows).to_markdown(index=False, floatfmt=".4g") + "\n",
-    )
-    write_json(sweep_dir / "summary.json", directions)
-    return table
-
-
 def build_results(
     cfg: DictConfig,
     config: dict,
@@ -188,6 +137,7 @@ def build_results(
         "model": model.name,
         "model_info": model.describe(),
         "dataset": cfg.dataset.name,
+        "preset": cfg_choice("metrics"),
         "metrics": values,
         "directions": directions,
         "skipped": skipped,

@@ -117,3 +117,8 @@ class SequenceRecord:
     @property
     def n_frames(self) -> int:
         return self.motion.n_frames
+
+    @property
+    def speech_seconds(self) -> float | None:
+        """The audio's length in seconds (None without audio)."""
+        return None if self.audio is None else len(self.audio) / SAMPLE_RATE

@@ -16,11 +16,13 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import shlex
 from pathlib import Path
 from typing import TypeVar
 
 import pytorch_lightning as pl
 import torch
+from hydra.core.hydra_config import HydraConfig
 
 from gesturebench.atomic import one_line, write_atomic
 from gesturebench.encoders.motion_ae import MotionAutoencoder
@@ -39,10 +41,21 @@ def encoder_path(checkpoints_dir: str | Path, encoder: str, dataset: str) -> Pat
 
 def train_command(path: Path, encoder: str) -> str:
     """The command that creates `encoder`'s checkpoint at `path` (named
-    `<encoder>-<dataset>.pt`)."""
+    `<encoder>-<dataset>.pt`), with this run's ``dataset.*`` and ``paths.*`` overrides (where the
+    data is, where the checkpoint goes)."""
     prefix = f"{encoder}-"
     dataset = path.stem[len(prefix) :] if path.stem.startswith(prefix) else ""
-    return f"python launch.py task=train_encoder encoder={encoder} dataset={dataset or '<name>'}"
+    carried = [
+        shlex.quote(override)
+        for override in (HydraConfig.get().overrides.task if HydraConfig.initialized() else [])
+        if override.lstrip("+~").startswith(("dataset.", "paths."))
+    ]
+    return " ".join(
+        [
+            f"python launch.py task=train_encoder encoder={encoder} dataset={dataset or '<name>'}",
+            *carried,
+        ]
+    )
 
 
 def save_encoder(

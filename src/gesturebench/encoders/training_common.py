@@ -20,6 +20,7 @@ from torch.utils.data import DataLoader
 
 from gesturebench.data.records import SequenceRecord
 from gesturebench.encoders.checkpoint import save_encoder
+from gesturebench.stages import stage
 
 
 class Fitted(NamedTuple):
@@ -79,7 +80,12 @@ class EncoderConfig:
         missing checkpoint is `load`'s `CheckpointError` naming the command that creates it."""
         path = Path(path) if path is not None else self.checkpoint_path(checkpoints_dir, dataset)
         if not path.is_file() and auto_train:
-            self.train(split("train"), split("val"), path)
+            with stage(
+                f"training the {self.name} encoder on the train split",
+                "the learned metrics need it and no checkpoint exists yet",
+                kept=str(path),
+            ):
+                self.train(split("train"), split("val"), path)
         return self.load(path)
 
     def fit_module(

@@ -46,6 +46,7 @@ from gesturebench.metrics.functional.beat import (
     trim_frames,
 )
 from gesturebench.metrics.pair import MotionPair
+from gesturebench.stages import stage
 
 #: EMAGE's fixed per-joint speed normaliser (55 values, computed with SMPL-X over BEAT2), published
 #: with its evaluation code.
@@ -241,9 +242,14 @@ class BeatConsistency(SequenceMetric):
         if path.is_file():
             speed = json.loads(path.read_text())["mean_speed"]
         else:
-            speed = reference_mean_speed(
-                context.split("train"), context.body_model, self.root_aligned
-            ).tolist()
+            with stage(
+                f"building BC's joint speed statistics of {context.dataset_name}",
+                "BC normalises joint speeds by the train split's mean",
+                kept=str(path),
+            ):
+                speed = reference_mean_speed(
+                    context.split("train"), context.body_model, self.root_aligned
+                ).tolist()
             write_atomic(path, json.dumps({"dataset": context.dataset_name, "mean_speed": speed}))
         self.mean_speed = np.asarray(speed, dtype=np.float64)
         self.mean_speed_source = str(path)

@@ -30,6 +30,7 @@ from gesturebench.data.datamodule import open_dataset
 from gesturebench.errors import ConfigError, DataError
 from gesturebench.loggers import finish, make_logger
 from gesturebench.results import config_hash, load_complete, versions, write_json
+from gesturebench.stages import stage
 from gesturebench.study import figures
 from gesturebench.study.analysis import AnalysisOptions, StudyAnalysis, analyze
 from gesturebench.study.composites import composites_document
@@ -336,7 +337,12 @@ def analyze_study(cfg: DictConfig, out: Path) -> dict:
     generator_notes = synthetic_ratings(study, metrics, path) if synthetic else []
     if synthetic:
         ratings, valid = read_study_ratings(path, sources, windows, drop_invalid)
-    analysis = analyze(valid, metrics, options)
+    with stage(
+        f"analysing the ratings ({options.bootstrap} bootstrap resamples, "
+        f"{options.permutations} permutations)",
+        "confidence intervals of Tables 2-3 and the composites' permutation tests",
+    ):
+        analysis = analyze(valid, metrics, options)
     analysis.notes[:0] = generator_notes
     if ratings.invalid:
         analysis.tables["qc_invalid_rows"] = ratings.invalid_table()

@@ -18,10 +18,12 @@ from gesturebench.evaluator import Evaluator
 from gesturebench.headline import headline_table
 from gesturebench.loggers import finish, log_results, make_logger
 from gesturebench.models.cache import MotionCache
+from gesturebench.models.prescan import prescan
 from gesturebench.render.skeleton import render_skeleton_video
 from gesturebench.results import (
     RESULTS_FILE,
     build_results,
+    cfg_choice,
     config_hash,
     load_complete,
     write_json,
@@ -76,6 +78,7 @@ def score(cfg: DictConfig, dataset, out: Path, config: dict, chash: str) -> dict
     context = make_context(cfg, body_model)
     model = build(cfg.model)
     model.prepare(context)
+    prescan(model, dataset, cfg.length_policy, cfg.max_length_gap)
     metrics = {name: build(mcfg) for name, mcfg in cfg.metrics.items()}
     for metric in metrics.values():
         metric.prepare(context)
@@ -89,7 +92,8 @@ def score(cfg: DictConfig, dataset, out: Path, config: dict, chash: str) -> dict
         cfg.max_length_gap,
         needs_vertices=any(m.needs_vertices for m in metrics.values()),
     )
-    logger = make_logger(cfg.logger, out, f"{model.name}-{cfg.dataset.name}", config)
+    tags = (f"model:{model.name}", f"dataset:{cfg.dataset.name}", f"preset:{cfg_choice('metrics')}")
+    logger = make_logger(cfg.logger, out, f"{model.name}-{cfg.dataset.name}", config, tags)
     try:
         trainer = build(
             cfg.trainer,
@@ -109,7 +113,7 @@ def score(cfg: DictConfig, dataset, out: Path, config: dict, chash: str) -> dict
         write_per_sequence_csv(out / "per_sequence.csv", results["per_sequence"])
         write_json(out / RESULTS_FILE, results)
         clip = render_clip(cfg, dataset, model, evaluator, out)
-        log_results(logger, results, clip)
+        log_results(logger, results, clip, (out / RESULTS_FILE, out / "per_sequence.csv"))
         print(headline_table(results), flush=True)
         log.info("results: %s", out / RESULTS_FILE)
         return results
