@@ -236,6 +236,7 @@ def _schemas() -> dict[str, dict[str, Any]]:
                 ("train_encoder", "TrainEncoderTask"),
                 ("annotate", "AnnotateTask"),
                 ("analyze", "AnalyzeTask"),
+                ("render", "RenderTask"),
             )
         },
         "dataset": {"dataset_schema": schema("gesturebench.data.datamodule.Beat2Source")},

@@ -4,6 +4,7 @@ them."""
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +35,8 @@ def finish(logger: Logger | None) -> None:
         logger.finalize("success")
 
 
-def log_results(logger: Logger | None, results: dict, clip: Path | None) -> None:
-    """Scalars, the per-sequence table and a rendered clip (W&B only for the last two)."""
+def log_results(logger: Logger | None, results: dict, clips: Sequence[Path] = ()) -> None:
+    """Scalars, the per-sequence table and the rendered clips (W&B only for the last two)."""
     if logger is None:
         return
     scalars = {f"test/{k}": v for k, v in results["metrics"].items() if v is not None}
@@ -49,7 +50,9 @@ def log_results(logger: Logger | None, results: dict, clip: Path | None) -> None
                 columns=columns,
                 data=[[row.get(c) for c in columns] for row in rows],
             )
-        if clip is not None:
+        if clips:
             import wandb
 
-            logger.experiment.log({"clip": wandb.Video(str(clip), format="mp4")})
+            logger.experiment.log(
+                {f"clips/{clip.stem}": wandb.Video(str(clip), format="mp4") for clip in clips}
+            )

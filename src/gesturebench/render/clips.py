@@ -19,13 +19,14 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 
 from gesturebench.atomic import atomic_path
 from gesturebench.body.joints import LEFT_SHOULDER, PELVIS, RIGHT_SHOULDER
-from gesturebench.data.records import SAMPLE_RATE
+from gesturebench.data.records import SAMPLE_RATE, Motion
 from gesturebench.errors import ConfigError, GestureBenchError
 from gesturebench.render.mesh import render_mesh
 from gesturebench.render.skeleton import render_frames, write_video
@@ -127,6 +128,13 @@ def clip_frames(
     return render_frames(
         view, size=camera.size, centre=np.array([0.0, camera.zoom * camera.height])
     )
+
+
+def motion_frames(body_model: Any, motion: Motion, camera: Camera) -> np.ndarray:
+    """(T,size,size,3) frames of `motion` posed by `body_model` (a `BodyModel`) and seen by
+    `camera`; vertices are computed only for the mesh."""
+    out = body_model(motion, vertices=camera.style == "mesh")
+    return clip_frames(out.joints.cpu().numpy(), camera, lambda: (out.vertices, body_model.faces))
 
 
 def write_clip(
