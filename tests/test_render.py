@@ -10,6 +10,8 @@ import pytest
 import torch
 from matplotlib.path import Path as Polygon
 
+from gesturebench.annotation.clip import EventClip
+from gesturebench.annotation.events import Event
 from gesturebench.body.model import BodyModel
 from gesturebench.data.records import Motion
 from gesturebench.errors import ConfigError
@@ -120,3 +122,30 @@ def test_mesh_style_needs_a_surface_and_camera_options_are_checked():
     with pytest.raises(ConfigError, match="supersample"):
         Camera(supersample=0)
     assert Camera().tag != Camera(style="mesh").tag
+
+
+def test_annotation_clip_renders_the_mesh_when_its_camera_asks(body, tmp_path):
+    """The annotation call site: `EventClip.frames()` draws the surface for `style=mesh` and the
+    skeleton otherwise, and the two are cached under different names."""
+    joints, vertices = posed(body, n=4)
+    event = Event("s", 0, 0.0, 0.1, "big", "05_iconic_l", 0.4, "iconic")
+
+    def clip(style: str) -> EventClip:
+        return EventClip(
+            event,
+            "reference",
+            0,
+            4,
+            30,
+            "ab" * 32,
+            lambda: joints,
+            camera=Camera(size=32, style=style),
+            clip_dir=tmp_path,
+            surface_fn=lambda: (vertices, body.faces),
+        )
+
+    mesh, skeleton = clip("mesh"), clip("skeleton")
+    expected = clip_frames(joints, mesh.camera, lambda: (vertices, body.faces))
+    np.testing.assert_array_equal(mesh.frames(), expected)
+    assert not np.array_equal(mesh.frames(), skeleton.frames())
+    assert mesh.video(with_audio=False).name != skeleton.video(with_audio=False).name

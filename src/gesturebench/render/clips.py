@@ -96,12 +96,12 @@ def mesh_view_frames(
     Runs on the device of `vertices` when it is a tensor."""
     verts = torch.as_tensor(vertices)
     origin, basis = view_basis(np.asarray(joints, dtype=np.float64), camera)
-    like = {"dtype": torch.float32, "device": verts.device}
+    like: dict[str, Any] = {"dtype": torch.float32, "device": verts.device}
     # the skeleton's box: x ∈ ±1, y ∈ centre − 1.1 … + 0.9 (view units) → [0, 1]², y downward
     to_unit = torch.tensor([[0.5, 0, 0], [0, -0.5, 0], [0, 0, 0.5]], **like)
     shift = torch.tensor([0.5, (camera.zoom * camera.height + 0.9) / 2, 0.0], **like)
     transform = torch.as_tensor(basis, **like) @ to_unit
-    tri = torch.as_tensor(np.asarray(faces), device=verts.device).long()
+    tri = torch.as_tensor(faces, device=verts.device).long()
     frames = []
     for start in range(0, len(verts), MESH_BATCH):
         chunk = verts[start : start + MESH_BATCH].to(**like) - torch.as_tensor(origin, **like)
