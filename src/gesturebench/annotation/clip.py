@@ -35,11 +35,11 @@ class EventClip:
     motion_sha256: str
     joints_fn: Callable[[], np.ndarray] = field(repr=False)
     audio: np.ndarray | None = field(default=None, repr=False)
-    #: the window's (T,V,3) vertices and (F,3) faces, for `camera.style=mesh`
-    surface_fn: Callable[[], tuple] | None = field(default=None, repr=False)
     sample_rate: int = SAMPLE_RATE
     camera: Camera = field(default_factory=Camera)
     clip_dir: Path | None = None
+    #: the window's (T,V,3) vertices and (F,3) faces, for `camera.style=mesh`
+    surface_fn: Callable[[], tuple] | None = field(default=None, repr=False)
     _joints: np.ndarray | None = field(default=None, repr=False)
     _frames: np.ndarray | None = field(default=None, repr=False)
 
