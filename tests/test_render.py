@@ -16,6 +16,7 @@ from gesturebench.body.model import BodyModel
 from gesturebench.data.records import Motion
 from gesturebench.errors import ConfigError
 from gesturebench.render.clips import Camera, clip_frames, view_basis
+from gesturebench.render.layout import side_by_side
 
 from .conftest import REPO
 
@@ -149,3 +150,17 @@ def test_annotation_clip_renders_the_mesh_when_its_camera_asks(body, tmp_path):
     np.testing.assert_array_equal(mesh.frames(), expected)
     assert not np.array_equal(mesh.frames(), skeleton.frames())
     assert mesh.video(with_audio=False).name != skeleton.video(with_audio=False).name
+
+
+def test_side_by_side_puts_labelled_panels_next_to_each_other():
+    sizes = ((5, 10), (3, 120), (4, 250))  # (frames, grey level)
+    panels = [np.full((n, 40, 40, 3), value, np.uint8) for n, value in sizes]
+    clip = side_by_side(panels, ["reference", "a", "b"])
+    assert clip.shape == (3, 54, 120, 3)  # shortest length; 14 px label strip (even) above
+    for i, value in enumerate((10, 120, 250)):
+        assert (clip[:, 14:, 40 * i : 40 * (i + 1)] == value).all()
+    strip = clip[0, :14]
+    assert (strip < 128).any() and (strip == 255).mean() > 0.5  # dark text on white
+    np.testing.assert_array_equal(side_by_side(panels), clip[:, 14:])
+    with pytest.raises(ValueError, match="2 labels for 3 panels"):
+        side_by_side(panels, ["a", "b"])
