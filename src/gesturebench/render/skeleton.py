@@ -63,6 +63,3 @@ def write_video(path: str | Path, frames: np.ndarray, fps: int = 30) -> Path:
         )
     return Path(path)
 
-
-def render_skeleton_video(joints: np.ndarray, path: str | Path, fps: int = 30) -> Path:
-    return write_video(path, render_frames(joints), fps)
