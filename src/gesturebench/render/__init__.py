@@ -1,1 +1,2 @@
-"""Motion → frames and video (skeleton or shaded mesh), for W&B run clips, annotation clips and study stimuli."""
+"""Motion → frames and video (skeleton or shaded mesh), for W&B run clips, annotation clips and
+study stimuli."""
