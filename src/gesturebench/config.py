@@ -249,6 +249,7 @@ def _schemas() -> dict[str, dict[str, Any]]:
                 ("study_server", "StudyServerTask"),
                 ("study_export", "StudyExportTask"),
                 ("leaderboard", "LeaderboardTask"),
+                ("render", "RenderTask"),
             )
         },
         "dataset": {"dataset_schema": schema("gesturebench.data.datamodule.Beat2Source")},

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import pkgutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,10 +53,13 @@ def finish(logger: Logger | None) -> None:
 
 
 def log_results(
-    logger: Logger | None, results: dict, clip: Path | None, files: tuple[Path, ...] = ()
+    logger: Logger | None,
+    results: dict,
+    clips: Sequence[Path] = (),
+    files: tuple[Path, ...] = (),
 ) -> None:
     """Scalars, then on W&B: the metrics as run summary values, the per-sequence table, `files`
-    (results.json, per_sequence.csv) as an artifact, a rendered clip, and the offline summary."""
+    (results.json, per_sequence.csv) as an artifact, the rendered clips, and the offline summary."""
     if logger is None:
         return
     values = {k: v for k, v in results["metrics"].items() if v is not None}
@@ -89,5 +93,7 @@ def log_results(
                 columns=columns,
                 data=[[row.get(c) for c in columns] for row in rows],
             )
-        if clip is not None:
-            logger.experiment.log({"clip": wandb.Video(str(clip), format="mp4")})
+        if clips:
+            logger.experiment.log(
+                {f"clips/{clip.stem}": wandb.Video(str(clip), format="mp4") for clip in clips}
+            )

@@ -38,6 +38,8 @@ class EventClip:
     sample_rate: int = SAMPLE_RATE
     camera: Camera = field(default_factory=Camera)
     clip_dir: Path | None = None
+    #: the window's (T,V,3) vertices and (F,3) faces, for `camera.style=mesh`
+    surface_fn: Callable[[], tuple] | None = field(default=None, repr=False)
     _joints: np.ndarray | None = field(default=None, repr=False)
     _frames: np.ndarray | None = field(default=None, repr=False)
 
@@ -64,15 +66,14 @@ class EventClip:
             _RENDER_LOCK
         ):  # matplotlib is not thread-safe: the runner's workers render one at a time
             if self._frames is None:
-                self._frames = clip_frames(joints, self.camera)
+                self._frames = clip_frames(joints, self.camera, self.surface_fn)
         return self._frames
 
     def video(self, with_audio: bool = True, folder: Path | None = None) -> Path:
         """The clip as MP4 (with the audio track when asked and available), rendered on first
         use."""
         audio = self.audio if with_audio else None
-        cam = self.camera
-        view = f"{cam.size}px-{cam.yaw_deg:g}deg-{cam.zoom:g}x-{cam.height:g}m"
+        view = self.camera.tag
         suffix = "-audio" if audio is not None else ""
         name = f"{self.event.id}-{self.motion_sha256[:12]}-{view}{suffix}.mp4"
         path = Path(folder or self.clip_dir or ".") / name
@@ -100,9 +101,11 @@ def make_clip(
     context: float = CONTEXT_SECONDS,
     camera: Camera | None = None,
     clip_dir: Path | None = None,
+    surface_of: Callable[[int, int], tuple] | None = None,
 ) -> EventClip | None:
-    """The clip of `event` in `motion`, `joints_of(f0, f1)` giving the window's joints when first
-    needed; None when the event lies beyond the motion."""
+    """The clip of `event` in `motion`, `joints_of(f0, f1)` giving the window's joints and
+    `surface_of(f0, f1)` its vertices and faces (mesh clips) when first needed; None when the
+    event lies beyond the motion."""
     f0, f1 = event.window(motion.n_frames, motion.fps, context)
     if f1 - f0 < 2:
         return None
@@ -117,4 +120,5 @@ def make_clip(
         window_audio(audio, f0, f1, motion.fps),
         camera=camera or Camera(),
         clip_dir=clip_dir,
+        surface_fn=None if surface_of is None else lambda: surface_of(f0, f1),
     )

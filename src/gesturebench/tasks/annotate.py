@@ -106,6 +106,7 @@ def run(cfg: DictConfig, t: AnnotateTask) -> dict:
                     context=annotator.context,
                     camera=annotator.camera,
                     clip_dir=root / "clips" / source,
+                    surface_of=_surface_of(body_model, motion),
                 )
                 if clip is None:
                     log.warning(
@@ -182,6 +183,11 @@ def motion_source(
 
 def _joints_of(body_model, motion: Motion) -> Callable[[int, int], np.ndarray]:
     return lambda f0, f1: body_model(motion.frames(f0, f1), vertices=False).joints.cpu().numpy()
+
+
+def _surface_of(body_model, motion: Motion) -> Callable[[int, int], tuple]:
+    """Frames [f0, f1) → (vertices, faces) for mesh clips (`annotator.camera.style=mesh`)."""
+    return lambda f0, f1: (body_model(motion.frames(f0, f1)).vertices, body_model.faces)
 
 
 def annotate(
