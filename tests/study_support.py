@@ -14,7 +14,7 @@ import httpx
 import imageio.v2 as imageio
 import numpy as np
 
-from gesturebench.study.server.manifest import MANIFEST_COLUMNS
+from gesturebench.study.schema import MANIFEST_COLUMNS
 from gesturebench.weights import sha256_file
 
 

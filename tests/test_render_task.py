@@ -11,7 +11,7 @@ import imageio_ffmpeg
 import pandas as pd
 import pytest
 
-from gesturebench.tasks.render import MANIFEST_COLUMNS
+from gesturebench.study.schema import MANIFEST_COLUMNS
 from tests.launch import launch
 
 pytestmark = pytest.mark.slow

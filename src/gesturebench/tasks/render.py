@@ -25,23 +25,11 @@ from gesturebench.config import build
 from gesturebench.errors import ConfigError, DataError
 from gesturebench.models.cache import MotionCache
 from gesturebench.render.clips import Camera, motion_frames, write_clip
+from gesturebench.study.schema import CONDITIONS, MANIFEST_COLUMNS
 from gesturebench.tasks.analyze import source_config, study_windows
 from gesturebench.tasks.common import make_body_model, make_context, run_dir
 
 log = logging.getLogger(__name__)
-
-#: The manifest's columns, in order (a rating tool reads them by name).
-MANIFEST_COLUMNS = (
-    "stimulus_id",
-    "source",
-    "sequence_id",
-    "start",
-    "end",
-    "condition",
-    "file",
-    "sha256",
-)
-CONDITIONS = ("muted", "audio")
 
 
 @dataclass

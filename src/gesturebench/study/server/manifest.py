@@ -8,20 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gesturebench.errors import DataError
-from gesturebench.study.schema import CONDITIONS
+from gesturebench.study.schema import CONDITIONS, MANIFEST_COLUMNS
 from gesturebench.weights import sha256_file
-
-#: Columns of the render manifest, in order.
-MANIFEST_COLUMNS = (
-    "stimulus_id",
-    "source",
-    "sequence_id",
-    "start",
-    "end",
-    "condition",
-    "file",
-    "sha256",
-)
 
 
 @dataclass(frozen=True)
