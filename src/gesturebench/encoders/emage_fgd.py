@@ -29,15 +29,7 @@ from gesturebench.data.records import N_JOINTS
 from gesturebench.encoders.representation import rotation_6d
 from gesturebench.encoders.skeleton import Edge, edge_neighbours, pool_edges, smplx_edges
 from gesturebench.errors import CheckpointError
-from gesturebench.weights import HubFiles
 
-#: where EMAGE's evaluation code (PantoMatrix 0bbb03d, `emage_evaltools/mertic.py`) downloads it
-WEIGHTS = HubFiles(
-    "H-Liu1997/EMAGE",
-    ("EMAGE/test_sequences/weights/AESKConv_240_100.bin",),
-    "emage_eval",
-    repo_type="space",
-)
 #: frames are cut to a multiple of this (the official `vae_test_len`)
 TRIM = 32
 FEATURE_DIM = 240

@@ -19,10 +19,10 @@ from typing import Any, ClassVar
 import torch
 
 from gesturebench.data.records import Motion
+from gesturebench.emage_eval_files import FGD_ENCODER
 from gesturebench.encoders.emage_fgd import (
     FEATURE_DIM,
     TRIM,
-    WEIGHTS,
     EmageFGDEncoder,
     load_emage_fgd_encoder,
 )
@@ -82,14 +82,14 @@ class MotionFeatureMetric(GestureMetric):
         if self.encoder_name == "auto":
             self.encoder_name = "emage" if context.dataset_name in EMAGE_DATASETS else "motion_ae"
         if self.encoder_name == "emage":
-            resolved = resolve_weights(WEIGHTS, self.weights, context.checkpoints_dir)
-            (name,) = WEIGHTS.files
+            resolved = resolve_weights(FGD_ENCODER, self.weights, context.checkpoints_dir)
+            (name,) = FGD_ENCODER.files
             self.encoder = load_emage_fgd_encoder(resolved.path(name)).to(self.device)
             self.encoder_info = {
                 **resolved.info(),
                 "path": str(resolved.path(name)),
                 "sha256": resolved.sha256[name],
-                "source": f"{WEIGHTS.url} {name}",
+                "source": f"{FGD_ENCODER.url} {name}",
             }
             return
         encoder, info = self.encoder_config.load_or_train(
