@@ -41,6 +41,7 @@ class FGD(MotionFeatureMetric):
     default_name = "fgd"
     direction = "lower"
     extras = ("{name}_raw_pose",)
+    feat_count: torch.Tensor
 
     def __init__(
         self,
