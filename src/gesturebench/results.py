@@ -139,6 +139,7 @@ def build_results(
         "dataset": cfg.dataset.name,
         "preset": cfg_choice("metrics"),
         "metrics": values,
+        "display": display_values(metrics, values),
         "directions": directions,
         "skipped": skipped,
         "per_sequence": per_sequence,
@@ -151,6 +152,20 @@ def build_results(
         "sweep_id": os.environ.get("GESTUREBENCH_SWEEP_ID"),
         "complete": True,
     }
+
+
+def display_values(metrics: dict[str, GestureMetric], values: dict) -> dict:
+    """The values of the metrics that have a `display_scale`, as a publication prints them:
+    {value name: {"value": value / scale, "scale": scale}} (None values stay None)."""
+    out = {}
+    for m in metrics.values():
+        if m.display_scale is None:
+            continue
+        for name in m.value_names:
+            value = values.get(name)
+            shown = None if value is None else value / m.display_scale
+            out[name] = {"value": shown, "scale": m.display_scale}
+    return out
 
 
 def cfg_choice(group: str) -> str:

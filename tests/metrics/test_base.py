@@ -119,3 +119,17 @@ def test_compute_is_none_exactly_when_there_is_a_skip_reason():
     body = BodyOutput(joints, vertices)
     metric.update(body_pair(0, body, body))
     assert metric.skip_reason() is None and metric.compute() == {"chamfer": 0.0}
+
+
+def test_display_values_divide_by_the_display_scale():
+    from gesturebench.errors import ConfigError
+    from gesturebench.results import display_values
+
+    fgd, bc = FGD(display_scale=0.1), BeatConsistency()
+    shown = display_values({"fgd": fgd, "bc": bc}, {"fgd": 0.55, "fgd_raw_pose": None, "bc": 0.7})
+    assert shown == {
+        "fgd": {"value": pytest.approx(5.5), "scale": 0.1},
+        "fgd_raw_pose": {"value": None, "scale": 0.1},
+    }
+    with pytest.raises(ConfigError, match="display_scale must be > 0"):
+        FGD(display_scale=0)

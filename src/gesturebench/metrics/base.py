@@ -43,6 +43,7 @@ import torch
 from torchmetrics import Metric
 from torchmetrics.utilities import dim_zero_cat
 
+from gesturebench.errors import ConfigError
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.pair import MotionPair
 
@@ -112,7 +113,10 @@ class GestureMetric(Metric):
         if "__init__" in vars(cls):
             cls.__init__ = _recording_arguments(cls.__init__)  # type: ignore[method-assign]
 
-    def __init__(self, name: str | None = None, **kwargs: Any):
+    def __init__(self, name: str | None = None, display_scale: float | None = None, **kwargs: Any):
+        """`display_scale`: the unit a publication prints the values in (0.1 for "×10⁻¹": the
+        printed number is value / 0.1); `results.json` then carries that display value beside the
+        raw one. None: printed as is."""
         if getattr(self, "direction", None) not in HIGHER_IS_BETTER:
             raise TypeError(
                 f"{type(self).__name__} must declare direction as one of "
@@ -120,8 +124,11 @@ class GestureMetric(Metric):
             )
         if name is None and not hasattr(self, "default_name"):
             raise TypeError(f"{type(self).__name__} needs a name (it declares no default_name)")
+        if display_scale is not None and not display_scale > 0:
+            raise ConfigError(f"metric {name}: display_scale must be > 0, got {display_scale}")
         super().__init__(**kwargs)
         self.name = name or self.default_name
+        self.display_scale = display_scale
 
     @property  # torchmetrics declares a settable class attribute; here it follows `direction`
     def higher_is_better(self) -> bool | None:  # type: ignore[override]

@@ -32,6 +32,7 @@ from gesturebench.atomic import write_atomic
 from gesturebench.body.joints import UPPER
 from gesturebench.body.output import BodyOutput
 from gesturebench.data.records import N_JOINTS, Motion, SequenceRecord
+from gesturebench.emage_eval_files import MEAN_SPEED
 from gesturebench.errors import ConfigError
 from gesturebench.metrics.base import SequenceMetric
 from gesturebench.metrics.context import MetricContext
@@ -47,14 +48,11 @@ from gesturebench.metrics.functional.beat import (
 )
 from gesturebench.metrics.pair import MotionPair
 from gesturebench.stages import stage
+from gesturebench.weights import resolve_weights, sha256_file
 
 #: EMAGE's fixed per-joint speed normaliser (55 values, computed with SMPL-X over BEAT2), published
-#: with its evaluation code.
-EMAGE_MEAN_SPEED = "mean_vel_smplxflame_30.npy"
-EMAGE_MEAN_SPEED_URL = (
-    "https://huggingface.co/spaces/H-Liu1997/EMAGE/resolve/main/EMAGE/test_sequences/weights/"
-    + EMAGE_MEAN_SPEED
-)
+#: with its evaluation code; this name is resolved like released weights (`emage_eval_files`).
+EMAGE_MEAN_SPEED = Path(MEAN_SPEED.files[0]).name
 #: BC variants: the value of each knob that the configuration leaves unset (None).
 VARIANTS: dict[str, dict[str, Any]] = {
     "paper": {
@@ -210,6 +208,7 @@ class BeatConsistency(SequenceMetric):
         self.mean_speed = None if mean_speed is None else np.asarray(mean_speed, dtype=np.float64)
         self.mean_speed_source = "config" if mean_speed is not None else None
         self.onset_cache: Path | None = None
+        self.mean_speed_file_path: Path | None = None
         #: the body model's call, to rerun the motion under a zeroed translation or orientation (its
         #: bound method, not the module: a module attribute would become a submodule of the metric)
         self.body_forward: Callable[..., BodyOutput] | None = None
@@ -234,6 +233,7 @@ class BeatConsistency(SequenceMetric):
                     f" got shape {speed.shape}"
                 )
             self.mean_speed, self.mean_speed_source = speed, str(path)
+            self.mean_speed_file_path = path
             return
         key = hashlib.sha256(
             f"{context.dataset_name}|{_body_model_hash(context.body_model)}|{self.root_aligned}".encode()
@@ -255,17 +255,26 @@ class BeatConsistency(SequenceMetric):
         self.mean_speed_source = str(path)
 
     def _mean_speed_path(self, path: Path, context: MetricContext) -> Path:
-        """`path` as given, else in the checkpoints folder; a one-line error naming where to get
-        EMAGE's file when neither holds it."""
+        """`path` as given, else in the checkpoints folder; EMAGE's file by its bare name is then
+        resolved like released weights (`<checkpoints>/emage_eval/`, the Hugging Face cache, a
+        download), with a one-line error naming where to put it."""
         for candidate in (path, Path(context.checkpoints_dir) / path):
             if candidate.is_file():
                 return candidate
-        official = path.name == EMAGE_MEAN_SPEED
-        where = f"; EMAGE publishes it at {EMAGE_MEAN_SPEED_URL}" if official else ""
+        if str(path) == EMAGE_MEAN_SPEED:
+            resolved = resolve_weights(MEAN_SPEED, None, context.checkpoints_dir)
+            return resolved.path(MEAN_SPEED.files[0])
         raise ConfigError(
             f"metric {self.name}: mean_speed_file {path} not found (nor in"
-            f" {context.checkpoints_dir}){where}"
+            f" {context.checkpoints_dir})"
         )
+
+    def provenance(self) -> dict:
+        """The speed normaliser file and its SHA-256, when one was read."""
+        if self.mean_speed_file_path is None:
+            return {}
+        path = self.mean_speed_file_path
+        return {f"{self.name}_mean_speed": {"path": str(path), "sha256": sha256_file(path)}}
 
     def _segment_onsets(
         self, audio: np.ndarray, sr: int, start: int, stop: int, n_frames: int, fps: float

@@ -20,7 +20,7 @@ class NeighbourMetric(MotionFeatureMetric):
     `statistic(real, fake, k, chunk_size)` is the functional form."""
 
     direction = "higher"
-    hidden_options = ("encoder_config", "chunk_size")
+    hidden_options = ("encoder_config", "weights", "chunk_size")
     statistic: Callable[[torch.Tensor, torch.Tensor, int, int], torch.Tensor]
     ref_features: list[torch.Tensor]
     gen_features: list[torch.Tensor]
