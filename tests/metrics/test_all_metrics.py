@@ -143,7 +143,7 @@ def test_metric_classes_mean_over_sequences():
     assert metrics[5].options() == {
         "window_s": 4.0,
         "hop_s": 2.0,
-        "savgol_window": 9,
+        "savgol_window": None,
         "savgol_order": 3,
         "min_path": 1e-3,
     }

@@ -32,7 +32,7 @@ class LDLJRel(SequenceMetric):
         name: str = "ldlj_rel",
         window_s: float = 4.0,
         hop_s: float = 2.0,
-        savgol_window: int | None = 9,
+        savgol_window: int | None = None,
         savgol_order: int = 3,
         min_path: float = 1e-3,
         **kwargs: Any,
