@@ -3,9 +3,9 @@ table in docs/metrics.md, LDLJ_rel).
 
     python benchmarks/ldlj_jitter.py [--sample ../shared/data/beat2-sample/2_scott_0_1_1.npz]
 
-The reference is the sample's real BEAT2 motion (procedural body); the "generated" motion is the same
-motion with i.i.d. Gaussian noise of σ = 0, 1 and 5 mm added to every joint position and frame (seed
-0). Prints LDLJ_rel = LDLJ_ref − LDLJ_gen for the unfiltered default and for SG(9, 3).
+The reference is the sample's real BEAT2 motion (procedural body); the "generated" motion is the
+same motion with i.i.d. Gaussian noise of σ = 0, 1 and 5 mm added to every joint position and frame
+(seed 0). Prints LDLJ_rel = LDLJ_ref − LDLJ_gen for the unfiltered default and for SG(9, 3).
 """
 
 from __future__ import annotations

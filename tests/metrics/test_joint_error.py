@@ -13,8 +13,7 @@ from gesturebench.metrics.joint_error import PCK, MeanJointDistance
 from gesturebench.metrics.pair import MotionPair
 from tests.distributed import run_distributed
 
-
-# Written out, not imported: SMPL-X body joints 1–21 and hand joints 25–54 (root, jaw, eyes excluded).
+# Written out, not imported: SMPL-X body joints 1–21 and hand joints 25–54 (no root, jaw, eyes).
 JOINTS = [*range(1, 22), *range(25, 55)]
 
 

@@ -201,9 +201,7 @@ def test_valid_events_come_from_beat2_by_default(tmp_path):
     AnnotationStore(store_path(tmp_path, "reference", "manual")).append(
         _record(event, "reference", "beat")
     )
-    AnnotationStore(store_path(tmp_path, "model", "manual")).append(
-        _record(event, "model", "beat")
-    )
+    AnnotationStore(store_path(tmp_path, "model", "manual")).append(_record(event, "model", "beat"))
     m, zeros = still_motion(90), np.zeros((90, 55, 3), np.float32)
     values = {}
     for valid_from in ("beat2", "annotator"):

@@ -85,9 +85,9 @@ class SemInterval:
 
     `name` is BEAT2's coarse category column (e.g. ``deictic``), `score` its relevance weight in
     [0,1], `keywords` the words spoken. `label` is the true gesture class where a generator knows it
-    (mini-BEAT2). `span` is the interval's [start, end] in its whole sequence once it has been cut to
-    a study window (None: `start` and `end` are those); annotation event ids are made from it, so
-    they do not change under windowing.
+    (mini-BEAT2). `span` is the interval's [start, end] in its whole sequence once it has been cut
+    to a study window (None: `start` and `end` are those); annotation event ids are made from it,
+    so they do not change under windowing.
     """
 
     name: str

@@ -12,10 +12,11 @@ it cannot be a beat, so many failures bias SGP upwards, and `sgp_invalid` says h
 Reported beside it: `sgp_events` (|E_c| summed over clips) and `sgp_class_<c>`, the share of each
 class among the `ok` generated annotations of valid events.
 
-With `valid_from=annotator`, reference annotations come from `<store_root>/reference/<annotator>.jsonl`
-(default store root: the dataset's cache folder `annotations/`). Where an event has none, an offline
-annotator (kinematic) annotates the reference motion on the fly and stores it; for an LLM annotator
-that is an error naming the command that creates them. Generated annotations of LLM annotators are stored under
+With `valid_from=annotator`, reference annotations come from
+`<store_root>/reference/<annotator>.jsonl` (default store root: the dataset's cache folder
+`annotations/`). Where an event has none, an offline annotator (kinematic) annotates the reference
+motion on the fly and stores it; for an LLM annotator that is an error naming the command that
+creates them. Generated annotations of LLM annotators are stored under
 `<store_root>/<model>/<annotator>.jsonl` (re-scoring costs no request); those of offline annotators
 are recomputed.
 """
@@ -242,7 +243,9 @@ class SemanticGesturePreservation(SequenceMetric):
         return out
 
     def unscored_reason(self) -> str:
-        where = "BEAT2's sem annotation" if self.valid_from == "beat2" else "the reference annotation"
+        where = (
+            "BEAT2's sem annotation" if self.valid_from == "beat2" else "the reference annotation"
+        )
         return (
             f"no clip had a valid semantic event (class iconic, metaphoric or deictic in {where}); "
             f"{int(self.missing)} sequence(s) had no sem file"

@@ -67,8 +67,8 @@ def windowed_ldlj(
     """Mean LDLJ over joints and windows of `positions` (T,J,3), float64 scalar; NaN when nothing is
     measurable.
 
-    No filter by default: the paper's LDLJ is defined on the trajectory itself, and jitter is what it
-    has to catch. With `savgol_window` set, the whole sequence is first smoothed with a
+    No filter by default: the paper's LDLJ is defined on the trajectory itself, and jitter is what
+    it has to catch. With `savgol_window` set, the whole sequence is first smoothed with a
     Savitzky–Golay filter (`savgol_window` frames, polynomial order `savgol_order`; skipped for a
     sequence shorter than the filter).
 
