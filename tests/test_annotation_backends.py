@@ -5,6 +5,7 @@ run's files."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
@@ -22,6 +23,7 @@ from gesturebench.annotation.clip import EventClip
 from gesturebench.annotation.events import Event
 from gesturebench.annotation.runner import AnnotationRunner, RetryPolicy
 from gesturebench.annotation.store import AnnotationStore
+from gesturebench.errors import ConfigError
 from gesturebench.render.clips import Camera
 from tests.launch import REPO, command
 
@@ -145,7 +147,9 @@ def small_clip(tmp_path: Path, camera: Camera) -> EventClip:
     rng = np.random.default_rng(0)
     joints = rng.normal(0, 0.2, (30, 55, 3))
     joints[:, 16], joints[:, 17] = [0.2, 0.3, 0], [-0.2, 0.3, 0]
-    event = Event("1_wayne_0_1_1", 0, 1.0, 1.2, "big", "05_iconic_l", 0.4, "iconic")
+    event = Event(
+        "1_wayne_0_1_1", 0, 1.0, 1.2, "big", "05_iconic_l", 0.4, "iconic", transcript="it was big"
+    )
     return EventClip(
         event, "reference", 15, 45, 30, "ab" * 32, lambda: joints, camera=camera, clip_dir=tmp_path
     )
@@ -175,7 +179,15 @@ def test_valid_answer(backend, server, tmp_path):
     assert len(server.requests) == 1 and pauses == []
     request = server.requests[0]
     text = json.dumps(request["body"])
-    assert "Annotate ONLY the target interval" in text
+    # the paper's prompt by default: its scope, classes, "unknown", the transcript and the target
+    for part in (
+        "hands, arms, head and upper body",
+        "unknown",
+        "it was big",
+        "from 0.50 s to 0.70 s",
+    ):
+        assert part in text, part
+    assert "05_iconic_l" not in text  # BEAT2's class is not shown
     if backend.name == "gemini":
         assert request["path"].endswith("models/gemini-2.5-pro:generateContent")
         assert request["headers"]["x-goog-api-key"] == KEY
@@ -189,6 +201,33 @@ def test_valid_answer(backend, server, tmp_path):
         assert (
             text.count("data:image/jpeg;base64,") == 3
         )  # 1 s at 4 frames/s, capped at max_frames=3
+
+
+def test_the_earlier_prompt_is_selectable_and_hashed_apart(server, monkeypatch, tmp_path):
+    pytest.importorskip("openai", reason="the openai backend needs the llm extra (openai)")
+    from gesturebench.annotation.backends.openai_compat import OpenAICompatAnnotator
+    from gesturebench.annotation.prompt import prompt_sha256, template
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    records = {}
+    for prompt in ("hands_v1", "paper"):
+        annotator = OpenAICompatAnnotator(
+            base_url=f"{server.url}/v1", camera={"size": 64}, max_frames=1, prompt=prompt
+        )
+        (records[prompt],) = run_one(annotator, tmp_path / prompt)[1].records()
+    assert "Annotate ONLY the target interval" in json.dumps(server.requests[0]["body"])
+    for prompt, record in records.items():
+        assert record.prompt_sha256 == hashlib.sha256(template(prompt).encode()).hexdigest()
+        assert record.prompt_sha256 == prompt_sha256(prompt)
+    assert records["paper"].prompt_sha256 != records["hands_v1"].prompt_sha256
+    with pytest.raises(ConfigError, match=r"annotator\.prompt must be one of"):
+        OpenAICompatAnnotator(prompt="mine")
+
+
+def test_unknown_is_stored_as_uncertain(backend, server, tmp_path):
+    server.script = [(200, json.dumps({**ANSWER, "class": "unknown"}))]
+    (record,) = run_one(backend, tmp_path)[1].records()
+    assert record.status == "ok" and record.gesture_class == "uncertain"
 
 
 def test_malformed_json_is_asked_again_then_stored_invalid(backend, server, tmp_path):

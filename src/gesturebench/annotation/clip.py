@@ -55,8 +55,9 @@ class EventClip:
     def seconds(self) -> float:
         return (self.f1 - self.f0) / self.fps
 
-    def prompt(self) -> str:
-        return render_prompt(self.event, self.start_seconds, self.seconds)
+    def prompt(self, version: str) -> str:
+        """The text of prompt template `version` for this clip."""
+        return render_prompt(self.event, self.start_seconds, self.seconds, version)
 
     def frames(self) -> np.ndarray:
         joints = self.joints

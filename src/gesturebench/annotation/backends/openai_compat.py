@@ -76,7 +76,7 @@ class OpenAICompatAnnotator(RemoteAnnotator):
             content.append(
                 {"type": "image_url", "image_url": {"url": f"data:image/jpeg;base64,{jpeg}"}}
             )
-        content.append({"type": "text", "text": clip.prompt()})
+        content.append({"type": "text", "text": clip.prompt(self.prompt)})
         return [{"role": "user", "content": content}]
 
     def ask(self, clip: EventClip) -> str:
