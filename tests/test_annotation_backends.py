@@ -155,6 +155,17 @@ def small_clip(tmp_path: Path, camera: Camera) -> EventClip:
     )
 
 
+def test_sampled_frames_are_the_full_clips_frames(tmp_path):
+    picked = np.array([0, 7, 29])
+    alone = small_clip(tmp_path, Camera(size=48)).frames(picked)
+    assert np.array_equal(alone, small_clip(tmp_path, Camera(size=48)).frames()[picked])
+    later = np.array([5, 20])  # the view is the first frame's, rendered or not
+    assert np.array_equal(
+        small_clip(tmp_path, Camera(size=48)).frames(later),
+        small_clip(tmp_path, Camera(size=48)).frames()[later],
+    )
+
+
 def run_one(annotator, tmp_path, attempts=3, invalid_attempts=2):
     pauses: list[float] = []
     store = AnnotationStore(tmp_path / "store.jsonl")

@@ -59,14 +59,18 @@ class EventClip:
         """The text of prompt template `version` for this clip."""
         return render_prompt(self.event, self.start_seconds, self.seconds, version)
 
-    def frames(self) -> np.ndarray:
+    def frames(self, indices: np.ndarray | None = None) -> np.ndarray:
+        """The clip's frames, all or only `indices`; a backend that samples a few frames renders
+        only those (the view is fixed by the clip's first frame, which is rendered with them)."""
         joints = self.joints
         with (
             _RENDER_LOCK
         ):  # matplotlib is not thread-safe: the runner's workers render one at a time
+            if self._frames is None and indices is not None:
+                return clip_frames(joints[np.r_[0, indices]], self.camera)[1:]
             if self._frames is None:
                 self._frames = clip_frames(joints, self.camera)
-        return self._frames
+        return self._frames if indices is None else self._frames[indices]
 
     def video(self, with_audio: bool = True, folder: Path | None = None) -> Path:
         """The clip as MP4 (with the audio track when asked and available), rendered on first
