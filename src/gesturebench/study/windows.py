@@ -93,7 +93,7 @@ def select_windows(
 def shift_events(items: Iterable | None, start: float, end: float) -> list | None:
     """Timed items (dataclasses with `start`/`end`: words, semantic intervals, annotation events)
     overlapping [start, end], shifted by −start and clipped to the window; other items are kept as
-    they are. Items with a `span` (semantic intervals) keep their whole-sequence interval there."""
+    they are. Semantic intervals keep their whole-sequence interval as `span`."""
     if items is None:
         return None
     out = []
@@ -109,7 +109,7 @@ def shift_events(items: Iterable | None, start: float, end: float) -> list | Non
         if item.end <= start or item.start >= end:
             continue
         a, b = max(item.start, start) - start, min(item.end, end) - start
-        kept = {"span": item.whole_span} if hasattr(item, "span") else {}
+        kept = {"span": item.whole_span} if isinstance(item, SemInterval) else {}
         out.append(dataclasses.replace(item, start=a, end=b, **kept))
     return out
 
