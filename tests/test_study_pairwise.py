@@ -148,3 +148,14 @@ def test_analyze_task_with_study_pairwise(config, tmp_path, monkeypatch):
     assert set(table["source"]) == set(SOURCES) and (table["dimension"] == "hl").all()
     assert json.loads((tmp_path / "analysis.json").read_text())["elo"] == summary["elo"]
     assert summary["participants"] == 10 and summary["excluded"] == []
+
+
+def test_study_statistics_refuse_impossible_settings():
+    from gesturebench.errors import ConfigError
+    from gesturebench.study.analysis import AnalysisOptions
+
+    for bad in ({"confidence": 1.5}, {"bootstrap": 0}, {"exclude_at": 0}):
+        with pytest.raises(ConfigError, match="study.analysis"):
+            PairwiseOptions(**bad)
+        with pytest.raises(ConfigError, match="study.analysis"):
+            AnalysisOptions(**bad)

@@ -57,17 +57,23 @@ class EventClip:
     def seconds(self) -> float:
         return (self.f1 - self.f0) / self.fps
 
-    def prompt(self) -> str:
-        return render_prompt(self.event, self.start_seconds, self.seconds)
+    def prompt(self, version: str) -> str:
+        """The text of prompt template `version` for this clip."""
+        return render_prompt(self.event, self.start_seconds, self.seconds, version)
 
-    def frames(self) -> np.ndarray:
+    def frames(self, indices: np.ndarray | None = None) -> np.ndarray:
+        """The clip's frames, all or only `indices`; a backend that samples a few skeleton frames
+        renders only those (the view is fixed by the clip's first frame, which is rendered with
+        them); a mesh clip is rendered whole once."""
         joints = self.joints
         with (
             _RENDER_LOCK
         ):  # matplotlib is not thread-safe: the runner's workers render one at a time
+            if self._frames is None and indices is not None and self.camera.style == "skeleton":
+                return clip_frames(joints[np.r_[0, indices]], self.camera)[1:]
             if self._frames is None:
                 self._frames = clip_frames(joints, self.camera, self.surface_fn)
-        return self._frames
+        return self._frames if indices is None else self._frames[indices]
 
     def video(self, with_audio: bool = True, folder: Path | None = None) -> Path:
         """The clip as MP4 (with the audio track when asked and available), rendered on first

@@ -1,9 +1,10 @@
 """Diversity ↑: L1 spread of root-aligned joints around their temporal mean (docs/metrics.md,
 Diversity).
 
-Two conventions: ours (`joints=body_hands`, `weighting=sequence`: 52 joints, each sequence weighing
-1) and EMAGE's evaluation code (`joints=all`, `weighting=frames`: all 55 joints, sequences weighted
-by their frame count, i.e. the total L1 spread over all frames divided by the number of frames).
+Two conventions: ours (`joints=body_hands`, `weighting=sequence`: the 51 joints of BODY_HANDS, root
+excluded, each sequence weighing 1) and EMAGE's evaluation code (`joints=all`, `weighting=frames`:
+all 55 joints, sequences weighted by their frame count, i.e. the total L1 spread over all frames
+divided by the number of frames).
 """
 
 from __future__ import annotations

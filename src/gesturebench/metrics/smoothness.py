@@ -32,9 +32,9 @@ class LDLJRel(SequenceMetric):
         self,
         window_s: float = 4.0,
         hop_s: float = 2.0,
-        savgol_window: int | None = 9,
-        savgol_order: int = 3,
         min_path: float = 1e-3,
+        savgol_window: int | None = None,
+        savgol_order: int = 3,
         **kwargs: Any,
     ):
         super().__init__(**kwargs)

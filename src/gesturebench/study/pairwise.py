@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from gesturebench.errors import DataError
+from gesturebench.study.analysis import StudyStatistics
 from gesturebench.study.schema import ATTENTION, DIMENSIONS
 
 #: Columns of the pairwise file (`winner`: a, b or tie; `passed`: attention checks only).
@@ -36,15 +37,12 @@ WINNERS = ("a", "b", "tie")
 
 
 @dataclass(frozen=True)
-class PairwiseOptions:
-    """`study.analysis` of `study=pairwise`."""
+class PairwiseOptions(StudyStatistics):
+    """`study.analysis` of `study=pairwise`: `prior` ties added between every pair of sources,
+    `elo_base` the Elo of a source of average strength."""
 
-    exclude_at: int = 2
-    bootstrap: int = 2000
-    confidence: float = 0.95
     prior: float = 0.5
     elo_base: float = 1000.0
-    seed: int = 0
 
 
 def read_pairwise(path: str | Path) -> pd.DataFrame:
