@@ -155,7 +155,7 @@ def test_study_statistics_refuse_impossible_settings():
     from gesturebench.study.analysis import AnalysisOptions
 
     for bad in ({"confidence": 1.5}, {"bootstrap": 0}, {"exclude_at": 0}):
-        with pytest.raises(ConfigError, match="study.analysis"):
+        with pytest.raises(ConfigError, match=r"study\.analysis"):
             PairwiseOptions(**bad)
-        with pytest.raises(ConfigError, match="study.analysis"):
+        with pytest.raises(ConfigError, match=r"study\.analysis"):
             AnalysisOptions(**bad)
