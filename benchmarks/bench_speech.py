@@ -66,7 +66,7 @@ def main() -> None:
 
     metrics = {
         "bc": BeatConsistency(),
-        "bc_emage": BeatConsistency("bc_emage", direction="audio_to_motion"),
+        "bc_emage": BeatConsistency(name="bc_emage", direction="audio_to_motion"),
         "srgr": SemanticRelevanceRecall(),
         "sc": SemanticScore(),
     }

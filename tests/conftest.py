@@ -29,9 +29,18 @@ SAMPLE_DIR = Path(
 @pytest.fixture(scope="session", autouse=True)
 def sandbox(tmp_path_factory) -> Iterator[Sandbox]:
     """The session's temporary `paths.*` folders; every `tests.launch` run uses them (and trains
-    mini-BEAT2's encoders there on its first call)."""
+    mini-BEAT2's encoders there on its first call). Tests never reach the Hugging Face Hub: it is
+    offline, with an empty cache of the session's own (here and in launched runs)."""
+    from huggingface_hub import constants
+
     tests.launch.SANDBOX = Sandbox(tmp_path_factory.mktemp("sandbox"))
-    yield tests.launch.SANDBOX
+    hf_cache = str(tmp_path_factory.mktemp("hf_cache"))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        mp.setenv("HF_HUB_CACHE", hf_cache)
+        mp.setattr(constants, "HF_HUB_OFFLINE", True)
+        mp.setattr(constants, "HF_HUB_CACHE", hf_cache)
+        yield tests.launch.SANDBOX
     tests.launch.SANDBOX = None
 
 

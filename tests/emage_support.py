@@ -30,12 +30,13 @@ SECONDS = 4.5  # 135 frames: two full windows and a final one of 15 frames
 def seeded_weights(module: nn.Module, seed: int) -> dict[str, torch.Tensor]:
     """A float64 state dict for `module`, drawn in sorted key order from `seed`: independent of the
     order modules are built in. Weights are scaled by 1/√fan-in, norms' scales near 1, batch-norm
-    statistics non-trivial; the position-code buffer and batch counters are kept."""
+    statistics non-trivial; position-code buffers (`pe`, rotary `inv_freq`) and batch counters are
+    kept."""
     g = torch.Generator().manual_seed(seed)
     state = {}
     for key, value in sorted(module.state_dict().items()):
         shape = value.shape
-        if key.endswith("num_batches_tracked") or key.endswith(".pe"):
+        if key.endswith(("num_batches_tracked", ".pe", ".inv_freq")):
             state[key] = value.clone()
         elif key.endswith("running_var"):
             state[key] = 0.5 + torch.rand(shape, generator=g, dtype=torch.float64)

@@ -484,8 +484,8 @@ def test_benchmark_config_without_outputs_says_what_to_put_where(name, title, tm
         build(cfg.model)
     text = str(err.value)
     assert text.startswith(
-        f"model={name}: no outputs found in {tmp_path / 'ckpt' / name / 'outputs'}. "
-        f"Put {title}'s result files there"
+        f"model={name}: no outputs found in {tmp_path / 'ckpt' / name / 'outputs'} (the folder "
+        f"does not exist). Put {title}'s result files there"
     )
     assert (
         "res_{sequence_id}.npz" in text and "model.dir=" in text and "model.source=command" in text
@@ -631,8 +631,8 @@ def test_sweep_reports_each_failing_job_and_runs_the_rest(test_split, tmp_path):
         assert f"error: model={model}: the command for sequence {record.id}" in proc.stderr
     for name, title in (("emage", "EMAGE"), ("semtalk", "SemTalk")):
         message = (
-            f"model={name}: no outputs found in {tmp_path / 'checkpoints' / name / 'outputs'}. "
-            f"Put {title}'s result files there"
+            f"model={name}: no outputs found in {tmp_path / 'checkpoints' / name / 'outputs'} "
+            f"(the folder does not exist). Put {title}'s result files there"
         )
         assert f"error: {message}" in proc.stderr and table.loc[name, "error"].startswith(message)
 

@@ -5,13 +5,12 @@ run's files."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
 import subprocess
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
@@ -22,92 +21,10 @@ from gesturebench.annotation.clip import EventClip
 from gesturebench.annotation.events import Event
 from gesturebench.annotation.runner import AnnotationRunner, RetryPolicy
 from gesturebench.annotation.store import AnnotationStore
+from gesturebench.errors import ConfigError
 from gesturebench.render.clips import Camera
+from tests.fake_llm import ANSWER, KEY, FakeLLM
 from tests.launch import REPO, command
-
-KEY = "sk-planted-0123456789abcdef"
-ANSWER = {
-    "word": "big",
-    "gesture_description": "both hands trace a circle in front of the chest",
-    "contextual_meaning": "size",
-    "class": "iconic",
-    "confidence": 0.8,
-}
-
-
-class FakeLLM:
-    """A local HTTP server speaking just enough of the Gemini and OpenAI APIs; `script` holds the
-    (status, text) of the next responses (the last one repeats); every request is kept with its
-    headers and body."""
-
-    def __init__(self, delay: float = 0.0):
-        self.script: list[tuple[int, str]] = [(200, json.dumps(ANSWER))]
-        self.requests: list[dict] = []
-        self.delay = delay
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers.get("content-length", 0)))
-                fake.requests.append(
-                    {
-                        "path": self.path,
-                        "headers": {k.lower(): v for k, v in self.headers.items()},
-                        "body": json.loads(body),
-                    }
-                )
-                status, text = fake.script.pop(0) if len(fake.script) > 1 else fake.script[0]
-                time.sleep(fake.delay)
-                if status != 200:
-                    payload = {
-                        "error": {
-                            "code": status,
-                            "message": f"fake error {status}",
-                            "status": "UNAVAILABLE",
-                        }
-                    }
-                elif self.path.endswith(":generateContent"):
-                    payload = {
-                        "candidates": [
-                            {
-                                "content": {"role": "model", "parts": [{"text": text}]},
-                                "finishReason": "STOP",
-                            }
-                        ]
-                    }
-                else:
-                    payload = {
-                        "id": "x",
-                        "object": "chat.completion",
-                        "created": 0,
-                        "model": "m",
-                        "choices": [
-                            {
-                                "index": 0,
-                                "finish_reason": "stop",
-                                "message": {"role": "assistant", "content": text},
-                            }
-                        ],
-                    }
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                if status == 429:
-                    self.send_header("retry-after", "0")
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_port}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture
@@ -145,9 +62,22 @@ def small_clip(tmp_path: Path, camera: Camera) -> EventClip:
     rng = np.random.default_rng(0)
     joints = rng.normal(0, 0.2, (30, 55, 3))
     joints[:, 16], joints[:, 17] = [0.2, 0.3, 0], [-0.2, 0.3, 0]
-    event = Event("1_wayne_0_1_1", 0, 1.0, 1.2, "big", "05_iconic_l", 0.4, "iconic")
+    event = Event(
+        "1_wayne_0_1_1", 0, 1.0, 1.2, "big", "05_iconic_l", 0.4, "iconic", transcript="it was big"
+    )
     return EventClip(
         event, "reference", 15, 45, 30, "ab" * 32, lambda: joints, camera=camera, clip_dir=tmp_path
+    )
+
+
+def test_sampled_frames_are_the_full_clips_frames(tmp_path):
+    picked = np.array([0, 7, 29])
+    alone = small_clip(tmp_path, Camera(size=48)).frames(picked)
+    assert np.array_equal(alone, small_clip(tmp_path, Camera(size=48)).frames()[picked])
+    later = np.array([5, 20])  # the view is the first frame's, rendered or not
+    assert np.array_equal(
+        small_clip(tmp_path, Camera(size=48)).frames(later),
+        small_clip(tmp_path, Camera(size=48)).frames()[later],
     )
 
 
@@ -175,7 +105,15 @@ def test_valid_answer(backend, server, tmp_path):
     assert len(server.requests) == 1 and pauses == []
     request = server.requests[0]
     text = json.dumps(request["body"])
-    assert "Annotate ONLY the target interval" in text
+    # the paper's prompt by default: its scope, classes, "unknown", the transcript and the target
+    for part in (
+        "hands, arms, head and upper body",
+        "unknown",
+        "it was big",
+        "from 0.50 s to 0.70 s",
+    ):
+        assert part in text, part
+    assert "05_iconic_l" not in text  # BEAT2's class is not shown
     if backend.name == "gemini":
         assert request["path"].endswith("models/gemini-2.5-pro:generateContent")
         assert request["headers"]["x-goog-api-key"] == KEY
@@ -189,6 +127,33 @@ def test_valid_answer(backend, server, tmp_path):
         assert (
             text.count("data:image/jpeg;base64,") == 3
         )  # 1 s at 4 frames/s, capped at max_frames=3
+
+
+def test_the_earlier_prompt_is_selectable_and_hashed_apart(server, monkeypatch, tmp_path):
+    pytest.importorskip("openai", reason="the openai backend needs the llm extra (openai)")
+    from gesturebench.annotation.backends.openai_compat import OpenAICompatAnnotator
+    from gesturebench.annotation.prompt import prompt_sha256, template
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    records = {}
+    for prompt in ("hands_v1", "paper"):
+        annotator = OpenAICompatAnnotator(
+            base_url=f"{server.url}/v1", camera={"size": 64}, max_frames=1, prompt=prompt
+        )
+        (records[prompt],) = run_one(annotator, tmp_path / prompt)[1].records()
+    assert "Annotate ONLY the target interval" in json.dumps(server.requests[0]["body"])
+    for prompt, record in records.items():
+        assert record.prompt_sha256 == hashlib.sha256(template(prompt).encode()).hexdigest()
+        assert record.prompt_sha256 == prompt_sha256(prompt)
+    assert records["paper"].prompt_sha256 != records["hands_v1"].prompt_sha256
+    with pytest.raises(ConfigError, match=r"annotator\.prompt must be one of"):
+        OpenAICompatAnnotator(prompt="mine")
+
+
+def test_unknown_is_stored_as_uncertain(backend, server, tmp_path):
+    server.script = [(200, json.dumps({**ANSWER, "class": "unknown"}))]
+    (record,) = run_one(backend, tmp_path)[1].records()
+    assert record.status == "ok" and record.gesture_class == "uncertain"
 
 
 def test_malformed_json_is_asked_again_then_stored_invalid(backend, server, tmp_path):

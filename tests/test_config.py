@@ -215,6 +215,16 @@ def test_metrics_build():
             assert build(node).name == name, (option, name)
 
 
+@pytest.mark.parametrize(("preset", "offset"), [("emage2024", 0.0), ("emage2025", 1e-6)])
+def test_emage_presets_pin_each_convention(preset, offset):
+    metrics = {n: build(node) for n, node in with_option("metrics", preset).metrics.items()}
+    assert set(metrics) == {"fgd", "bc", "diversity"}
+    assert metrics["fgd"].encoder_name == "emage" and metrics["fgd"].covariance_offset == offset
+    assert metrics["bc"].options()["variant"] == preset
+    diversity = metrics["diversity"].options()
+    assert (diversity["joints"], diversity["weighting"]) == ("all", "frames")
+
+
 def test_body_model_builds(tmp_path):
     for option in options("body_model"):
         body_model = build(with_option("body_model", option).body_model, device="cpu")

@@ -156,3 +156,25 @@ def test_negative_perturbation_level_is_one_line(beat2_sample, tmp_path):
         tmp_path / "data", tmp_path / "run", "model=perturbed", "model.level=-1", encoders=False
     )
     assert_clear_error(proc, "model.level=-1", "must be ≥ 0")
+
+
+def test_emage_fgd_weights_offline_is_one_line(beat2_sample, tmp_path):
+    """On real BEAT2 FGD uses EMAGE's encoder; offline (the tests' default) and absent from
+    checkpoints/ and the Hugging Face cache, the run stops naming the file, its source and the
+    folder to put it in."""
+    beat2_copy(beat2_sample, tmp_path / "data")
+    checkpoints = tmp_path / "checkpoints"
+    proc = evaluate(
+        tmp_path / "data",
+        tmp_path / "run",
+        "+metrics.fgd._target_=gesturebench.metrics.frechet.FGD",
+        f"paths.checkpoints={checkpoints}",
+        encoders=False,
+    )
+    assert_clear_error(
+        proc,
+        checkpoints / "emage_eval",
+        "HF_HUB_OFFLINE is set",
+        "EMAGE/test_sequences/weights/AESKConv_240_100.bin",
+        "https://huggingface.co/spaces/H-Liu1997/EMAGE",
+    )

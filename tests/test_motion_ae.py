@@ -16,7 +16,6 @@ from gesturebench.data.records import Motion, SequenceRecord
 from gesturebench.encoders.checkpoint import load_motion_ae, motion_ae_path
 from gesturebench.encoders.motion_ae_training import (
     MotionAEConfig,
-    load_or_train_motion_ae,
     reconstruction_errors,
 )
 from gesturebench.encoders.representation import (
@@ -114,7 +113,9 @@ def trained(tmp_path_factory, one_thread):
     """A small encoder trained on synthetic motion through the auto-training path."""
     ckpt_dir = tmp_path_factory.mktemp("checkpoints")
     splits = {"train": records(0, 6, 400), "val": records(1, 2, 300)}
-    module, info = load_or_train_motion_ae(ckpt_dir, "toy", splits.__getitem__, True, TOY)
+    module, info = MotionAEConfig.coerce(TOY).load_or_train(
+        ckpt_dir, "toy", splits.__getitem__, True
+    )
     return module, info, splits, ckpt_dir
 
 
@@ -157,7 +158,7 @@ def test_checkpoint_is_a_plain_dict_with_its_hash_and_config_beside(trained):
     )
     # a second call loads the existing file instead of retraining
     mtime = path.stat().st_mtime_ns
-    again, info2 = load_or_train_motion_ae(ckpt_dir, "toy", splits.__getitem__, True)
+    again, info2 = MotionAEConfig().load_or_train(ckpt_dir, "toy", splits.__getitem__, True)
     assert path.stat().st_mtime_ns == mtime and info2["sha256"] == info["sha256"]
     w = val_windows(splits, 0)
     assert torch.equal(again.features(w), module.features(w))
@@ -165,7 +166,7 @@ def test_checkpoint_is_a_plain_dict_with_its_hash_and_config_beside(trained):
 
 def test_missing_or_corrupt_checkpoint_says_how_to_create_it(tmp_path):
     with pytest.raises(CheckpointError, match="task=train_encoder encoder=motion_ae dataset=beat2"):
-        load_or_train_motion_ae(tmp_path, "beat2", lambda s: [], auto_train=False)
+        MotionAEConfig().load_or_train(tmp_path, "beat2", lambda s: [], auto_train=False)
     bad = motion_ae_path(tmp_path, "beat2")
     bad.parent.mkdir(parents=True)
     bad.write_bytes(b"not a checkpoint")

@@ -1,44 +1,120 @@
-"""The multirun summary: plain metric names in summary.csv, arrows in summary.md, directions in
-summary.json."""
+"""The tables of several results: a sweep's summary (its own folder per sweep, the latest beside
+the jobs) and the leaderboard across runs (latest complete result per dataset, model, preset and
+config hash); headline metrics first with arrows, diagnostics apart without, 4 significant digits
+in Markdown, skip reasons and errors as footnotes, 6 in CSV."""
 
 from __future__ import annotations
 
 import json
+import os
 
 import pandas as pd
+from omegaconf import OmegaConf
 
-from gesturebench.results import write_summary
+from gesturebench.config import build
+from gesturebench.leaderboard import collect
+from gesturebench.summary import SweepSummaryCallback
+from gesturebench.tables import write_summary
+from tests.helpers import composed
 
 
-def test_summary_files_name_metrics_plainly_and_keep_directions_apart(tmp_path):
-    rows = [
-        {
-            "job": "0",
-            "status": "ok",
-            "model": "a",
-            "dataset": "d",
-            "metrics": {"mjd": 0.1, "pck": 0.9, "ldlj_rel": -0.2},
-            "directions": {"mjd": "lower", "pck": "higher", "ldlj_rel": "zero"},
+def result(model="a", mjd=0.123456789, **extra) -> dict:
+    return {
+        "task": "evaluate",
+        "model": model,
+        "dataset": "d",
+        "preset": "fast",
+        "metrics": {"mjd": mjd, "pck": None, "ldlj_gen": 2.5, "sgp_invalid": 3.0},
+        "directions": {
+            "mjd": "lower",
+            "pck": "higher",
+            "ldlj_gen": "zero",
+            "sgp_invalid": "higher",
         },
+        "skipped": {"pck": "no frames | all\nmasked"},
+        "config_hash": "abcdef0123456789",
+        "config": {"task": {"name": "evaluate"}},
+        "complete": True,
+        **extra,
+    }
+
+
+def test_summary_splits_headline_from_diagnostics_with_reasons(tmp_path):
+    rows = [
+        {"job": "0", "status": "ok", **result()},
         {"job": "1", "status": "failed", "model": "b", "dataset": "d", "error": "boom"},
     ]
     write_summary(tmp_path, rows)
     table = pd.read_csv(tmp_path / "summary.csv")
     assert list(table.columns) == [
-        "job",
-        "status",
-        "model",
-        "dataset",
-        "mjd",
-        "pck",
-        "ldlj_rel",
-        "error",
+        *("job", "status", "model", "dataset"),
+        *("mjd", "pck", "ldlj_gen", "sgp_invalid", "error"),
     ]
-    assert table.loc[0, "mjd"] == 0.1 and table.loc[1, "error"] == "boom"
-    header = (tmp_path / "summary.md").read_text().splitlines()[0]
-    assert "mjd ↓" in header and "pck ↑" in header and "ldlj_rel →0" in header
-    assert json.loads((tmp_path / "summary.json").read_text()) == {
-        "mjd": "lower",
-        "pck": "higher",
-        "ldlj_rel": "zero",
-    }
+    assert table.loc[1, "error"] == "boom"
+    assert "0.123457," in (tmp_path / "summary.csv").read_text()  # 6 significant digits
+    md = (tmp_path / "summary.md").read_text()
+    headline, diagnostics = md.split("## Diagnostics")
+    assert "| job | status | model | dataset | mjd ↓ | pck ↑ |" in headline
+    assert "| 0 | ok | a | d | 0.1235 | –[^2] |" in headline
+    assert "| 1 | failed[^1] | b | d |  |  |" in headline
+    assert "| job | status | model | dataset | ldlj_gen | sgp_invalid |" in diagnostics  # no arrows
+    assert "| 0 | ok | a | d | 2.5 | 3 |" in diagnostics
+    assert "[^2]: no frames | all masked" in md and "[^1]: failed: boom" in md
+    assert json.loads((tmp_path / "summary.json").read_text())["mjd"] == "lower"
+
+
+def test_each_sweep_keeps_its_own_summary(tmp_path, monkeypatch):
+    monkeypatch.setenv("GESTUREBENCH_SWEEP_ID", "unset")
+    config = OmegaConf.create({"hydra": {"sweep": {"dir": str(tmp_path)}}})
+    for i, model in enumerate(("first", "second")):
+        callback = SweepSummaryCallback()
+        callback.on_multirun_start(config)
+        callback.started = f"2026-11-30_0{i}"
+        job = tmp_path / f"model={model}"
+        job.mkdir()
+        doc = result(model, sweep_id=os.environ["GESTUREBENCH_SWEEP_ID"])
+        (job / "results.json").write_text(json.dumps(doc))
+        callback.on_multirun_end(config)
+    own = sorted((tmp_path / "sweeps").iterdir())
+    assert [p.name[:12] for p in own] == ["2026-11-30_0", "2026-11-30_0"] and len(own) == 2
+    assert list(pd.read_csv(own[0] / "summary.csv")["model"]) == ["first"]
+    assert list(pd.read_csv(own[1] / "summary.csv")["model"]) == ["second"]
+    assert (tmp_path / "summary.md").read_text() == (own[1] / "summary.md").read_text()
+
+
+def write_result(folder, doc, mtime):
+    folder.mkdir(parents=True)
+    (folder / "results.json").write_text(json.dumps(doc))
+    os.utime(folder / "results.json", (mtime, mtime))
+
+
+def test_leaderboard_keeps_the_latest_complete_result_per_key(tmp_path):
+    outputs, multirun = tmp_path / "outputs", tmp_path / "multirun"
+    write_result(outputs / "evaluate" / "old", result("a", mjd=9.0), 1000)
+    write_result(multirun / "evaluate" / "d" / "model=a", result("a", mjd=1.0), 2000)
+    write_result(outputs / "evaluate" / "newer_incomplete", result("a", complete=False), 3000)
+    write_result(outputs / "evaluate" / "paper", result("a", mjd=2.0, preset="paper"), 1500)
+    other = result("a", mjd=3.0, config_hash="ffff0000")
+    write_result(outputs / "evaluate" / "other_config", other, 500)
+    analyze = result("s", config={"task": {"name": "analyze"}})
+    write_result(outputs / "analyze" / "x", analyze, 4000)
+    rows = collect([outputs, multirun, tmp_path / "absent"])
+    assert [(r["preset"], r["config"], r["metrics"]["mjd"]) for r in rows] == [
+        ("fast", "abcdef01", 1.0),
+        ("fast", "ffff0000", 3.0),
+        ("paper", "abcdef01", 2.0),
+    ]
+    assert rows[0]["run"] == str(multirun / "evaluate" / "d" / "model=a")
+
+
+def test_leaderboard_task_writes_both_files(tmp_path, capsys):
+    write_result(tmp_path / "outputs" / "run", result("a"), 1000)
+    write_result(tmp_path / "multirun" / "sweep" / "job", result("b", mjd=None), 1000)
+    cfg = composed("task=leaderboard", f"paths.root={tmp_path}")
+    assert build(cfg.task)(cfg)["results"] == 2
+    md = (tmp_path / "leaderboard.md").read_text()
+    assert md.startswith("# Leaderboard\n\n## Headline metrics\n")
+    assert "| d | a | fast | abcdef01 |" in md and "| 0.1235 |" in md
+    assert "[^1]: no frames | all masked" in md and "[^2]: no value" in md
+    assert list(pd.read_csv(tmp_path / "leaderboard.csv")["model"]) == ["a", "b"]
+    assert "# Leaderboard" in capsys.readouterr().out

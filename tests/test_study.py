@@ -12,6 +12,7 @@ import pytest
 from scipy import stats
 from sklearn.model_selection import LeaveOneOut, cross_validate
 
+from gesturebench.annotation.events import Event, collect_events
 from gesturebench.data.records import (
     SAMPLE_RATE,
     Motion,
@@ -384,6 +385,29 @@ def test_windows_take_the_most_semantic_events_and_cut_everything():
     assert select_windows({"test": [short]}, n=1, seconds=10.0) == []
     other = Window("2_y_0_1_1", "val", 0.0, 10.0, 4)
     assert other.seconds == 10.0
+
+
+def test_event_ids_do_not_change_under_windowing():
+    """A window's events carry the ids of the same events in the whole sequence (made from BEAT2's
+    interval, not the window's shifted times); an interval the window's edge cuts is no event of
+    the window (issue 18)."""
+    sem = [
+        SemInterval("05_iconic_h", 12.0, 13.0, 0.5, "big"),
+        SemInterval("02_deictic_l", 15.25, 16.0, 0.5),  # target from the words: none there
+        SemInterval("08_metaphoric_m", 21.0, 22.0, 0.5, "idea"),  # cut by the window's end
+    ]
+    rec = record(30.0, sem)
+    cut = cut_window(rec, Window(rec.id, "test", 11.5, 21.5), index=0)
+    whole = {e.index: e for e in collect_events(rec.id, rec.sem, rec.words)}
+    windowed = collect_events(cut.id, cut.sem, cut.words)
+    assert [e.id for e in windowed] == [whole[0].id, whole[1].id]
+    assert [(e.start, e.end) for e in windowed] == [
+        (pytest.approx(0.5), pytest.approx(1.5)),
+        (pytest.approx(3.75), pytest.approx(4.5)),
+    ]
+    assert whole[0].id == Event(rec.id, 7, 12.0, 13.0, "big", "05_iconic_h", 0.9).id
+    assert windowed[0].transcript == "b"  # the words within 0.5 s of the interval
+    assert windowed[0].label == "iconic" and cut.sem[2].cut and not cut.sem[0].cut
 
 
 def test_windowed_source_cuts_whole_sequence_outputs_to_the_window(tmp_path):

@@ -4,6 +4,7 @@ the composites in an evaluate run."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 
@@ -12,11 +13,13 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf, open_dict
 
+from gesturebench.annotation.events import collect_events
 from gesturebench.results import config_hash
 from gesturebench.study.composites import predict
 from gesturebench.study.ratings import RatingsError
 from gesturebench.tasks.analyze import analyze_study, source_config, study_windows
 from gesturebench.tasks.evaluate import score
+from tests.fake_llm import ANSWER, FakeLLM
 from tests.launch import launch
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -200,3 +203,101 @@ def test_launch_refuses_bad_ratings_with_one_line_and_exit_2(tmp_path):
     assert proc.returncode == 2, proc.stderr[-2000:]
     error = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
     assert len(error) == 1 and "line(s) 2 " in error[0] and "study.drop_invalid=true" in error[0]
+
+
+# ------------------------------------------------------------------------------------------
+# SGP the paper's way: window-mode annotation with an LLM (the fake server), then replay
+
+SOURCES = ("ground_truth", "jitter", "rotation_noise", "delayed", "random_clip")
+FAKE_CLASSES = ("iconic", "beat", "metaphoric", "beat", "deictic", "unknown")
+
+
+def fake_class(body: dict) -> str:
+    """A class fixed by the request (its frames and prompt), so SGP differs between clips."""
+    digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).digest()
+    return FAKE_CLASSES[digest[0] % len(FAKE_CLASSES)]
+
+
+@pytest.mark.slow
+def test_window_annotation_then_replay_scores_sgp_for_every_study_clip(tmp_path, mini_records):
+    pytest.importorskip("openai", reason="the openai backend needs the llm extra (openai)")
+    fake = FakeLLM(answer=lambda body: json.dumps({**ANSWER, "class": fake_class(body)}))
+    store = tmp_path / "annotations"
+    common = ("logger=none", "trainer.enable_progress_bar=false")
+    try:
+        annotate = launch(
+            "task=annotate",
+            "task.windows=study",
+            "task.source=study",
+            "annotator=openai",
+            f"annotator.base_url={fake.url}/v1",
+            "annotator.api_key_env=null",
+            "annotator.max_frames=1",
+            "annotator.camera.size=32",
+            f"task.store_root={store}",
+            f"hydra.run.dir={tmp_path / 'annotate'}",
+            *common,
+            timeout=900,
+            encoders=False,
+        )
+    finally:
+        fake.close()
+    assert annotate.returncode == 0, annotate.stderr[-3000:]
+    summary = json.loads((tmp_path / "annotate" / "annotate.json").read_text())
+    assert set(summary["sources"]) == set(SOURCES)
+    assert summary["ok"] == summary["events"] == len(fake.requests) > 0
+    analyze = launch(
+        "task=analyze",
+        "annotator=replay",
+        "annotator.of=openai",
+        f"annotator.root={store}",
+        "metrics=fast",
+        "+metrics.sgp._target_=gesturebench.metrics.sgp.SemanticGesturePreservation",
+        "+metrics.sgp.annotator=${annotator}",
+        f"+metrics.sgp.store_root={store}",
+        "study.analysis.bootstrap=50",
+        "study.analysis.permutations=9",
+        "++study.generator.model.md.weights.pck=0.6",
+        "++study.generator.model.ae.weights.mjd=-0.4",
+        "++study.generator.model.st.weights.sgp=0.6",
+        "++study.generator.model.cm.weights.sgp=0.8",
+        f"hydra.run.dir={tmp_path / 'analyze'}",
+        *common,
+        timeout=900,
+        encoders=False,
+    )
+    assert analyze.returncode == 0, analyze.stderr[-3000:]
+    out = tmp_path / "analyze"
+    windows = pd.read_csv(out / "windows.csv", dtype={"sequence_id": str})
+    assert len(windows) == 15
+    # expected SGP_c, independently: BEAT2's semantic intervals lying inside the window, their ids
+    # taken on the WHOLE sequence, their generated classes read straight from the JSONL stores
+    records = {r.id: r for split in mini_records.values() for r in split}
+    for source in SOURCES:
+        answers = {}
+        for line in (store / source / "openai.jsonl").read_text().splitlines():
+            record = json.loads(line)
+            answers[record["event_id"]] = record["class"]
+        rows = json.loads((out / "sources" / source / "results.json").read_text())["per_sequence"]
+        sgp = {row["sequence_id"]: row["sgp"] for row in rows}
+        for w in windows.itertuples():
+            valid = [
+                e
+                for e in collect_events(w.sequence_id, records[w.sequence_id].sem)
+                if e.label in ("iconic", "metaphoric", "deictic")
+                and e.start >= w.start
+                and e.end <= w.end
+            ]
+            assert valid, w.sequence_id
+            beats = sum(answers[e.id] == "beat" for e in valid)
+            assert sgp[w.sequence_id] == pytest.approx(1 - beats / len(valid)), (source, w)
+    analysis = json.loads((out / "analysis.json").read_text())
+    assert "sgp" in analysis["predictors"]["correlated"]
+    figure3 = pd.read_csv(out / "figure3_metric_correlations.csv")
+    assert set(figure3.loc[figure3["metric"] == "sgp", "dimension"]) == {
+        "hl",
+        "md",
+        "ae",
+        "st",
+        "cm",
+    }

@@ -26,7 +26,6 @@ from gesturebench.encoders.text_motion import (
 )
 from gesturebench.encoders.text_training import (
     TextMotionConfig,
-    load_or_train_text_motion,
     retrieval_recall,
     worded_windows,
 )
@@ -173,11 +172,11 @@ def test_train_function_is_seeded(mini_records, tmp_path):
     cfg = {"max_steps": 5, "hidden_dim": 16, "embed_dim": 8}
     subset = {"train": mini_records["train"][:3], "val": mini_records["val"][:1]}
     a = TextMotionConfig.coerce(cfg).train(subset["train"], subset["val"], tmp_path / "a.pt")
-    b = load_or_train_text_motion(
-        tmp_path, "x", subset.__getitem__, True, cfg, path=tmp_path / "b.pt"
+    b, _ = TextMotionConfig.coerce(cfg).load_or_train(
+        tmp_path, "x", subset.__getitem__, True, path=tmp_path / "b.pt"
     )
     sd_a = load_text_motion(a)[0].state_dict()
-    sd_b = b.model.state_dict()
+    sd_b = b.state_dict()
     assert all(torch.equal(sd_a[k], sd_b[k]) for k in sd_a)
     # the same file, byte for byte: its SHA-256 identifies the encoder across retrains
     assert a.read_bytes() == (tmp_path / "b.pt").read_bytes()

@@ -100,3 +100,56 @@ def test_space_urls():
     assert (
         HubFiles("a/b", ("x",), "f", repo_type="space").url == "https://huggingface.co/spaces/a/b"
     )
+
+
+ONE = HubFiles("owner/space", ("deep/w.bin",), "one", repo_type="space")
+
+
+def test_configured_file_for_a_one_file_model(tmp_path):
+    file = tmp_path / "anywhere.bin"
+    file.write_bytes(b"abc")
+    got = resolve_weights(ONE, file, tmp_path / "checkpoints", download=_no_download)
+    assert got.source == "configured" and got.path("deep/w.bin") == file
+    assert got.sha256 == {"deep/w.bin": hashlib.sha256(b"abc").hexdigest()}
+
+
+def fake_hf_cache(cache, spec, payload=b"cached"):
+    """The Hugging Face cache layout of `spec` at revision main: refs/main → snapshots/<commit>/."""
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    repo = cache / f"{spec.repo_type}s--{spec.repo_id.replace('/', '--')}"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text(commit)
+    for name in spec.files:
+        (repo / "snapshots" / commit / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / "snapshots" / commit / name).write_bytes(payload)
+    return repo / "snapshots" / commit
+
+
+def test_offline_order_configured_checkpoints_then_hf_cache(tmp_path, monkeypatch):
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf"))
+    snapshot = fake_hf_cache(tmp_path / "hf", ONE)
+    ckpt = tmp_path / "checkpoints"
+    got = resolve_weights(ONE, None, ckpt)
+    assert got.source == "hf_cache" and got.path("deep/w.bin") == snapshot / "deep/w.bin"
+    assert got.sha256["deep/w.bin"] == hashlib.sha256(b"cached").hexdigest()
+    _fill(ckpt / "one", ONE.files, payload=b"local")
+    assert resolve_weights(ONE, None, ckpt).source == "checkpoints"
+    configured = tmp_path / "mine"
+    _fill(configured, ONE.files)
+    assert resolve_weights(ONE, configured, ckpt).source == "configured"
+
+
+def test_offline_without_the_file_anywhere_is_one_line(tmp_path, monkeypatch):
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf"))
+    with pytest.raises(CheckpointError) as err:
+        resolve_weights(ONE, None, tmp_path / "checkpoints")
+    message = str(err.value)
+    assert "\n" not in message and "HF_HUB_OFFLINE is set" in message
+    assert "deep/w.bin from https://huggingface.co/spaces/owner/space" in message
+    assert str(tmp_path / "checkpoints" / "one") in message

@@ -25,6 +25,20 @@ from gesturebench.results import ERROR_FILE, write_json
 PACKAGED_CONFIGS = "pkg://gesturebench.conf"
 
 
+def run_config(cfg: DictConfig):
+    """Build `task` and run it on `cfg` (the command line and the Python API alike); a mandatory
+    value left unset (`???`) is a `ConfigError` naming it."""
+    silence_known_noise()
+    if cfg.get("threads"):
+        torch.set_num_threads(cfg.threads)
+    try:
+        return build(cfg.task)(cfg)
+    except MissingMandatoryValue as err:
+        raise ConfigError(
+            f"{err.full_key} is not set: add {err.full_key}=... to the command line"
+        ) from None
+
+
 def run_task(cfg: DictConfig):
     """Build `task` (its `_target_`) and run it on `cfg`; a GestureBenchError, or a mandatory value
     left unset (`???`), becomes one line on stderr and a failed job.
@@ -32,16 +46,8 @@ def run_task(cfg: DictConfig):
     In a single run the process exits 2 at once; in a multirun the job is recorded as failed
     (error.json in its folder) so that the other jobs still run, and the command exits 2 at the end.
     """
-    silence_known_noise()
-    if cfg.get("threads"):
-        torch.set_num_threads(cfg.threads)
     try:
-        try:
-            return build(cfg.task)(cfg)
-        except MissingMandatoryValue as err:
-            raise ConfigError(
-                f"{err.full_key} is not set: add {err.full_key}=... to the command line"
-            ) from None
+        return run_config(cfg)
     except GestureBenchError as err:
         if os.environ.get("HYDRA_FULL_ERROR") == "1":
             raise

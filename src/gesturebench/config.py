@@ -193,6 +193,16 @@ class StudyConfig:
 
 
 @dataclass
+class PairwiseStudyConfig:
+    """`conf/study/pairwise.yaml`: a pairwise comparisons file (`path`) and its analysis options."""
+
+    name: str = "pairwise"
+    kind: str = "pairwise"
+    path: str = MISSING
+    analysis: Any = MISSING
+
+
+@dataclass
 class Config:
     """The top level. The groups are typed by their options' schemas (`defaults` of each option);
     `model` and `metrics` are open: their options' arguments differ per `_target_`."""
@@ -237,6 +247,10 @@ def _schemas() -> dict[str, dict[str, Any]]:
                 ("train_encoder", "TrainEncoderTask"),
                 ("annotate", "AnnotateTask"),
                 ("analyze", "AnalyzeTask"),
+                ("study_server", "StudyServerTask"),
+                ("study_export", "StudyExportTask"),
+                ("leaderboard", "LeaderboardTask"),
+                ("render", "RenderTask"),
             )
         },
         "dataset": {"dataset_schema": schema("gesturebench.data.datamodule.Beat2Source")},
@@ -262,6 +276,8 @@ def _schemas() -> dict[str, dict[str, Any]]:
             "study_schema": StudyConfig,
             "analysis_schema": schema("gesturebench.study.analysis.AnalysisOptions"),
             "generator_schema": schema("gesturebench.study.synthetic.SyntheticStudy"),
+            "pairwise_schema": PairwiseStudyConfig,
+            "pairwise_analysis_schema": schema("gesturebench.study.pairwise.PairwiseOptions"),
         },
         "trainer": {"trainer_schema": TrainerConfig},
         "stats": {"stats_schema": schema("gesturebench.stats.bootstrap.BootstrapOptions")},

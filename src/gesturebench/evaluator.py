@@ -104,7 +104,12 @@ class Evaluator(pl.LightningModule):
         with self.timed("model"):
             generated = self.cache.get(self.model, record)
         generated, reference, dropped = align_lengths(
-            generated, record.motion, record.id, self.length_policy, self.max_length_gap
+            generated,
+            record.motion,
+            record.id,
+            self.length_policy,
+            self.max_length_gap,
+            record.speech_seconds,
         )
         with self.timed("smplx"):
             gen_body = self.body_model(generated, vertices=self.needs_vertices)

@@ -1,9 +1,18 @@
 """Run loggers (`conf/logger/*`: W&B offline by default, CSV, none) and what the tasks log to
-them."""
+them.
+
+A W&B run is grouped by its sweep's id and tagged (model, dataset, metrics preset); an evaluation
+puts its metrics in the run summary and results.json + per_sequence.csv in a `results` artifact.
+Since an offline run folder holds W&B's records only in its binary `.wandb` log, the same summary,
+group, tags and artifact files are also written as `files/gesturebench_summary.json` there
+(readable without syncing, and synced with the run)."""
 
 from __future__ import annotations
 
+import json
 import os
+import pkgutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,14 +21,23 @@ from pytorch_lightning.loggers import Logger, WandbLogger
 from gesturebench.config import build
 from gesturebench.quiet import drop_anonymous
 
+#: the readable copy of what an evaluation logs to a W&B run, in the run's files folder
+OFFLINE_SUMMARY = "gesturebench_summary.json"
 
-def make_logger(node: Any, run_dir: Path, run_name: str, config: dict) -> Logger | None:
+
+def make_logger(
+    node: Any, run_dir: Path, run_name: str, config: dict, tags: tuple[str, ...] = ()
+) -> Logger | None:
     """The Lightning logger of `node` (`cfg.logger`; None: no logger) named `run_name`, its files in
-    `run_dir`, with the run's resolved `config` as hyperparameters."""
+    `run_dir`, with the run's resolved `config` as hyperparameters; a W&B run also grouped by the
+    sweep id (GESTUREBENCH_SWEEP_ID, none outside a sweep) and tagged with `tags`."""
     if node is None:
         return None
     os.environ.setdefault("WANDB_SILENT", "true")
-    logger: Logger = drop_anonymous(build(node, save_dir=str(run_dir), name=run_name))
+    run: dict[str, Any] = {}
+    if issubclass(pkgutil.resolve_name(node["_target_"]), WandbLogger):
+        run = {"group": os.environ.get("GESTUREBENCH_SWEEP_ID"), "tags": list(tags)}
+    logger: Logger = drop_anonymous(build(node, save_dir=str(run_dir), name=run_name, **run))
     logger.log_hyperparams(config)
     return logger
 
@@ -34,13 +52,39 @@ def finish(logger: Logger | None) -> None:
         logger.finalize("success")
 
 
-def log_results(logger: Logger | None, results: dict, clip: Path | None) -> None:
-    """Scalars, the per-sequence table and a rendered clip (W&B only for the last two)."""
+def log_results(
+    logger: Logger | None,
+    results: dict,
+    clips: Sequence[Path] = (),
+    files: tuple[Path, ...] = (),
+) -> None:
+    """Scalars, then on W&B: the metrics as run summary values, the per-sequence table, `files`
+    (results.json, per_sequence.csv) as an artifact, the rendered clips, and the offline summary."""
     if logger is None:
         return
-    scalars = {f"test/{k}": v for k, v in results["metrics"].items() if v is not None}
-    logger.log_metrics(scalars)
+    values = {k: v for k, v in results["metrics"].items() if v is not None}
+    logger.log_metrics({f"test/{k}": v for k, v in values.items()})
     if isinstance(logger, WandbLogger):
+        import wandb
+
+        run = logger.experiment
+        run.summary.update(values)
+        artifact = wandb.Artifact(f"results-{run.id}", type="results")
+        for path in files:
+            artifact.add_file(str(path))
+        run.log_artifact(artifact)
+        offline = {
+            "name": run.name,
+            "group": run.group,
+            "tags": list(run.tags),
+            "summary": values,
+            "artifact": {
+                "name": artifact.name,
+                "type": "results",
+                "files": [p.name for p in files],
+            },
+        }
+        Path(run.dir, OFFLINE_SUMMARY).write_text(json.dumps(offline, indent=2) + "\n")
         rows = results["per_sequence"]
         if rows:
             columns = list(dict.fromkeys(k for row in rows for k in row))
@@ -49,7 +93,7 @@ def log_results(logger: Logger | None, results: dict, clip: Path | None) -> None
                 columns=columns,
                 data=[[row.get(c) for c in columns] for row in rows],
             )
-        if clip is not None:
-            import wandb
-
-            logger.experiment.log({"clip": wandb.Video(str(clip), format="mp4")})
+        if clips:
+            logger.experiment.log(
+                {f"clips/{clip.stem}": wandb.Video(str(clip), format="mp4") for clip in clips}
+            )

@@ -1,5 +1,5 @@
-"""results.json (`build_results`), per_sequence.csv and the multirun summary; every file written
-atomically (temp + rename)."""
+"""results.json (`build_results`) and per_sequence.csv; every file written atomically (temp +
+rename)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ PAPER_METRICS = (
     "sc",
     "sgp",
 )
-#: How summary.md marks a metric's direction (results.json `directions`).
+#: How the tables mark a headline metric's direction (results.json `directions`).
 ARROWS = {"lower": "↓", "higher": "↑", "zero": "→0"}
 RESULTS_FILE = "results.json"
 ERROR_FILE = "error.json"
@@ -100,78 +100,6 @@ def write_per_sequence_csv(path: str | Path, rows: list[dict]) -> None:
     write_atomic(path, pd.DataFrame(rows).to_csv(index=False))
 
 
-def metric_names(rows: list[dict]) -> list[str]:
-    """The metric value names of the jobs' results, in order of first appearance."""
-    names: list[str] = []
-    for row in rows:
-        names += [m for m in row.get("metrics", {}) if m not in names]
-    return names
-
-
-def metric_directions(rows: list[dict]) -> dict[str, str]:
-    """Metric value name → direction, from the jobs' results.json `directions`."""
-    out: dict[str, str] = {}
-    for row in rows:
-        out.update(row.get("directions", {}))
-    return out
-
-
-def summary_table(rows: list[dict]) -> pd.DataFrame:
-    """One row per job: job, status, model, dataset, then one column per metric value (plain
-    names), followed by `<name>_lo` and `<name>_hi` where any job has its interval."""
-    names = metric_names(rows)
-    bounded = {m for row in rows for m in row.get("intervals", {})}
-    records = []
-    for row in rows:
-        rec = {
-            "job": row["job"],
-            "status": row["status"],
-            "model": row.get("model"),
-            "dataset": row.get("dataset"),
-        }
-        for m in names:
-            rec[m] = row.get("metrics", {}).get(m)
-            if m in bounded:
-                rec[f"{m}_lo"], rec[f"{m}_hi"] = row.get("intervals", {}).get(m, (None, None))
-        if row["status"] != "ok":
-            rec["error"] = row.get("error", "")
-        records.append(rec)
-    return pd.DataFrame(records)
-
-
-def with_intervals(table: pd.DataFrame) -> pd.DataFrame:
-    """`table` with each metric that has `_lo`/`_hi` columns shown as ``value [lo, hi]`` (4
-    significant digits) and those columns dropped."""
-    out = table.copy()
-    for m in [c[: -len("_lo")] for c in table.columns if c.endswith("_lo")]:
-        if m not in table.columns or f"{m}_hi" not in table.columns:
-            continue
-        out[m] = [
-            f"{v:.4g}" + ("" if pd.isna(lo) else f" [{lo:.4g}, {hi:.4g}]") if pd.notna(v) else None
-            for v, lo, hi in zip(table[m], table[f"{m}_lo"], table[f"{m}_hi"], strict=True)
-        ]
-        out = out.drop(columns=[f"{m}_lo", f"{m}_hi"])
-    return out
-
-
-def write_summary(sweep_dir: str | Path, rows: list[dict]) -> pd.DataFrame:
-    """summary.csv (plain metric names, intervals as `<name>_lo`/`<name>_hi`), summary.md (names
-    with direction arrows, ``value [lo, hi]``) and summary.json (metric → direction) in the sweep
-    folder."""
-    table = summary_table(rows)
-    directions = {m: d for m, d in metric_directions(rows).items() if m in table.columns}
-    arrows = {m: f"{m} {ARROWS[d]}" for m, d in directions.items() if d in ARROWS}
-    sweep_dir = Path(sweep_dir)
-    write_atomic(sweep_dir / "summary.csv", table.to_csv(index=False))
-    write_atomic(
-        sweep_dir / "summary.md",
-        with_intervals(table).rename(columns=arrows).to_markdown(index=False, floatfmt=".4g")
-        + "\n",
-    )
-    write_json(sweep_dir / "summary.json", directions)
-    return table
-
-
 def build_results(
     cfg: DictConfig,
     config: dict,
@@ -209,7 +137,9 @@ def build_results(
         "model": model.name,
         "model_info": model.describe(),
         "dataset": cfg.dataset.name,
+        "preset": cfg_choice("metrics"),
         "metrics": values,
+        "display": display_values(metrics, values),
         "directions": directions,
         "skipped": skipped,
         "intervals": {k: v for k, v in raw["intervals"].items() if values.get(k) is not None},
@@ -224,6 +154,20 @@ def build_results(
         "sweep_id": os.environ.get("GESTUREBENCH_SWEEP_ID"),
         "complete": True,
     }
+
+
+def display_values(metrics: dict[str, GestureMetric], values: dict) -> dict:
+    """The values of the metrics that have a `display_scale`, as a publication prints them:
+    {value name: {"value": value / scale, "scale": scale}} (None values stay None)."""
+    out = {}
+    for m in metrics.values():
+        if m.display_scale is None:
+            continue
+        for name in m.value_names:
+            value = values.get(name)
+            shown = None if value is None else value / m.display_scale
+            out[name] = {"value": shown, "scale": m.display_scale}
+    return out
 
 
 def cfg_choice(group: str) -> str:

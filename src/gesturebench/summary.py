@@ -1,10 +1,14 @@
-"""Hydra callback: tags a multirun with an id and writes summary.csv / .md / .json when it ends."""
+"""Hydra callback: tags a multirun with an id and, when it ends, writes summary.csv / .md / .json
+(and comparisons.csv / .md where it scored several models on the same sequences) into the sweep's
+own folder `sweeps/<start time>_<id>/` (kept) and, as the latest, beside the job folders (the sweep
+folder itself stays deterministic, so that rerunning a sweep resumes it)."""
 
 from __future__ import annotations
 
 import json
 import logging
 import os
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -13,8 +17,10 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
 from gesturebench import status
-from gesturebench.results import ERROR_FILE, RESULTS_FILE, write_summary
+from gesturebench.atomic import write_atomic
+from gesturebench.results import ERROR_FILE, RESULTS_FILE
 from gesturebench.stats.comparisons import write_comparisons
+from gesturebench.tables import write_summary
 
 log = logging.getLogger(__name__)
 
@@ -38,8 +44,12 @@ def collect_jobs(sweep_dir: Path, sweep_id: str) -> list[dict]:
 class SweepSummaryCallback(Callback):
     """Writes one row per job of the multirun (failed ones marked) into the sweep folder."""
 
+    #: when the multirun started (its summary folder's name), set by `on_multirun_start`
+    started = "sweep"
+
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         os.environ["GESTUREBENCH_SWEEP_ID"] = uuid.uuid4().hex
+        self.started = time.strftime("%Y-%m-%d_%H-%M-%S")
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         sweep_dir = Path(config.hydra.sweep.dir)
@@ -49,13 +59,19 @@ class SweepSummaryCallback(Callback):
         rows = collect_jobs(sweep_dir, sweep_id)
         if not rows:
             return
-        table = write_summary(sweep_dir, rows)
-        write_comparisons(sweep_dir, rows)
+        own = sweep_dir / "sweeps" / f"{self.started}_{sweep_id[:8]}"
+        write_summary(own, rows, f"Sweep {sweep_id[:8]} of {sweep_dir}")
+        names = ["summary.csv", "summary.md", "summary.json"]
+        if write_comparisons(own, rows) is not None:
+            names += ["comparisons.csv", "comparisons.md"]
+        for name in names:
+            write_atomic(sweep_dir / name, (own / name).read_text())
         log.info(
-            "summary of %d jobs: %s\n%s",
+            "summary of %d jobs: %s (the latest also in %s)\n%s",
             len(rows),
-            sweep_dir / "summary.md",
-            table.to_markdown(index=False),
+            own / "summary.md",
+            sweep_dir,
+            (own / "summary.md").read_text(),
         )
         if any(r["status"] != "ok" for r in rows):
             status.mark_failed()

@@ -1,12 +1,13 @@
-"""Where public model weights come from: a configured folder, else `checkpoints/<folder>/`, else the
-Hugging Face Hub (downloaded into `checkpoints/<folder>/`) — the same order for every released model
-(EMAGE, its FGD encoder, GestureLSM). Offline and missing, one line says which files go where."""
+"""Where public model weights come from: a configured folder (or file, for a one-file model), else
+`checkpoints/<folder>/`, else the Hugging Face cache, else the Hugging Face Hub (downloaded into
+`checkpoints/<folder>/`) — the same order for every released model (EMAGE, its FGD encoder and BC
+speed normaliser, GestureLSM). Offline and missing, one line says which files go where."""
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gesturebench.errors import CheckpointError
@@ -38,15 +39,17 @@ class HubFiles:
 
 @dataclass(frozen=True)
 class ResolvedWeights:
-    """A folder holding every file of a `HubFiles`, where it came from ("configured", "checkpoints"
-    or "hub"), and each file's SHA-256 (for `results.json`)."""
+    """A folder holding every file of a `HubFiles`, where it came from ("configured", "checkpoints",
+    "hf_cache" or "hub"), and each file's SHA-256 (for `results.json`). `files` names the files
+    that do not lie at `root / name` (a configured file, the Hugging Face cache)."""
 
     root: Path
     source: str
     sha256: dict[str, str]
+    files: dict[str, Path] = field(default_factory=dict)
 
     def path(self, name: str) -> Path:
-        return self.root / name
+        return self.files.get(name, self.root / name)
 
     def info(self) -> dict:
         return {"weights": str(self.root), "weights_source": self.source, "sha256": self.sha256}
@@ -64,20 +67,42 @@ def _resolved(spec: HubFiles, root: Path, source: str) -> ResolvedWeights:
     return ResolvedWeights(root, source, {name: sha256_file(root / name) for name in spec.files})
 
 
+def _from_files(root: Path, source: str, files: dict[str, Path]) -> ResolvedWeights:
+    return ResolvedWeights(root, source, {n: sha256_file(p) for n, p in files.items()}, files)
+
+
+def _hf_cached(spec: HubFiles) -> dict[str, Path] | None:
+    """Every file of `spec` in the Hugging Face cache (`HF_HUB_CACHE`), or None."""
+    from huggingface_hub import try_to_load_from_cache
+
+    found = {}
+    for name in spec.files:
+        hit = try_to_load_from_cache(
+            spec.repo_id, name, revision=spec.revision, repo_type=spec.repo_type
+        )
+        if not isinstance(hit, str):
+            return None
+        found[name] = Path(hit)
+    return found
+
+
 def resolve_weights(
     spec: HubFiles,
     configured: str | Path | None,
     checkpoints_dir: str | Path,
     download: Downloader | None = None,
 ) -> ResolvedWeights:
-    """The folder that holds `spec.files`: `configured` when set (it must hold them all), else
-    `<checkpoints_dir>/<spec.folder>` when complete, else a Hub download into that folder.
+    """The folder that holds `spec.files`: `configured` when set (a folder that must hold them all,
+    or the file itself when `spec` has one), else `<checkpoints_dir>/<spec.folder>` when complete,
+    else the Hugging Face cache when it holds them all, else a Hub download into that folder.
 
     `download` is `huggingface_hub.snapshot_download`'s signature (injected by tests); it is not
     tried when `HF_HUB_OFFLINE` is set. Any failure is one `CheckpointError` line naming the
     repository, the missing files and the folder to put them in."""
     if configured:
         root = Path(configured).expanduser()
+        if root.is_file() and len(spec.files) == 1:
+            return _from_files(root.parent, "configured", {spec.files[0]: root})
         if not root.is_dir():
             raise CheckpointError(f"{root}: weights folder not found ({spec.url} in its layout)")
         if missing := spec.missing(root):
@@ -87,7 +112,9 @@ def resolve_weights(
     missing = spec.missing(root)
     if not missing:
         return _resolved(spec, root, "checkpoints")
-    hint = f"put {', '.join(missing)} from {spec.url} into {root}/ (or set the weights folder)"
+    if download is None and (cached := _hf_cached(spec)):
+        return _from_files(root, "hf_cache", cached)
+    hint = f"put {', '.join(missing)} from {spec.url} into {root}/ (or set the weights path)"
     try:
         if download is None:
             from huggingface_hub import constants, snapshot_download

@@ -3,8 +3,6 @@ it reads, options from the constructor, one skip decision."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 import torch
 
@@ -70,11 +68,22 @@ def test_paper_metrics_declare_their_direction(paper):
 
 def test_a_metric_without_a_direction_fails_at_construction():
     class Undirected(SequenceMetric):
-        def __init__(self, name: str = "undirected", **kwargs: Any):
-            super().__init__(name, **kwargs)
+        default_name = "undirected"
 
     with pytest.raises(TypeError, match="must declare direction"):
         Undirected()
+
+
+def test_a_metric_is_named_by_its_config_or_its_default_name():
+    assert Chamfer().name == "chamfer" and Chamfer(name="cd").name == "cd"
+    assert Chamfer(name="cd").value_names[0] == "cd"
+
+    class Unnamed(SequenceMetric):
+        direction = "lower"
+
+    with pytest.raises(TypeError, match="Unnamed needs a name"):
+        Unnamed()
+    assert Unnamed(name="given").name == "given"
 
 
 def test_options_are_the_constructor_arguments():
@@ -110,3 +119,17 @@ def test_compute_is_none_exactly_when_there_is_a_skip_reason():
     body = BodyOutput(joints, vertices)
     metric.update(body_pair(0, body, body))
     assert metric.skip_reason() is None and metric.compute() == {"chamfer": 0.0}
+
+
+def test_display_values_divide_by_the_display_scale():
+    from gesturebench.errors import ConfigError
+    from gesturebench.results import display_values
+
+    fgd, bc = FGD(display_scale=0.1), BeatConsistency()
+    shown = display_values({"fgd": fgd, "bc": bc}, {"fgd": 0.55, "fgd_raw_pose": None, "bc": 0.7})
+    assert shown == {
+        "fgd": {"value": pytest.approx(5.5), "scale": 0.1},
+        "fgd_raw_pose": {"value": None, "scale": 0.1},
+    }
+    with pytest.raises(ConfigError, match="display_scale must be > 0"):
+        FGD(display_scale=0)

@@ -14,7 +14,8 @@ import torch
 
 from gesturebench.body.joints import UPPER
 from gesturebench.body.output import BodyOutput
-from gesturebench.errors import ConfigError
+from gesturebench.emage_eval_files import MEAN_SPEED as MEAN_SPEED_FILES
+from gesturebench.errors import CheckpointError, ConfigError
 from gesturebench.metrics import beat as beat_module
 from gesturebench.metrics.beat import EMAGE_MEAN_SPEED, BeatConsistency
 from gesturebench.metrics.context import MetricContext
@@ -27,6 +28,7 @@ from gesturebench.metrics.functional.beat import (
     segment_onsets,
 )
 from gesturebench.metrics.pair import MotionPair
+from gesturebench.weights import sha256_file
 from tests.helpers import toy_context
 from tests.metrics.speech import (
     MEAN_SPEED,
@@ -419,8 +421,43 @@ def test_variant_fills_unset_knobs_and_given_knobs_win(tmp_path):
         BeatConsistency(variant="emage2023")
     with pytest.raises(ConfigError, match="threshold_frame must be one of"):
         BeatConsistency(threshold_frame="onset")
-    with pytest.raises(ConfigError, match=r"mean_vel_smplxflame_30.npy not found.*huggingface"):
+    with pytest.raises(
+        CheckpointError,
+        match=r"HF_HUB_OFFLINE is set: put EMAGE/test_sequences/weights/mean_vel_smplxflame_30.npy"
+        r" from https://huggingface.co/spaces/H-Liu1997/EMAGE into .*emage_eval/",
+    ):
         emage.prepare(context(tmp_path))
+
+
+def test_emage_mean_speed_file_is_resolved_like_released_weights(tmp_path, monkeypatch):
+    """The official name (the EMAGE variants' default) is looked up in
+    `<checkpoints>/emage_eval/` and then in the Hugging Face cache (offline here); results.json
+    gets its SHA-256."""
+    if not (EMAGE_DIR / EMAGE_MEAN_SPEED).is_file():
+        pytest.skip(f"EMAGE's {EMAGE_MEAN_SPEED} not found in {EMAGE_DIR} (the shared/ folder)")
+    from huggingface_hub import constants
+
+    from tests.test_weights import fake_hf_cache
+
+    official = np.load(EMAGE_DIR / EMAGE_MEAN_SPEED)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf"))
+    snapshot = fake_hf_cache(
+        tmp_path / "hf", MEAN_SPEED_FILES, (EMAGE_DIR / EMAGE_MEAN_SPEED).read_bytes()
+    )
+    metric = BeatConsistency(variant="emage2025")
+    metric.prepare(context(tmp_path / "checkpoints"))
+    assert metric.mean_speed.tolist() == official.astype(np.float64).reshape(-1).tolist()
+    expected = {
+        "path": str(snapshot / MEAN_SPEED_FILES.files[0]),
+        "sha256": sha256_file(EMAGE_DIR / EMAGE_MEAN_SPEED),
+    }
+    assert metric.provenance() == {"bc_mean_speed": expected}
+    local = tmp_path / "checkpoints" / MEAN_SPEED_FILES.folder / MEAN_SPEED_FILES.files[0]
+    local.parent.mkdir(parents=True)
+    np.save(local, official * 2)
+    metric = BeatConsistency(variant="emage2024")
+    metric.prepare(context(tmp_path / "checkpoints"))
+    assert metric.mean_speed.tolist() == (2 * official.astype(np.float64)).reshape(-1).tolist()
 
 
 def test_mean_speed_file_is_read_as_given_or_from_the_checkpoints_folder(tmp_path):

@@ -57,7 +57,7 @@ def test_all_joints_weighted_by_frames_equals_the_official_loop():
     assert values["diversity_ref"] == pytest.approx(
         emage_l1div([p.ref_body for p in pairs]), rel=1e-12
     )
-    ours = Diversity()  # 52 joints, each sequence 1: another number on the same data
+    ours = Diversity()  # 51 joints, each sequence 1: another number on the same data
     for p in pairs:
         ours.update(p)
     assert abs(ours.compute()["diversity"] - values["diversity"]) > 1e-3 * values["diversity"]

@@ -53,6 +53,30 @@ def test_frechet_matches_scipy_sqrtm_on_full_rank_features(seed):
     assert got == pytest.approx(scipy_frechet(x, y), rel=1e-6)
 
 
+def emage2025_fgd(x: np.ndarray, y: np.ndarray, eps: float = 1e-6) -> float:
+    """EMAGE's 2025 formula, written out with numpy/scipy: εI added to both covariances inside
+    sqrtm only, the traces unshifted."""
+    s1, s2 = np.cov(x, rowvar=False), np.cov(y, rowvar=False)
+    diff = x.mean(0) - y.mean(0)
+    offset = np.eye(len(s1)) * eps
+    covmean = scipy.linalg.sqrtm((s1 + offset) @ (s2 + offset)).real
+    return float(diff @ diff + np.trace(s1) + np.trace(s2) - 2 * np.trace(covmean))
+
+
+def test_covariance_offset_is_emage2025s_formula():
+    """Features of spread ~1e-3 (covariance eigenvalues near the 1e-6 offset): the offset moves
+    the value well beyond the tolerance, and matches the formula written with scipy."""
+    rng = np.random.default_rng(7)
+    d = 12
+    x = (rng.normal(size=(500, d)) @ rng.normal(size=(d, d))) * 1e-3
+    y = (rng.normal(size=(400, d)) @ rng.normal(size=(d, d))) * 7e-4 + 1e-3
+    got = float(frechet_distance(*stats(x), *stats(y), offset=1e-6))
+    assert got == pytest.approx(emage2025_fgd(x, y), rel=1e-7)
+    plain = float(frechet_distance(*stats(x), *stats(y)))
+    assert plain == pytest.approx(scipy_frechet(x, y), rel=1e-7)
+    assert abs(got - plain) > 1e-3 * plain
+
+
 def test_frechet_of_identical_features_is_zero():
     x = np.random.default_rng(3).normal(size=(300, 32)) * 5 + 10
     mu, cov = stats(x)

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 import torch
 
-from gesturebench.body.joints import BODY_HANDS
 from gesturebench.body.output import BodyOutput
 from gesturebench.data.records import Motion
 from gesturebench.metrics.functional.joint_error import mean_joint_distance, pck
@@ -14,11 +13,14 @@ from gesturebench.metrics.joint_error import PCK, MeanJointDistance
 from gesturebench.metrics.pair import MotionPair
 from tests.distributed import run_distributed
 
+# Written out, not imported: SMPL-X body joints 1–21 and hand joints 25–54 (no root, jaw, eyes).
+JOINTS = [*range(1, 22), *range(25, 55)]
+
 
 def brute_force(gen: np.ndarray, ref: np.ndarray, delta: float) -> tuple[float, float]:
     dists, hits, n = 0.0, 0, 0
     for t in range(gen.shape[0]):
-        for j in BODY_HANDS:
+        for j in JOINTS:
             g = gen[t, j] - gen[t, 0]
             r = ref[t, j] - ref[t, 0]
             d = float(np.sqrt(((g - r) ** 2).sum()))
@@ -58,9 +60,21 @@ def test_known_offset():
     gen[:, 1:] += torch.tensor(
         [0.0, 0.0, 0.05], dtype=torch.float64
     )  # every joint but the root 5 cm forward
-    # the root itself (joint 0, one of 52 BODY_HANDS joints) stays at distance 0
-    assert mean_joint_distance(gen, ref) == pytest.approx(0.05 * 51 / 52, rel=1e-9)
-    assert pck(gen, ref, 0.04) == pytest.approx(1 / 52)
+    # the root is not among the evaluated joints, so every one of them is exactly 5 cm off
+    assert mean_joint_distance(gen, ref) == pytest.approx(0.05, rel=1e-9)
+    assert pck(gen, ref, 0.04) == 0.0
+    assert pck(gen, ref, 0.06) == 1.0
+
+
+def test_root_is_excluded_from_the_joint_set():
+    """A generated motion 0.15 m off on every joint but the root: PCK 0.3 of 51 joints would have
+    read 0.3 + 0.7/52 = 0.3135 with the root counted (issue 18)."""
+    ref = random_joints(5, t=10)
+    gen = ref.clone()
+    gen[:, 1:] += torch.tensor([0.15, 0.0, 0.0], dtype=torch.float64)
+    gen[:3, 1:] = ref[:3, 1:]  # 3 of 10 frames exact
+    assert pck(gen, ref, 0.1) == pytest.approx(0.3, abs=1e-12)
+    assert mean_joint_distance(gen, ref) == pytest.approx(0.7 * 0.15, rel=1e-9)
 
 
 def make_pair(index: int, seed: int) -> MotionPair:

@@ -15,15 +15,18 @@ from prdc import compute_prdc
 
 from gesturebench.body.output import BodyOutput
 from gesturebench.data.records import Motion
+from gesturebench.emage_eval_files import FGD_ENCODER as WEIGHTS
 from gesturebench.encoders.checkpoint import motion_ae_path, save_motion_ae
+from gesturebench.encoders.emage_fgd import EmageFGDEncoder
 from gesturebench.encoders.motion_ae import MotionAutoencoder
 from gesturebench.encoders.motion_ae_training import MotionAEConfig
-from gesturebench.errors import CheckpointError
+from gesturebench.errors import CheckpointError, ConfigError
 from gesturebench.metrics.frechet import FGD
 from gesturebench.metrics.functional.frechet import frechet_distance
 from gesturebench.metrics.pair import MotionPair
 from gesturebench.metrics.prdc import Coverage, Density
 from tests.distributed import run_distributed
+from tests.emage_fgd_support import released_state
 from tests.helpers import toy_context
 from tests.metrics.references import scipy_frechet
 from tests.test_motion_ae import mixing, smooth_motion
@@ -186,7 +189,7 @@ def test_too_few_windows_give_none_with_a_reason(ckpt):
     fgd, cov = FGD(encoder_config=ENCODER_CONFIG), Coverage(encoder_config=ENCODER_CONFIG)
     assert (
         fgd.compute() == {"fgd": None, "fgd_raw_pose": None}
-        and "at least 2 windows" in fgd.skip_reason()
+        and "at least 2 features" in fgd.skip_reason()
     )
     cov.prepare(toy_context(ckpt[0]))
     m = motions(1)[0].frames(0, 40)  # one window: fewer than k + 1 reference windows
@@ -210,3 +213,69 @@ def test_fgd_density_coverage_encode_each_motion_once_per_pair(ckpt):
         len(calls) == 2
     )  # the reference's and the generated motion's windows, once for all three metrics
     assert torch.equal(metrics["density"].ref_features[0], metrics["coverage"].ref_features[0])
+
+
+# ---------- EMAGE's released FGD encoder (seeded weights in the released layout) ----------
+
+
+@pytest.fixture(scope="module")
+def emage_ckpt(tmp_path_factory):
+    root = tmp_path_factory.mktemp("checkpoints")
+    path = root / WEIGHTS.folder / WEIGHTS.files[0]
+    path.parent.mkdir(parents=True)
+    torch.save({"model_state": released_state(7)}, path)
+    return root, hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_emage_encoder_is_the_default_on_beat2(emage_ckpt):
+    root, sha = emage_ckpt
+    context = dataclasses.replace(toy_context(root), dataset_name="beat2")
+    refs, gens = motions(6, 5), motions(6, 6)
+    metrics = {
+        "fgd": FGD(covariance_offset=1e-6),
+        "density": Density(k=3),
+        "coverage": Coverage(k=3),
+    }
+    for m in metrics.values():
+        m.prepare(context)
+        for i, (g, r) in enumerate(zip(gens, refs, strict=True)):
+            m.update(pair(i, g, r))
+    values = {k: v for m in metrics.values() for k, v in m.compute().items()}
+    encoder = EmageFGDEncoder()
+    encoder.load_released(released_state(7), "seeded")
+    feats = {
+        k: np.concatenate(
+            [encoder.features(torch.as_tensor(m.poses, dtype=torch.float32)).numpy() for m in ms]
+        ).astype(np.float64)
+        for k, ms in (("ref", refs), ("gen", gens))
+    }
+    n_frames = sum(m.n_frames // 32 * 32 // 16 for m in refs)
+    assert feats["ref"].shape == (n_frames, 240)
+    t = torch.from_numpy
+    expected = frechet_distance(
+        *(
+            t(f.mean(0)) if j == 0 else t(np.cov(f, rowvar=False))
+            for f in feats.values()
+            for j in (0, 1)
+        ),
+        offset=1e-6,
+    )
+    assert values["fgd"] == pytest.approx(float(expected), rel=1e-6)
+    prdc = compute_prdc(feats["ref"], feats["gen"], nearest_k=3)
+    assert values["density"] == pytest.approx(prdc["density"], abs=1e-9)
+    assert values["coverage"] == pytest.approx(prdc["coverage"], abs=1e-9)
+    fgd = metrics["fgd"]
+    assert fgd.options()["encoder"] == "emage" and fgd.options()["dim"] == 240
+    prov = fgd.provenance()["emage_fgd"]
+    assert prov["sha256"] == sha and prov["weights_source"] == "checkpoints"
+
+
+def test_motion_ae_stays_the_default_elsewhere_and_emage_is_an_option(ckpt, emage_ckpt):
+    m = FGD(encoder_config=ENCODER_CONFIG)
+    m.prepare(toy_context(ckpt[0]))
+    assert m.options()["encoder"] == "motion_ae"
+    e = Coverage(encoder="emage", weights=str(emage_ckpt[0] / WEIGHTS.folder / WEIGHTS.files[0]))
+    e.prepare(toy_context(ckpt[0]))
+    assert e.provenance()["emage_fgd"]["weights_source"] == "configured"
+    with pytest.raises(ConfigError, match="encoder must be one of"):
+        FGD(encoder="inception")

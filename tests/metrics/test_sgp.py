@@ -18,6 +18,7 @@ from gesturebench.annotation.schema import AnnotationRecord
 from gesturebench.annotation.store import AnnotationStore, store_path
 from gesturebench.body.output import BodyOutput
 from gesturebench.data.records import Motion, SemInterval
+from gesturebench.errors import ConfigError
 from gesturebench.gestures import GESTURE_CLASSES, SEMANTIC_CLASSES
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.pair import MotionPair
@@ -72,8 +73,9 @@ def still_motion(n: int) -> Motion:
 
 def test_clip_sgp_by_hand():
     assert clip_sgp(["iconic", "beat", "deictic", "beat"]) == 0.5
-    assert clip_sgp(["beat", None, "none"]) == 0.5  # the invalid one is excluded
-    assert clip_sgp([None, None]) is None
+    # an event without a valid generated annotation stays in n(E_c) (the paper's Eq. 13)
+    assert clip_sgp(["beat", None, "none"]) == pytest.approx(2 / 3)
+    assert clip_sgp([None, None]) == 1.0
     assert clip_sgp([]) is None
     assert clip_sgp(["uncertain"]) == 1.0  # only beat counts as a collapse
 
@@ -82,13 +84,14 @@ def test_clip_sgp_by_hand():
 # hand-made store
 
 # (reference class or "invalid", generated class or "invalid") per event; None: a sequence without a
-# sem file.
+# sem file. BEAT2's own class of each event (its sem name) is the reference class where that is one
+# of BEAT2's classes, so `valid_from=beat2` and `valid_from=annotator` find the same valid events.
 HAND_MADE = {
     "a": [("iconic", "beat"), ("beat", "beat"), ("deictic", "deictic"), ("metaphoric", "invalid")],
     "b": [("beat", "iconic"), ("none", "beat")],  # no valid event: excluded
     "c": [("metaphoric", "none"), ("iconic", "uncertain"), ("uncertain", "beat")],
     "d": None,  # no sem: excluded, not scored
-    "e": [("deictic", "invalid")],  # its only valid event is invalid: excluded, counted
+    "e": [("deictic", "invalid")],  # its only valid event is invalid: counted, and not a beat
     "f": [
         ("invalid", "beat"),
         ("iconic", "beat"),
@@ -96,10 +99,11 @@ HAND_MADE = {
         ("deictic", "iconic"),
     ],
 }
-# a: valid iconic, deictic, metaphoric → beat, deictic, (invalid) → 1 − 1/2; c: none, uncertain → 1;
-# f: the invalid reference is not valid; beat, metaphoric, iconic → 1 − 1/3.
-HAND_SGP = np.mean([0.5, 1.0, 2 / 3])
+# a: valid iconic, deictic, metaphoric → beat, deictic, (invalid) → 1 − 1/3; c: none, uncertain → 1;
+# e: (invalid) → 1 − 0/1; f: the invalid reference is not valid; beat, metaphoric, iconic → 1 − 1/3.
+HAND_SGP = np.mean([2 / 3, 1.0, 1.0, 2 / 3])
 HAND_INVALID = 2
+HAND_EVENTS = 9  # valid events: 3 + 2 + 1 + 3
 HAND_CLASSES = {"beat": 2, "deictic": 1, "none": 1, "uncertain": 1, "metaphoric": 1, "iconic": 1}
 
 
@@ -127,6 +131,13 @@ def _record(event, source, cls) -> AnnotationRecord:
     )
 
 
+def beat2_name(reference_class: str) -> str:
+    """A sem name whose BEAT2 class is `reference_class` where BEAT2 has it (else one without)."""
+    return {"none": "nogesture", "uncertain": "habit", "invalid": "habit"}.get(
+        reference_class, reference_class
+    )
+
+
 def hand_made(root: Path) -> list[MotionPair]:
     """Stores under `root` for HAND_MADE and the pairs whose events they annotate (motion is never
     looked at)."""
@@ -140,7 +151,8 @@ def hand_made(root: Path) -> list[MotionPair]:
             None
             if spec is None
             else [
-                SemInterval("x", 2.0 * i + 1, 2.0 * i + 2, 0.5, f"k{i}") for i in range(len(spec))
+                SemInterval(beat2_name(r), 2.0 * i + 1, 2.0 * i + 2, 0.5, f"k{i}")
+                for i, (r, _) in enumerate(spec)
             ]
         )
         for event, (r, g) in zip(collect_events(seq, sem), spec or []):
@@ -152,30 +164,53 @@ def hand_made(root: Path) -> list[MotionPair]:
     return pairs
 
 
-def replay_metric(root: Path) -> SemanticGesturePreservation:
+def replay_metric(root: Path, valid_from: str = "annotator") -> SemanticGesturePreservation:
     metric = SemanticGesturePreservation(
-        annotator=ReplayAnnotator(of="manual"), store_root=str(root)
+        annotator=ReplayAnnotator(of="manual"), store_root=str(root), valid_from=valid_from
     )
     metric.prepare(context(root))
     return metric
 
 
-def test_hand_made_store_gives_the_hand_computed_sgp(tmp_path):
+@pytest.mark.parametrize("valid_from", ["annotator", "beat2"])
+def test_hand_made_store_gives_the_hand_computed_sgp(tmp_path, valid_from):
     pairs = hand_made(tmp_path)
-    metric = replay_metric(tmp_path)
+    if valid_from == "beat2":  # BEAT2's classes need no reference annotation
+        store_path(tmp_path, "reference", "manual").unlink()
+    metric = replay_metric(tmp_path, valid_from)
     for p in pairs:
         metric.update(p)
     out = metric.compute()
     assert out["sgp"] == pytest.approx(HAND_SGP, abs=1e-12)
     assert out["sgp_invalid"] == HAND_INVALID
-    assert out["sgp_events"] == sum(HAND_CLASSES.values())
-    for c in GESTURE_CLASSES:
+    assert out["sgp_events"] == HAND_EVENTS
+    for c in GESTURE_CLASSES:  # shares among the 7 valid generated annotations
         assert out[f"sgp_class_{c}"] == pytest.approx(HAND_CLASSES.get(c, 0) / 7)
     rows = metric.per_sequence()
     assert set(rows) == {0, 1, 2, 4, 5}  # d (no sem) has no row
-    assert rows[0]["sgp"] == 0.5 and rows[0]["sgp_invalid"] == 1
-    assert np.isnan(rows[1]["sgp"]) and np.isnan(rows[4]["sgp"]) and rows[4]["sgp_invalid"] == 1
+    assert rows[0]["sgp"] == pytest.approx(2 / 3) and rows[0]["sgp_invalid"] == 1
+    assert np.isnan(rows[1]["sgp"]) and rows[4]["sgp"] == 1.0 and rows[4]["sgp_invalid"] == 1
     assert int(metric.missing) == 1 and metric.skip_reason() is None
+
+
+def test_valid_events_come_from_beat2_by_default(tmp_path):
+    """An event BEAT2 calls iconic whose reference annotation reads beat: valid under `beat2` (and
+    its generated beat makes SGP 0), not under `annotator` (no valid event: no value)."""
+    sem = [SemInterval("05_iconic_l", 1.0, 2.0, 0.5, "round")]
+    (event,) = collect_events("g", sem)
+    AnnotationStore(store_path(tmp_path, "reference", "manual")).append(
+        _record(event, "reference", "beat")
+    )
+    AnnotationStore(store_path(tmp_path, "model", "manual")).append(_record(event, "model", "beat"))
+    m, zeros = still_motion(90), np.zeros((90, 55, 3), np.float32)
+    values = {}
+    for valid_from in ("beat2", "annotator"):
+        metric = replay_metric(tmp_path, valid_from)
+        metric.update(pair(0, "g", m, m, zeros, zeros, sem))
+        values[valid_from] = metric.compute()["sgp"]
+    assert values == {"beat2": 0.0, "annotator": None}
+    with pytest.raises(ConfigError, match="valid_from must be one of"):
+        SemanticGesturePreservation(valid_from="gemini")
 
 
 def test_replay_errors_on_a_missing_event(tmp_path):
@@ -304,7 +339,7 @@ def test_kinematic_separates_semantic_from_beat_on_mini_test(mini_test):
 
 def test_ground_truth_sgp_is_high_and_reference_store_is_written(mini_test, tmp_path):
     records, reference, joints = mini_test
-    metric = SemanticGesturePreservation(store_root=str(tmp_path))
+    metric = SemanticGesturePreservation(store_root=str(tmp_path), valid_from="annotator")
     metric.prepare(context(tmp_path))
     for p in _mini_pairs(records, reference, joints):
         metric.update(p)
@@ -312,9 +347,8 @@ def test_ground_truth_sgp_is_high_and_reference_store_is_written(mini_test, tmp_
     assert out["sgp"] >= 0.9 and out["sgp_invalid"] == 0
     stored = AnnotationStore(store_path(tmp_path, "reference", "kinematic")).records()
     assert len(stored) == sum(len(r.sem) for r in records) and {s.status for s in stored} == {"ok"}
-    again = SemanticGesturePreservation(
-        store_root=str(tmp_path)
-    )  # reuses the store: nothing appended
+    # reuses the store: nothing appended
+    again = SemanticGesturePreservation(store_root=str(tmp_path), valid_from="annotator")
     again.prepare(context(tmp_path))
     again.update(_mini_pairs(records[:1], reference[:1], joints)[0])
     assert len(AnnotationStore(store_path(tmp_path, "reference", "kinematic")).records()) == len(

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 import torch
 
-from gesturebench.body.joints import BODY_HANDS
 from gesturebench.data.records import SemInterval
 from gesturebench.metrics.functional.srgr import semantic_weights, srgr
 from gesturebench.metrics.srgr import SemanticRelevanceRecall
@@ -29,12 +28,11 @@ def test_srgr_hand_computed_case():
     t = 4
     ref = torch.zeros(t, 55, 3)
     gen = ref.clone()
-    j = list(BODY_HANDS)
-    gen[1, j[1:11], 0] = 0.5  # frame 1: 10 of 52 joints miss
-    gen[2, j[1:], 0] = 0.5  # frame 2: only the root matches (root-aligned: the root always matches)
+    gen[1, 1:11, 0] = 0.5  # frame 1: 10 of the 51 body+hand joints (1–21, 25–54) miss
+    gen[2, 1:, 0] = 0.5  # frame 2: all miss (the root, always 0 when root-aligned, is not counted)
     gen[3] += 2.0  # frame 3: a global shift, removed by root alignment: all match
     w = np.array([1.0, 0.5, 0.25, 0.0])
-    expected = (1.0 * 52 + 0.5 * 42 + 0.25 * 1 + 0.0 * 52) / (4 * 52)
+    expected = (1.0 * 51 + 0.5 * 41 + 0.25 * 0 + 0.0 * 51) / (4 * 51)
     assert srgr(gen, ref, w) == pytest.approx(expected)
 
 

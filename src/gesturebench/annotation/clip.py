@@ -38,6 +38,8 @@ class EventClip:
     sample_rate: int = SAMPLE_RATE
     camera: Camera = field(default_factory=Camera)
     clip_dir: Path | None = None
+    #: the window's (T,V,3) vertices and (F,3) faces, for `camera.style=mesh`
+    surface_fn: Callable[[], tuple] | None = field(default=None, repr=False)
     _joints: np.ndarray | None = field(default=None, repr=False)
     _frames: np.ndarray | None = field(default=None, repr=False)
 
@@ -55,24 +57,29 @@ class EventClip:
     def seconds(self) -> float:
         return (self.f1 - self.f0) / self.fps
 
-    def prompt(self) -> str:
-        return render_prompt(self.event, self.start_seconds, self.seconds)
+    def prompt(self, version: str) -> str:
+        """The text of prompt template `version` for this clip."""
+        return render_prompt(self.event, self.start_seconds, self.seconds, version)
 
-    def frames(self) -> np.ndarray:
+    def frames(self, indices: np.ndarray | None = None) -> np.ndarray:
+        """The clip's frames, all or only `indices`; a backend that samples a few skeleton frames
+        renders only those (the view is fixed by the clip's first frame, which is rendered with
+        them); a mesh clip is rendered whole once."""
         joints = self.joints
         with (
             _RENDER_LOCK
         ):  # matplotlib is not thread-safe: the runner's workers render one at a time
+            if self._frames is None and indices is not None and self.camera.style == "skeleton":
+                return clip_frames(joints[np.r_[0, indices]], self.camera)[1:]
             if self._frames is None:
-                self._frames = clip_frames(joints, self.camera)
-        return self._frames
+                self._frames = clip_frames(joints, self.camera, self.surface_fn)
+        return self._frames if indices is None else self._frames[indices]
 
     def video(self, with_audio: bool = True, folder: Path | None = None) -> Path:
         """The clip as MP4 (with the audio track when asked and available), rendered on first
         use."""
         audio = self.audio if with_audio else None
-        cam = self.camera
-        view = f"{cam.size}px-{cam.yaw_deg:g}deg-{cam.zoom:g}x-{cam.height:g}m"
+        view = self.camera.tag
         suffix = "-audio" if audio is not None else ""
         name = f"{self.event.id}-{self.motion_sha256[:12]}-{view}{suffix}.mp4"
         path = Path(folder or self.clip_dir or ".") / name
@@ -100,9 +107,11 @@ def make_clip(
     context: float = CONTEXT_SECONDS,
     camera: Camera | None = None,
     clip_dir: Path | None = None,
+    surface_of: Callable[[int, int], tuple] | None = None,
 ) -> EventClip | None:
-    """The clip of `event` in `motion`, `joints_of(f0, f1)` giving the window's joints when first
-    needed; None when the event lies beyond the motion."""
+    """The clip of `event` in `motion`, `joints_of(f0, f1)` giving the window's joints and
+    `surface_of(f0, f1)` its vertices and faces (mesh clips) when first needed; None when the
+    event lies beyond the motion."""
     f0, f1 = event.window(motion.n_frames, motion.fps, context)
     if f1 - f0 < 2:
         return None
@@ -117,4 +126,5 @@ def make_clip(
         window_audio(audio, f0, f1, motion.fps),
         camera=camera or Camera(),
         clip_dir=clip_dir,
+        surface_fn=None if surface_of is None else lambda: surface_of(f0, f1),
     )

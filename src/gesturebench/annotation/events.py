@@ -1,5 +1,12 @@
 """Events: the semantic intervals of a sequence, each with what is said in it, under a stable
-content-hash id."""
+content-hash id.
+
+The id is made from the sequence and the interval as BEAT2 gives it in the whole sequence (`span`),
+not from the times of a study window the event was cut into, so a window's events have the ids of
+the same events of the whole sequence: annotations made on either serve both. An interval that a
+window's edge cuts is not an event of that window (it cannot be seen whole; the study's window
+selection does not count it either).
+"""
 
 from __future__ import annotations
 
@@ -9,6 +16,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from gesturebench.data.annotations_io import interval_class
 from gesturebench.data.records import SemInterval, Word
 
 #: Seconds of motion shown on each side of an event's interval (spec: 0.5 s, a 2–3 s clip in all).
@@ -20,8 +28,10 @@ class Event:
     """One semantic interval of a sequence (docs/annotation.md, "Events").
 
     `target` is the sem file's keywords, else the TextGrid words overlapping the interval;
-    `category` and `score` are BEAT2's name and relevance columns; `label` the class the name
-    encodes (`annotations_io.sem_label`).
+    `category` and `score` are BEAT2's name and relevance columns; `label` BEAT2's class of the
+    interval (`annotations_io.interval_class`). `start`/`end` are times in the motion at hand (a
+    study window's, shifted); `span` the interval in the whole sequence when they differ.
+    `transcript` is what is said in the clip shown (the interval with `CONTEXT_SECONDS` each side).
     """
 
     sequence_id: str
@@ -32,18 +42,15 @@ class Event:
     category: str
     score: float
     label: str | None = None
+    span: tuple[float, float] | None = None
+    transcript: str = ""
 
     @property
     def id(self) -> str:
-        """Content hash of (sequence, interval, category, target): the same event always gets the
-        same id."""
-        key = [
-            self.sequence_id,
-            round(self.start, 3),
-            round(self.end, 3),
-            self.category,
-            self.target,
-        ]
+        """Content hash of (sequence, whole-sequence interval, category, target): the same event
+        always gets the same id, in a whole sequence or in a window of it."""
+        start, end = self.span or (self.start, self.end)
+        key = [self.sequence_id, round(start, 3), round(end, 3), self.category, self.target]
         return hashlib.sha256(json.dumps(key).encode()).hexdigest()[:16]
 
     def window(self, n_frames: int, fps: int, context: float = CONTEXT_SECONDS) -> tuple[int, int]:
@@ -54,22 +61,34 @@ class Event:
         return f0, f1
 
 
+def spoken(words: Sequence[Word] | None, start: float, end: float) -> str:
+    """The words overlapping [start, end] in time, space-separated ('' without words)."""
+    return " ".join(w.word for w in words or () if w.start < end and w.end > start)
+
+
 def spoken_target(interval: SemInterval, words: Sequence[Word] | None) -> str:
     """The keywords of `interval`, else the words overlapping it in time, else ''."""
-    if interval.keywords:
-        return interval.keywords
-    return " ".join(
-        w.word for w in words or () if w.start < interval.end and w.end > interval.start
-    )
+    return interval.keywords or spoken(words, interval.start, interval.end)
 
 
 def collect_events(
     sequence_id: str, sem: Sequence[SemInterval] | None, words: Sequence[Word] | None = None
 ) -> list[Event]:
-    """The events of one sequence, in sem-file order (none when the sequence has no sem file)."""
+    """The events of one sequence (or window), in sem-file order; none without a sem file, and
+    none for an interval cut by the window's edge."""
     return [
         Event(
-            sequence_id, i, iv.start, iv.end, spoken_target(iv, words), iv.name, iv.score, iv.label
+            sequence_id,
+            i,
+            iv.start,
+            iv.end,
+            spoken_target(iv, words),
+            iv.name,
+            iv.score,
+            interval_class(iv),
+            iv.span,
+            spoken(words, iv.start - CONTEXT_SECONDS, iv.end + CONTEXT_SECONDS),
         )
         for i, iv in enumerate(sem or ())
+        if not iv.cut
     ]

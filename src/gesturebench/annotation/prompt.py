@@ -1,5 +1,14 @@
-"""The annotation prompt: a versioned template shipped in the package; its SHA-256 goes into every
-record."""
+"""The annotation prompts: versioned templates shipped in the package; the SHA-256 of the one used
+goes into every record (`prompt_sha256`), so records made with another prompt are never mistaken
+for this one's.
+
+`paper` follows the paper's specification (its Sec. 3.1.5.3 and Appendix 8, in our own words): the
+hands, arms, head and upper body, the four classes iconic, metaphoric, deictic and beat plus
+"unknown" (stored as "uncertain"), the speech transcript of the clip and the event's annotation
+metadata (target word or expression, interval). BEAT2's class of the interval is deliberately not
+shown, so the classifier judges the motion rather than the label. `hands_v1` is the earlier prompt
+(the hands only, the target words only, six classes).
+"""
 
 from __future__ import annotations
 
@@ -8,25 +17,30 @@ from functools import cache
 from importlib import resources
 
 from gesturebench.annotation.events import Event
+from gesturebench.errors import ConfigError
 
-PROMPT_VERSION = "gesture_v1"
+#: The prompt templates (`annotator.prompt`), the first the default of the LLM annotators.
+PROMPTS = ("paper", "hands_v1")
+
+
+def check_prompt(version: str) -> str:
+    if version not in PROMPTS:
+        raise ConfigError(f"annotator.prompt must be one of {', '.join(PROMPTS)}, got {version!r}")
+    return version
 
 
 @cache
-def template(version: str = PROMPT_VERSION) -> str:
-    path = resources.files("gesturebench.annotation") / "prompts" / f"{version}.txt"
+def template(version: str) -> str:
+    path = resources.files("gesturebench.annotation") / "prompts" / f"{check_prompt(version)}.txt"
     return path.read_text("utf-8")
 
 
-def prompt_sha256(version: str = PROMPT_VERSION) -> str:
-    """Hash of the template text: records made with another prompt are never mistaken for this
-    one's."""
+def prompt_sha256(version: str) -> str:
+    """Hash of the template text."""
     return hashlib.sha256(template(version).encode()).hexdigest()
 
 
-def render_prompt(
-    event: Event, clip_start: float, clip_seconds: float, version: str = PROMPT_VERSION
-) -> str:
+def render_prompt(event: Event, clip_start: float, clip_seconds: float, version: str) -> str:
     """The prompt for `event` shown in a clip that starts at `clip_start` seconds and lasts
     `clip_seconds`."""
     return template(version).format(
@@ -34,4 +48,5 @@ def render_prompt(
         interval_start=max(0.0, event.start - clip_start),
         interval_end=min(clip_seconds, event.end - clip_start),
         target=event.target.replace('"', "'") or "(no words)",
+        transcript=event.transcript.replace('"', "'") or "(no transcript)",
     )

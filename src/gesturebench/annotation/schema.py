@@ -13,7 +13,14 @@ import re
 from datetime import datetime, timezone
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from gesturebench.gestures import GestureClass
 
@@ -32,10 +39,23 @@ class GestureAnswer(BaseModel):
     gesture_class: GestureClass = Field(alias="class")
     confidence: float = Field(ge=0.0, le=1.0)
 
+    @field_validator("gesture_class", mode="before")
+    @classmethod
+    def _unknown_is_uncertain(cls, value):
+        """The paper's prompt answers "unknown" where ours says "uncertain": the same class."""
+        return UNKNOWN_AS if value == "unknown" else value
+
+
+#: The class an answer of "unknown" (the paper's prompt) is stored as.
+UNKNOWN_AS = "uncertain"
+
 
 def answer_json_schema() -> dict:
-    """The JSON schema of the answer (sent to LLMs that support constrained JSON output)."""
-    return GestureAnswer.model_json_schema(by_alias=True)
+    """The JSON schema of the answer (sent to LLMs that support constrained JSON output); its class
+    enum admits "unknown" too, for the paper's prompt."""
+    out = GestureAnswer.model_json_schema(by_alias=True)
+    out["properties"]["class"]["enum"].append("unknown")
+    return out
 
 
 class InvalidAnswer(ValueError):

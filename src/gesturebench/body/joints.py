@@ -75,8 +75,10 @@ LEFT_FOOT, RIGHT_FOOT = 10, 11
 LEFT_HAND = tuple(range(25, 40))
 RIGHT_HAND = tuple(range(40, 55))
 
-# Body+hand joints: 0–21 and 25–54 (jaw and eyes excluded).
-BODY_HANDS = tuple(range(0, 22)) + LEFT_HAND + RIGHT_HAND
+# Body+hand joints: 1–21 and 25–54 (51 joints). The pelvis is the root every metric aligns to, so
+# its root-aligned position is always 0 and counting it would only dilute MJD, PCK, SRGR and
+# Diversity (docs/metrics.md, "Conventions"); jaw and eyes are not body or hand joints.
+BODY_HANDS = tuple(range(1, 22)) + LEFT_HAND + RIGHT_HAND
 # Upper body: spine, neck, collars, head, shoulders, elbows, wrists.
 UPPER = (3, 6, 9, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21)
 # Bones rasterised by Dice: from each of these joints to its parent.

@@ -42,6 +42,11 @@ SEM_CLASSES = {**{c: c for c in GESTURE_CLASSES if c != "uncertain"}, "nogesture
 _CODE_PREFIX = re.compile(r"^\d+_")
 
 
+def interval_class(interval: SemInterval) -> str | None:
+    """BEAT2's class of a semantic interval: its `label`, else the class its name encodes."""
+    return interval.label or sem_label(interval.name)
+
+
 def sem_label(name: str) -> str | None:
     """The gesture class of a BEAT `sem` name (see the module docstring), or None when it names no
     class."""

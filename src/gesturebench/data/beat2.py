@@ -80,6 +80,13 @@ def _first_bad(values: np.ndarray) -> tuple[int, str] | None:
     return row, "NaN" if np.isnan(values[row]).any() else "Inf"
 
 
+def not_numeric(key: str, dtype: np.dtype) -> str:
+    """The problem of an array `key` that holds no numbers (pickled object arrays are not
+    loaded)."""
+    pickled = ", a pickled array that is not loaded" if dtype.kind == "O" else ""
+    return f"'{key}' is not numeric (dtype {dtype}{pickled})"
+
+
 def validate_motion_arrays(path: str | Path, arrays: dict, expected_fps: int = FPS) -> Motion:
     """Check BEAT2 motion arrays (keys, shapes, finiteness, fps) and build a `Motion`; `DataError`
     names `path`.
@@ -96,7 +103,7 @@ def validate_motion_arrays(path: str | Path, arrays: dict, expected_fps: int = F
         raise DataError(path, f"missing key {', '.join(map(repr, missing))} (has: {present})")
     for key in (*REQUIRED_KEYS, "expressions", "mocap_frame_rate"):
         if key in arrays and not np.issubdtype(arrays[key].dtype, np.number):
-            raise DataError(path, f"'{key}' is not numeric (dtype {arrays[key].dtype})")
+            raise DataError(path, not_numeric(key, arrays[key].dtype))
     poses, trans, betas = (arrays[k] for k in REQUIRED_KEYS)
     if poses.ndim != 2 or poses.shape[1] != POSE_DIM or len(poses) == 0:
         raise DataError(
@@ -153,9 +160,21 @@ def read_npz(path: str | Path, kind: str = "motion") -> dict[str, np.ndarray]:
         )
     try:
         with np.load(path, allow_pickle=False) as archive:
-            return {key: archive[key] for key in archive.files}
+            return {key: _array(archive, key) for key in archive.files}
     except (zipfile.BadZipFile, zlib.error, ValueError, OSError, EOFError) as exc:
         raise DataError(path, f"not a readable npz archive ({one_line(exc)})") from exc
+
+
+def _array(archive, key: str) -> np.ndarray:
+    """One array of an open npz; a pickled object array (e.g. a config dict a model script saved
+    beside its arrays) becomes an empty object array, so that the file is refused only if a needed
+    key is one (as "not numeric")."""
+    try:
+        return archive[key]
+    except ValueError as exc:
+        if "allow_pickle" not in str(exc):
+            raise
+        return np.empty(0, dtype=object)
 
 
 def read_motion_npz(path: str | Path, expected_fps: int = FPS) -> Motion:

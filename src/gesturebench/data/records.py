@@ -85,7 +85,9 @@ class SemInterval:
 
     `name` is BEAT2's coarse category column (e.g. ``deictic``), `score` its relevance weight in
     [0,1], `keywords` the words spoken. `label` is the true gesture class where a generator knows it
-    (mini-BEAT2).
+    (mini-BEAT2). `span` is the interval's [start, end] in its whole sequence once it has been cut
+    to a study window (None: `start` and `end` are those); annotation event ids are made from it,
+    so they do not change under windowing.
     """
 
     name: str
@@ -94,6 +96,18 @@ class SemInterval:
     score: float
     keywords: str = ""
     label: str | None = None
+    span: tuple[float, float] | None = None
+
+    @property
+    def whole_span(self) -> tuple[float, float]:
+        """[start, end] of the interval in its whole sequence."""
+        return self.span or (self.start, self.end)
+
+    @property
+    def cut(self) -> bool:
+        """Whether a window's edge cut part of the interval off."""
+        a, b = self.whole_span
+        return self.end - self.start < b - a - 1e-6
 
     @property
     def duration(self) -> float:
@@ -117,3 +131,8 @@ class SequenceRecord:
     @property
     def n_frames(self) -> int:
         return self.motion.n_frames
+
+    @property
+    def speech_seconds(self) -> float | None:
+        """The audio's length in seconds (None without audio)."""
+        return None if self.audio is None else len(self.audio) / SAMPLE_RATE

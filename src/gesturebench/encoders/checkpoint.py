@@ -7,8 +7,8 @@ arguments), "config" (the full training config)}: only what determines the weigh
 retrain with the same seed writes the same bytes and the same SHA-256 (results.json's
 `encoders.*.sha256` then shows that two runs used the same encoder). The training figures
 ("summary", with its wall-clock seconds) go to the `.json` beside it only. The helpers are
-generic over the encoder class; `load_or_train` is what metrics call in `prepare`: load the
-dataset's checkpoint, training it first where auto-training is allowed.
+generic over the encoder class; metrics call their config's `EncoderConfig.load_or_train` in
+`prepare` (load the dataset's checkpoint, training it first where auto-training is allowed).
 """
 
 from __future__ import annotations
@@ -16,20 +16,17 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-from collections.abc import Callable, Sequence
+import shlex
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 import pytorch_lightning as pl
 import torch
+from hydra.core.hydra_config import HydraConfig
 
 from gesturebench.atomic import one_line, write_atomic
-from gesturebench.data.records import SequenceRecord
 from gesturebench.encoders.motion_ae import MotionAutoencoder
 from gesturebench.errors import CheckpointError
-
-if TYPE_CHECKING:
-    from gesturebench.encoders.training_common import EncoderConfig
 
 MOTION_AE = "motion_ae"
 MOTION_AE_FORMAT = "gesturebench.motion_ae.v1"
@@ -44,10 +41,21 @@ def encoder_path(checkpoints_dir: str | Path, encoder: str, dataset: str) -> Pat
 
 def train_command(path: Path, encoder: str) -> str:
     """The command that creates `encoder`'s checkpoint at `path` (named
-    `<encoder>-<dataset>.pt`)."""
+    `<encoder>-<dataset>.pt`), with this run's ``dataset.*`` and ``paths.*`` overrides (where the
+    data is, where the checkpoint goes)."""
     prefix = f"{encoder}-"
     dataset = path.stem[len(prefix) :] if path.stem.startswith(prefix) else ""
-    return f"python launch.py task=train_encoder encoder={encoder} dataset={dataset or '<name>'}"
+    carried = [
+        shlex.quote(override)
+        for override in (HydraConfig.get().overrides.task if HydraConfig.initialized() else [])
+        if override.lstrip("+~").startswith(("dataset.", "paths."))
+    ]
+    return " ".join(
+        [
+            f"python launch.py task=train_encoder encoder={encoder} dataset={dataset or '<name>'}",
+            *carried,
+        ]
+    )
 
 
 def save_encoder(
@@ -107,20 +115,6 @@ def load_encoder(
         "sha256": hashlib.sha256(data).hexdigest(),
         "config": payload["config"],
     }
-
-
-def load_or_train(
-    path: Path,
-    load: Callable[[Path], object],
-    cfg: EncoderConfig,
-    split: Callable[[str], Sequence[SequenceRecord]],
-    auto_train: bool,
-):
-    """`load(path)`, after `cfg.train(split("train"), split("val"), path)` when the checkpoint is
-    missing and `auto_train`; without it a missing checkpoint is `load`'s `CheckpointError`."""
-    if not path.is_file() and auto_train:
-        cfg.train(split("train"), split("val"), path)
-    return load(path)
 
 
 def motion_ae_path(checkpoints_dir: str | Path, dataset: str) -> Path:

@@ -3,13 +3,13 @@ mini data).
 
 `MotionAEConfig.train` fits a `MotionAutoencoder` on the train split's windows with a CPU Lightning
 `Trainer` (seeded, early stopping on the validation loss) and writes its checkpoint.
-`load_or_train_motion_ae` is what metrics call in `prepare`: load the dataset's
-checkpoint, training it first where auto-training is allowed.
+Metrics load it with `MotionAEConfig.load_or_train` (training it first where auto-training is
+allowed).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +21,6 @@ from gesturebench.data.records import SequenceRecord
 from gesturebench.encoders.checkpoint import (
     MOTION_AE_FORMAT,
     load_motion_ae,
-    load_or_train,
     motion_ae_path,
 )
 from gesturebench.encoders.motion_ae import DOWNSAMPLE, MotionAutoencoder
@@ -47,14 +46,7 @@ class MotionAEConfig(EncoderConfig):
     hidden_dim: int = 64
     latent_dim: int = 128
     kernel_size: int = 5
-    batch_size: int = 64
-    lr: float = 1e-3
-    max_epochs: int = 30
-    max_steps: int = 200
-    patience: int = 5
     velocity_weight: float = 1.0
-    std_floor: float = 0.01
-    seed: int = 0
 
     checkpoint_format = MOTION_AE_FORMAT
 
@@ -67,6 +59,9 @@ class MotionAEConfig(EncoderConfig):
             raise ConfigError(
                 f"encoder.hop={self.hop} and encoder.train_hop={self.train_hop} must be positive"
             )
+
+    def load(self, path: Path):
+        return load_motion_ae(path)
 
     def checkpoint_path(self, checkpoints_dir: str | Path, dataset: str) -> Path:
         return motion_ae_path(checkpoints_dir, dataset)
@@ -136,21 +131,3 @@ def reconstruction_errors(module: MotionAutoencoder, windows: torch.Tensor) -> d
         "recon_mse": float(torch.nn.functional.mse_loss(module(x), x)),
         "mean_pose_mse": float(x.pow(2).mean()),
     }
-
-
-def load_or_train_motion_ae(
-    checkpoints_dir: str | Path,
-    dataset_name: str,
-    split: Callable[[str], Sequence[SequenceRecord]],
-    auto_train: bool,
-    cfg: MotionAEConfig | Mapping | None = None,
-) -> tuple[MotionAutoencoder, dict]:
-    """The dataset's encoder and its info; trained first when missing and `auto_train`, else
-    `CheckpointError`."""
-    return load_or_train(
-        motion_ae_path(checkpoints_dir, dataset_name),
-        load_motion_ae,
-        MotionAEConfig.coerce(cfg),
-        split,
-        auto_train,
-    )

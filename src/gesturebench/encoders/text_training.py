@@ -10,7 +10,7 @@ seconds on a CPU.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,12 +20,10 @@ from pytorch_lightning.callbacks import EarlyStopping
 from torch.utils.data import DataLoader, TensorDataset
 
 from gesturebench.data.records import SequenceRecord
-from gesturebench.encoders.checkpoint import load_or_train
 from gesturebench.encoders.text_motion import (
     FORMAT,
     PACKAGED_TEXT_MODEL,
     SentenceEmbedder,
-    TextMotionEncoder,
     TextMotionModel,
     load_text_motion,
     seconds_to_frames,
@@ -60,16 +58,16 @@ class TextMotionConfig(EncoderConfig):
     kernel_size: int = 5
     temperature: float = 0.5
     text_dropout: float = 0.3
-    batch_size: int = 64
-    lr: float = 2e-3
     weight_decay: float = 1e-2
+    lr: float = 2e-3
     max_epochs: int = 40
     max_steps: int = 400
     patience: int = 10
-    std_floor: float = 0.01
-    seed: int = 0
 
     checkpoint_format = FORMAT
+
+    def load(self, path: Path):
+        return load_text_motion(path)
 
     def checkpoint_path(self, checkpoints_dir: str | Path, dataset: str) -> Path:
         return text_motion_path(checkpoints_dir, dataset)
@@ -175,21 +173,3 @@ class KeepBest(pl.Callback):
     def on_fit_end(self, trainer, module):
         if self.state is not None:
             module.load_state_dict(self.state)
-
-
-def load_or_train_text_motion(
-    checkpoints_dir: str | Path,
-    dataset_name: str,
-    split: Callable[[str], Sequence[SequenceRecord]],
-    auto_train: bool,
-    cfg: TextMotionConfig | Mapping | None = None,
-    path: str | Path | None = None,
-    device: str = "cpu",
-) -> TextMotionEncoder:
-    """The dataset's text–motion encoder (at `path`, default `text_motion_path`); trained first when
-    missing and `auto_train`, else `CheckpointError` naming the command that creates it."""
-    path = Path(path) if path is not None else text_motion_path(checkpoints_dir, dataset_name)
-    model, info = load_or_train(
-        path, load_text_motion, TextMotionConfig.coerce(cfg), split, auto_train
-    )
-    return TextMotionEncoder(model, info, device)

@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import os
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, ClassVar, NamedTuple
 
@@ -20,6 +20,7 @@ from torch.utils.data import DataLoader
 
 from gesturebench.data.records import SequenceRecord
 from gesturebench.encoders.checkpoint import save_encoder
+from gesturebench.stages import stage
 
 
 class Fitted(NamedTuple):
@@ -32,13 +33,23 @@ class Fitted(NamedTuple):
     headline: str
 
 
+@dataclass(frozen=True)
 class EncoderConfig:
-    """Mixin for an encoder's frozen training-config dataclass (`conf/encoder/*` builds one): what
-    `task=train_encoder` and auto-training need of it. A subclass implements `fit_module` and
-    `checkpoint_path` and names its `checkpoint_format`."""
+    """Base of an encoder's frozen training-config dataclass (`conf/encoder/*` builds one): the
+    training schedule every encoder shares, and what `task=train_encoder`, auto-training and the
+    metrics' `prepare` need of it. A subclass adds its architecture fields, implements `fit_module`
+    and `checkpoint_path`, and names its `checkpoint_format` and `load` (path → module, info)."""
 
-    name: str
-    seed: int
+    name: str = "encoder"
+    batch_size: int = 64
+    lr: float = 1e-3
+    max_epochs: int = 30
+    max_steps: int = 200
+    #: epochs without a better validation figure before training stops
+    patience: int = 5
+    #: feature standard deviations are floored here before normalising
+    std_floor: float = 0.01
+    seed: int = 0
     #: the checkpoint's "format" (see `encoders.checkpoint`)
     checkpoint_format: ClassVar[str]
 
@@ -51,6 +62,31 @@ class EncoderConfig:
     def checkpoint_path(self, checkpoints_dir: str | Path, dataset: str) -> Path:
         """Where the encoder of `dataset` is stored."""
         raise NotImplementedError
+
+    def load(self, path: Path) -> tuple[Any, dict]:
+        """The module stored at `path` and its info; `CheckpointError` when missing or unusable."""
+        raise NotImplementedError
+
+    def load_or_train(
+        self,
+        checkpoints_dir: str | Path,
+        dataset: str,
+        split: Callable[[str], Sequence[SequenceRecord]],
+        auto_train: bool,
+        path: str | Path | None = None,
+    ) -> tuple[Any, dict]:
+        """The encoder at `path` (default `checkpoint_path`) and its info, after training it on
+        `split("train")`/`split("val")` when it is missing and `auto_train`; without `auto_train` a
+        missing checkpoint is `load`'s `CheckpointError` naming the command that creates it."""
+        path = Path(path) if path is not None else self.checkpoint_path(checkpoints_dir, dataset)
+        if not path.is_file() and auto_train:
+            with stage(
+                f"training the {self.name} encoder on the train split",
+                "the learned metrics need it and no checkpoint exists yet",
+                kept=str(path),
+            ):
+                self.train(split("train"), split("val"), path)
+        return self.load(path)
 
     def fit_module(
         self,
@@ -86,7 +122,7 @@ class EncoderConfig:
             "steps": fitted.trainer.global_step,
             "seconds": seconds,
         }
-        config = dataclasses.asdict(self)  # type: ignore[call-overload]  # a dataclass subclass
+        config = asdict(self)
         sha = save_encoder(fitted.module, out_path, self.checkpoint_format, config, summary)
         print(f"{self.name} checkpoint {out_path} sha256={sha} {fitted.headline} in {seconds} s")
         return out_path

@@ -48,6 +48,7 @@ import torch
 from torchmetrics import Metric
 from torchmetrics.utilities import dim_zero_cat
 
+from gesturebench.errors import ConfigError
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.pair import MotionPair
 from gesturebench.stats.bootstrap import Resamples, weighted_means
@@ -113,20 +114,30 @@ class GestureMetric(Metric):
     distributional: ClassVar[bool] = False
     #: this metric's constructor arguments (name → value), recorded by the base.
     init_arguments: dict[str, Any]
+    #: the name its values are reported under when the config gives none (`name=` renames it).
+    default_name: ClassVar[str]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "__init__" in vars(cls):
             cls.__init__ = _recording_arguments(cls.__init__)  # type: ignore[method-assign]
 
-    def __init__(self, name: str, **kwargs: Any):
+    def __init__(self, name: str | None = None, display_scale: float | None = None, **kwargs: Any):
+        """`display_scale`: the unit a publication prints the values in (0.1 for "×10⁻¹": the
+        printed number is value / 0.1); `results.json` then carries that display value beside the
+        raw one. None: printed as is."""
         if getattr(self, "direction", None) not in HIGHER_IS_BETTER:
             raise TypeError(
                 f"{type(self).__name__} must declare direction as one of "
                 f"{tuple(HIGHER_IS_BETTER)}, got {getattr(self, 'direction', None)!r}"
             )
+        if name is None and not hasattr(self, "default_name"):
+            raise TypeError(f"{type(self).__name__} needs a name (it declares no default_name)")
+        if display_scale is not None and not display_scale > 0:
+            raise ConfigError(f"metric {name}: display_scale must be > 0, got {display_scale}")
         super().__init__(**kwargs)
-        self.name = name
+        self.name = name or self.default_name
+        self.display_scale = display_scale
 
     @property  # torchmetrics declares a settable class attribute; here it follows `direction`
     def higher_is_better(self) -> bool | None:  # type: ignore[override]
@@ -205,8 +216,8 @@ class SequenceMetric(GestureMetric):
     seq_values: list[torch.Tensor]
     seq_weight: list[torch.Tensor]
 
-    def __init__(self, name: str, **kwargs: Any):
-        super().__init__(name, **kwargs)
+    def __init__(self, **kwargs: Any):
+        super().__init__(**kwargs)
         n = len(self.value_names)
         f64 = torch.float64
         self.add_state("total", default=torch.zeros(n, dtype=f64), dist_reduce_fx="sum")

@@ -32,6 +32,7 @@ from gesturebench.atomic import write_atomic
 from gesturebench.body.joints import UPPER
 from gesturebench.body.output import BodyOutput
 from gesturebench.data.records import N_JOINTS, Motion, SequenceRecord
+from gesturebench.emage_eval_files import MEAN_SPEED
 from gesturebench.errors import ConfigError
 from gesturebench.metrics.base import SequenceMetric
 from gesturebench.metrics.context import MetricContext
@@ -46,14 +47,12 @@ from gesturebench.metrics.functional.beat import (
     trim_frames,
 )
 from gesturebench.metrics.pair import MotionPair
+from gesturebench.stages import stage
+from gesturebench.weights import resolve_weights, sha256_file
 
 #: EMAGE's fixed per-joint speed normaliser (55 values, computed with SMPL-X over BEAT2), published
-#: with its evaluation code.
-EMAGE_MEAN_SPEED = "mean_vel_smplxflame_30.npy"
-EMAGE_MEAN_SPEED_URL = (
-    "https://huggingface.co/spaces/H-Liu1997/EMAGE/resolve/main/EMAGE/test_sequences/weights/"
-    + EMAGE_MEAN_SPEED
-)
+#: with its evaluation code; this name is resolved like released weights (`emage_eval_files`).
+EMAGE_MEAN_SPEED = Path(MEAN_SPEED.files[0]).name
 #: BC variants: the value of each knob that the configuration leaves unset (None).
 VARIANTS: dict[str, dict[str, Any]] = {
     "paper": {
@@ -145,15 +144,14 @@ class BeatConsistency(SequenceMetric):
     options; the metric's ↑/↓ property is the class attribute `direction`.
     """
 
+    default_name = "bc"
     direction = "higher"
     requires = ("audio",)
-    extras = ("{name}_ref",)
-    reference_only = ("{name}_ref",)
+    extras = reference_only = ("{name}_ref",)  # the reference's own value, beside the metric's
     hidden_options = ("mean_speed",)
 
     def __init__(
         self,
-        name: str = "bc",
         sigma: float = 0.3,
         order: int = 7,
         threshold: float | None = None,
@@ -171,10 +169,10 @@ class BeatConsistency(SequenceMetric):
         audio_segment: str | None = None,
         **kwargs: Any,
     ):
-        super().__init__(name, **kwargs)
+        super().__init__(**kwargs)
         if variant not in VARIANTS:
             raise ConfigError(
-                f"metric {name}: variant must be one of {tuple(VARIANTS)}, got {variant!r}"
+                f"metric {self.name}: variant must be one of {tuple(VARIANTS)}, got {variant!r}"
             )
         given = {
             "threshold": threshold,
@@ -192,11 +190,12 @@ class BeatConsistency(SequenceMetric):
         for knob, allowed in CHOICES.items():
             if self.settings[knob] not in allowed:
                 raise ConfigError(
-                    f"metric {name}: {knob} must be one of {allowed}, got {self.settings[knob]!r}"
+                    f"metric {self.name}: {knob} must be one of {allowed}, "
+                    f"got {self.settings[knob]!r}"
                 )
         if mean_speed is not None and len(mean_speed) != N_JOINTS:
             raise ConfigError(
-                f"metric {name}: mean_speed needs one value per SMPL-X joint ({N_JOINTS})"
+                f"metric {self.name}: mean_speed needs one value per SMPL-X joint ({N_JOINTS})"
             )
         self.sigma, self.order, self.trim = sigma, order, trim
         self.threshold: float = self.settings["threshold"]
@@ -209,6 +208,7 @@ class BeatConsistency(SequenceMetric):
         self.mean_speed = None if mean_speed is None else np.asarray(mean_speed, dtype=np.float64)
         self.mean_speed_source = "config" if mean_speed is not None else None
         self.onset_cache: Path | None = None
+        self.mean_speed_file_path: Path | None = None
         #: the body model's call, to rerun the motion under a zeroed translation or orientation (its
         #: bound method, not the module: a module attribute would become a submodule of the metric)
         self.body_forward: Callable[..., BodyOutput] | None = None
@@ -233,6 +233,7 @@ class BeatConsistency(SequenceMetric):
                     f" got shape {speed.shape}"
                 )
             self.mean_speed, self.mean_speed_source = speed, str(path)
+            self.mean_speed_file_path = path
             return
         key = hashlib.sha256(
             f"{context.dataset_name}|{_body_model_hash(context.body_model)}|{self.root_aligned}".encode()
@@ -241,25 +242,39 @@ class BeatConsistency(SequenceMetric):
         if path.is_file():
             speed = json.loads(path.read_text())["mean_speed"]
         else:
-            speed = reference_mean_speed(
-                context.split("train"), context.body_model, self.root_aligned
-            ).tolist()
+            with stage(
+                f"building BC's joint speed statistics of {context.dataset_name}",
+                "BC normalises joint speeds by the train split's mean",
+                kept=str(path),
+            ):
+                speed = reference_mean_speed(
+                    context.split("train"), context.body_model, self.root_aligned
+                ).tolist()
             write_atomic(path, json.dumps({"dataset": context.dataset_name, "mean_speed": speed}))
         self.mean_speed = np.asarray(speed, dtype=np.float64)
         self.mean_speed_source = str(path)
 
     def _mean_speed_path(self, path: Path, context: MetricContext) -> Path:
-        """`path` as given, else in the checkpoints folder; a one-line error naming where to get
-        EMAGE's file when neither holds it."""
+        """`path` as given, else in the checkpoints folder; EMAGE's file by its bare name is then
+        resolved like released weights (`<checkpoints>/emage_eval/`, the Hugging Face cache, a
+        download), with a one-line error naming where to put it."""
         for candidate in (path, Path(context.checkpoints_dir) / path):
             if candidate.is_file():
                 return candidate
-        official = path.name == EMAGE_MEAN_SPEED
-        where = f"; EMAGE publishes it at {EMAGE_MEAN_SPEED_URL}" if official else ""
+        if str(path) == EMAGE_MEAN_SPEED:
+            resolved = resolve_weights(MEAN_SPEED, None, context.checkpoints_dir)
+            return resolved.path(MEAN_SPEED.files[0])
         raise ConfigError(
             f"metric {self.name}: mean_speed_file {path} not found (nor in"
-            f" {context.checkpoints_dir}){where}"
+            f" {context.checkpoints_dir})"
         )
+
+    def provenance(self) -> dict:
+        """The speed normaliser file and its SHA-256, when one was read."""
+        if self.mean_speed_file_path is None:
+            return {}
+        path = self.mean_speed_file_path
+        return {f"{self.name}_mean_speed": {"path": str(path), "sha256": sha256_file(path)}}
 
     def _segment_onsets(
         self, audio: np.ndarray, sr: int, start: int, stop: int, n_frames: int, fps: float

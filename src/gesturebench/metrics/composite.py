@@ -86,7 +86,7 @@ class PerSequence(DerivedMetric):
         self.needs_vertices = metric.needs_vertices
         self.reads = metric.reads
         self.reference_only = tuple(r.format(name=metric.name) for r in metric.reference_only)
-        super().__init__(metric.name, **kwargs)
+        super().__init__(name=metric.name, **kwargs)
         self.metric = metric
 
     def extra_options(self) -> dict:
@@ -158,7 +158,7 @@ class CompositeRatings(DerivedMetric):
                 f"it has {sorted(spec['composites'])}"
             )
         self.extras = tuple(f"{name}_{d}" for d in dims[1:])
-        super().__init__(f"{name}_{dims[0]}", **kwargs)
+        super().__init__(name=f"{name}_{dims[0]}", **kwargs)
         self.path, self.dimensions = str(path), dims
         self.sha256 = hashlib.sha256(Path(path).read_bytes()).hexdigest()
         self.composites = {d: spec["composites"][d] for d in dims}

@@ -14,10 +14,11 @@ class Dice(SequenceMetric):
     """Dice of the union-over-frames rasters of the upper-body and hand bones, generated vs
     reference."""
 
+    default_name = "dice"
     direction = "higher"
 
-    def __init__(self, name: str = "dice", cell: float = 0.005, extent: float = 2.0, **kwargs: Any):
-        super().__init__(name, **kwargs)
+    def __init__(self, cell: float = 0.005, extent: float = 2.0, **kwargs: Any):
+        super().__init__(**kwargs)
         self.cell, self.extent = cell, extent
 
     def sequence_values(self, pair: MotionPair) -> tuple[list[float | None], float]:

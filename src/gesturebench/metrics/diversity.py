@@ -1,9 +1,10 @@
 """Diversity ↑: L1 spread of root-aligned joints around their temporal mean (docs/metrics.md,
 Diversity).
 
-Two conventions: ours (`joints=body_hands`, `weighting=sequence`: 52 joints, each sequence weighing
-1) and EMAGE's evaluation code (`joints=all`, `weighting=frames`: all 55 joints, sequences weighted
-by their frame count, i.e. the total L1 spread over all frames divided by the number of frames).
+Two conventions: ours (`joints=body_hands`, `weighting=sequence`: the 51 joints of BODY_HANDS, root
+excluded, each sequence weighing 1) and EMAGE's evaluation code (`joints=all`, `weighting=frames`:
+all 55 joints, sequences weighted by their frame count, i.e. the total L1 spread over all frames
+divided by the number of frames).
 """
 
 from __future__ import annotations
@@ -27,25 +28,24 @@ class Diversity(SequenceMetric):
     """Diversity of the generated motion, with the reference's (`diversity_ref`) beside it for
     scale."""
 
+    default_name = "diversity"
     direction = "higher"
-    extras = ("{name}_ref",)
-    reference_only = ("{name}_ref",)
+    extras = reference_only = ("{name}_ref",)  # the reference's own value, beside the metric's
 
     def __init__(
         self,
-        name: str = "diversity",
         joints: str = "body_hands",
         weighting: str = "sequence",
         **kwargs: Any,
     ):
-        super().__init__(name, **kwargs)
+        super().__init__(**kwargs)
         if joints not in JOINT_SETS:
             raise ConfigError(
-                f"metric {name}: joints must be one of {tuple(JOINT_SETS)}, got {joints!r}"
+                f"metric {self.name}: joints must be one of {tuple(JOINT_SETS)}, got {joints!r}"
             )
         if weighting not in WEIGHTINGS:
             raise ConfigError(
-                f"metric {name}: weighting must be one of {WEIGHTINGS}, got {weighting!r}"
+                f"metric {self.name}: weighting must be one of {WEIGHTINGS}, got {weighting!r}"
             )
         self.joint_ids, self.weighting = JOINT_SETS[joints], weighting
 

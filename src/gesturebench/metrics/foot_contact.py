@@ -15,6 +15,7 @@ from gesturebench.metrics.pair import MotionPair
 class FootContact(SequenceMetric):
     """|r_ref − r_gen| per sequence, with both contact rates (global heel/toe vertex positions)."""
 
+    default_name = "foot_contact"
     direction = "lower"
     needs_vertices = True
     extras = ("contact_rate_gen", "contact_rate_ref")  # results keys older than `{name}_<what>`
@@ -23,14 +24,13 @@ class FootContact(SequenceMetric):
 
     def __init__(
         self,
-        name: str = "foot_contact",
         height: float = 0.03,
         speed: float = 0.10,
         percentile: float = 1.0,
         min_points: int = 2,
         **kwargs: Any,
     ):
-        super().__init__(name, **kwargs)
+        super().__init__(**kwargs)
         self.contact_options = self.options()
 
     def rate(self, vertices: torch.Tensor | None, fps: float) -> float:

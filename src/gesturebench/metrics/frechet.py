@@ -3,6 +3,10 @@
 
 `fgd_raw_pose` is the same Fréchet distance on encoder-free features: the window mean of the
 per-frame representation (55 6D rotations + root velocity, REP_DIM values).
+
+`covariance_offset` ε adds ε·I to both covariances inside the matrix square root only, as EMAGE's
+2025 evaluation code does (ε = 1e-6; its traces stay unshifted); 0 is the plain formula (EMAGE's
+2024 code, which shifts only when the square root is not finite).
 """
 
 from __future__ import annotations
@@ -36,27 +40,34 @@ BOOTSTRAP_CHUNK = 50
 class FGD(MotionFeatureMetric):
     """FGD ↓ between reference and generated window features, plus `fgd_raw_pose`.
 
-    States, per sequence (`"cat"`, with its split index; index 0 = reference, 1 = generated): the
-    window counts and, per feature space, the mean and scatter Σ(x − μ)(x − μ)ᵀ of its windows
-    (float64). `compute` pools them in split-index order with `merge_moments` (so one process and
-    several give the same bits); the bootstrap pools each resample's sequences with their
-    multiplicities (`resampled_moments`). Sums of x and xxᵀ would be simpler but lose the
-    covariance to cancellation when the features' mean is large against their spread (1.8 % off at
-    an offset of 1e6); partial moments pool exactly.
+    States, per sequence (`"cat"`, with its split index; index 0 = reference, 1 = generated), per
+    feature space: the feature count (windows for the raw pose; for EMAGE's encoder one feature
+    per 16 frames, so the spaces' counts differ), mean and scatter Σ(x − μ)(x − μ)ᵀ (float64).
+    `compute` pools them in split-index order with `merge_moments` (so one process and several
+    give the same bits); the bootstrap pools each resample's sequences with their multiplicities
+    (`resampled_moments`). Sums of x and xxᵀ would be simpler but lose the covariance to
+    cancellation when the features' mean is large against their spread (1.8 % off at an offset of
+    1e6); partial moments pool exactly.
     """
 
+    default_name = "fgd"
     direction = "lower"
     extras = ("{name}_raw_pose",)
     seq_index: list[torch.Tensor]
-    seq_count: list[torch.Tensor]
+    feat_count: list[torch.Tensor]
 
-    def __init__(self, name: str = "fgd", encoder_config: Mapping | None = None, **kwargs: Any):
-        super().__init__(name, encoder_config, **kwargs)
+    def __init__(
+        self,
+        encoder_config: Mapping | None = None,
+        covariance_offset: float = 0.0,
+        **kwargs: Any,
+    ):
+        super().__init__(encoder_config, **kwargs)
+        self.covariance_offset = covariance_offset
         for space in SPACES:
-            self.add_state(f"{space}_mean", default=[], dist_reduce_fx="cat")
-            self.add_state(f"{space}_scatter", default=[], dist_reduce_fx="cat")
+            for state in ("count", "mean", "scatter"):
+                self.add_state(f"{space}_{state}", default=[], dist_reduce_fx="cat")
         self.add_state("seq_index", default=[], dist_reduce_fx="cat")
-        self.add_state("seq_count", default=[], dist_reduce_fx="cat")
 
     def extra_options(self) -> dict:
         return {
@@ -67,7 +78,7 @@ class FGD(MotionFeatureMetric):
     def sequence_moments(
         self, space: str
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor] | None:
-        """Split indices (S,), window counts (S, 2), means (S, 2, dim) and scatters
+        """Split indices (S,), feature counts (S, 2), means (S, 2, dim) and scatters
         (S, 2, dim, dim) of every scored sequence in feature space `space`, in split-index order;
         None before any."""
         index = cat_state(self.seq_index)
@@ -75,7 +86,7 @@ class FGD(MotionFeatureMetric):
             return None
         order = torch.argsort(index)
         s = len(index)
-        count = dim_zero_cat(self.seq_count).reshape(s, 2)
+        count = dim_zero_cat(getattr(self, f"{space}_count")).reshape(s, 2)
         mean = dim_zero_cat(getattr(self, f"{space}_mean"))
         scatter = dim_zero_cat(getattr(self, f"{space}_scatter"))
         dim = mean.shape[-1]
@@ -92,23 +103,17 @@ class FGD(MotionFeatureMetric):
             parts = [
                 batch_moments(features if space == "feat" else w.mean(1)) for w, features in sides
             ]
-            getattr(self, f"{space}_mean").append(torch.stack([p[1] for p in parts])[None])
-            getattr(self, f"{space}_scatter").append(torch.stack([p[2] for p in parts])[None])
-        counts = [float(w.shape[0]) for w, _ in sides]
-        self.seq_count.append(torch.tensor([counts], dtype=torch.float64, device=self.device))
+            for i, state in enumerate(("count", "mean", "scatter")):
+                getattr(self, f"{space}_{state}").append(torch.stack([p[i] for p in parts])[None])
         self.seq_index.append(torch.tensor([pair.index], dtype=torch.int64, device=self.device))
 
-    def window_counts(self) -> torch.Tensor:
-        """Reference and generated windows scored (2,)."""
-        counts = cat_state(self.seq_count)
-        return torch.zeros(2) if counts is None else counts.reshape(-1, 2).sum(0)
-
     def skip_reason(self) -> str | None:
-        count = self.window_counts()
+        counts = cat_state(self.feat_count)
+        count = torch.zeros(2) if counts is None else counts.reshape(-1, 2).sum(0)
         if count.min() >= 2:
             return None
         return (
-            f"FGD needs at least 2 windows of reference and of generated motion; got "
+            f"FGD needs at least 2 features of reference and of generated motion; got "
             f"{int(count[REFERENCE])} and {int(count[GENERATED])}"
         )
 
@@ -118,8 +123,11 @@ class FGD(MotionFeatureMetric):
             moments = self.sequence_moments(space)
             assert moments is not None  # skip_reason: some windows were scored
             n, mean, scatter = merge_moments(*moments[1:])
+            if n.min() < 2:
+                out[name] = None
+                continue
             ref, gen = ((mean[i], scatter[i] / (n[i] - 1)) for i in (REFERENCE, GENERATED))
-            out[name] = float(frechet_distance(*ref, *gen))
+            out[name] = float(frechet_distance(*ref, *gen, offset=self.covariance_offset))
         return out
 
     def bootstrap(self, resamples: Resamples) -> dict[str, np.ndarray]:
@@ -130,7 +138,9 @@ class FGD(MotionFeatureMetric):
         The means are centred on the reference's, and where the features span fewer than half the
         dimensions (fewer windows than dimensions, e.g. the raw pose of a small split), everything
         is projected onto the span: the distance is the same, its decompositions far smaller. A
-        resample with more windows a side than dimensions takes the Cholesky route."""
+        resample with more windows a side than dimensions takes the Cholesky route. With a
+        `covariance_offset` ε, the dropped dimensions' share of Tr(((ΣA + εI)(ΣG + εI))^½), ε
+        each, is added back."""
         out = {}
         for name, space in zip(self.value_names, SPACES, strict=True):
             moments = self.sequence_moments(space)
@@ -141,14 +151,19 @@ class FGD(MotionFeatureMetric):
             shift = mu[REFERENCE] - mu[GENERATED]
             basis = psd_range(pooled.sum(0) + torch.outer(shift, shift))
             mean = mean - mu[REFERENCE]
-            if basis.shape[1] < mean.shape[-1] / 2:
+            full = mean.shape[-1]
+            if basis.shape[1] < full / 2:
                 mean, scatter = mean @ basis, basis.T @ scatter @ basis
             dim = mean.shape[-1]
+            dropped = 2 * self.covariance_offset * (full - dim)
             draws = torch.from_numpy(resamples.of(index.cpu().numpy())).to(mean)
             replicates = []
             for n, mu_b, m in resampled_moments(draws, count, mean, scatter, BOOTSTRAP_CHUNK):
                 ref, gen = ((mu_b[:, i], m[:, i] / (n[:, i, None, None] - 1)) for i in (0, 1))
-                fd = frechet_distance(*ref, *gen, definite=n.min(1).values > dim)
+                fd = frechet_distance(
+                    *ref, *gen, definite=n.min(1).values > dim, offset=self.covariance_offset
+                )
+                fd = fd - dropped
                 replicates.append(torch.where(n.min(1).values >= 2, fd, torch.nan))
             out[name] = torch.cat(replicates).cpu().numpy()
         return out

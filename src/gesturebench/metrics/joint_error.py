@@ -13,10 +13,8 @@ from gesturebench.metrics.pair import MotionPair
 class MeanJointDistance(SequenceMetric):
     """MJD ↓: mean root-aligned distance of BODY_HANDS joints to the reference, metres."""
 
+    default_name = "mjd"
     direction = "lower"
-
-    def __init__(self, name: str = "mjd", **kwargs: Any):
-        super().__init__(name, **kwargs)
 
     def sequence_values(self, pair: MotionPair) -> tuple[list[float | None], float]:
         return [float(mean_joint_distance(pair.gen_body.joints, pair.ref_body.joints))], 1.0
@@ -26,10 +24,11 @@ class PCK(SequenceMetric):
     """PCK ↑: fraction of (frame, BODY_HANDS joint) pairs within `threshold` metres of the
     reference."""
 
+    default_name = "pck"
     direction = "higher"
 
-    def __init__(self, name: str = "pck", threshold: float = 0.1, **kwargs: Any):
-        super().__init__(name, **kwargs)
+    def __init__(self, threshold: float = 0.1, **kwargs: Any):
+        super().__init__(**kwargs)
         self.threshold = threshold
 
     def sequence_values(self, pair: MotionPair) -> tuple[list[float | None], float]:

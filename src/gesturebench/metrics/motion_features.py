@@ -1,10 +1,13 @@
-"""`MotionFeatureMetric`: the base of the metrics that pool motion-autoencoder features (FGD,
+"""`MotionFeatureMetric`: the base of the metrics that pool learned motion features (FGD,
 Density, Coverage).
 
-Each sequence contributes the windows (`window`/`hop` of the encoder's training config) of its
-reference and of its generated motion; features are pooled over all sequences. `prepare` loads the
-dataset's encoder (`<checkpoints>/encoders/motion_ae-<dataset>.pt`), training it first where the
-context allows auto-training.
+Two feature encoders (`encoder`): ``motion_ae``, our autoencoder trained on the dataset
+(`<checkpoints>/encoders/motion_ae-<dataset>.pt`, trained first where the context allows
+auto-training), one feature per window (`window`/`hop` of its training config); or ``emage``,
+EMAGE's released FGD encoder (`encoders.emage_fgd`; weights from `weights`, else
+`<checkpoints>/emage_eval/`, else the Hugging Face Hub), one feature per 16 frames of each whole
+sequence as EMAGE's evaluation computes them. ``auto`` (the default) is ``emage`` on real BEAT2
+(`EMAGE_DATASETS`) and ``motion_ae`` elsewhere. Features are pooled over all sequences.
 """
 
 from __future__ import annotations
@@ -16,43 +19,82 @@ from typing import Any, ClassVar
 import torch
 
 from gesturebench.data.records import Motion
+from gesturebench.emage_eval_files import FGD_ENCODER
+from gesturebench.encoders.emage_fgd import (
+    FEATURE_DIM,
+    TRIM,
+    EmageFGDEncoder,
+    load_emage_fgd_encoder,
+)
 from gesturebench.encoders.motion_ae import MotionAutoencoder
-from gesturebench.encoders.motion_ae_training import MotionAEConfig, load_or_train_motion_ae
+from gesturebench.encoders.motion_ae_training import MotionAEConfig
 from gesturebench.encoders.representation import motion_representation, sliding_windows
-from gesturebench.errors import CheckpointError
+from gesturebench.errors import CheckpointError, ConfigError
 from gesturebench.metrics.base import GestureMetric
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.pair import MotionPair
+from gesturebench.weights import resolve_weights
 
 REFERENCE, GENERATED = 0, 1
+ENCODERS = ("auto", "motion_ae", "emage")
+#: datasets on which ``encoder: auto`` is EMAGE's (real BEAT2, whose tables EMAGE's encoder made)
+EMAGE_DATASETS = ("beat2", "beat2_speaker2")
 
 
 class MotionFeatureMetric(GestureMetric):
-    """Encoder loading, provenance and windowing of the metrics in the motion autoencoder's feature
-    space.
+    """Encoder loading, provenance and windowing of the metrics in a learned feature space.
 
-    `encoder_config` is the motion_ae training config used when the encoder has to be auto-trained;
-    its `latent_dim` must match the checkpoint's. The generated motion's joint rotations (jaw and
-    eyes among them) and root velocity (`trans`) enter the features.
+    `encoder` is ``auto``, ``motion_ae`` or ``emage`` (module docstring); `weights` a file or folder
+    holding EMAGE's encoder weights (``emage`` only). `encoder_config` is the motion_ae training
+    config used when that encoder has to be auto-trained (its `latent_dim` must match the
+    checkpoint's); its `window`/`hop` also cut the windows of the encoder-free features. The
+    generated motion's joint rotations (jaw and eyes among them) and root velocity (`trans`,
+    motion_ae only) enter the features.
     """
 
     reads = ("jaw", "eyes", "trans")
-    hidden_options: ClassVar[tuple[str, ...]] = ("encoder_config",)
+    hidden_options: ClassVar[tuple[str, ...]] = ("encoder_config", "weights")
     distributional = True
 
-    def __init__(self, name: str, encoder_config: Mapping | None = None, **kwargs: Any):
-        super().__init__(name, **kwargs)
+    def __init__(
+        self,
+        encoder_config: Mapping | None = None,
+        encoder: str = "auto",
+        weights: str | None = None,
+        **kwargs: Any,
+    ):
+        super().__init__(**kwargs)
+        if encoder not in ENCODERS:
+            raise ConfigError(
+                f"metric {self.name}: encoder must be one of {ENCODERS}, got {encoder!r}"
+            )
+        self.encoder_name = encoder
+        self.weights = weights
         self.encoder_config = MotionAEConfig.coerce(encoder_config)
-        self.encoder: MotionAutoencoder | None = None
+        self.encoder: MotionAutoencoder | EmageFGDEncoder | None = None
         self.encoder_info: dict | None = None
 
+    @property
+    def feature_dim(self) -> int:
+        """The feature size of the configured encoder (motion_ae's until `prepare` chooses)."""
+        return FEATURE_DIM if self.encoder_name == "emage" else self.encoder_config.latent_dim
+
     def prepare(self, context: MetricContext) -> None:
-        encoder, info = load_or_train_motion_ae(
-            context.checkpoints_dir,
-            context.dataset_name,
-            context.split,
-            context.auto_train,
-            self.encoder_config,
+        if self.encoder_name == "auto":
+            self.encoder_name = "emage" if context.dataset_name in EMAGE_DATASETS else "motion_ae"
+        if self.encoder_name == "emage":
+            resolved = resolve_weights(FGD_ENCODER, self.weights, context.checkpoints_dir)
+            (name,) = FGD_ENCODER.files
+            self.encoder = load_emage_fgd_encoder(resolved.path(name)).to(self.device)
+            self.encoder_info = {
+                **resolved.info(),
+                "path": str(resolved.path(name)),
+                "sha256": resolved.sha256[name],
+                "source": f"{FGD_ENCODER.url} {name}",
+            }
+            return
+        encoder, info = self.encoder_config.load_or_train(
+            context.checkpoints_dir, context.dataset_name, context.split, context.auto_train
         )
         latent_dim = encoder.hparams["latent_dim"]
         if latent_dim != self.encoder_config.latent_dim:
@@ -64,41 +106,51 @@ class MotionFeatureMetric(GestureMetric):
         self.encoder_info = info
 
     def _window_config(self) -> dict:
-        return (
-            self.encoder_info["config"]
-            if self.encoder_info
-            else dataclasses.asdict(self.encoder_config)
-        )
+        if self.encoder_info and self.encoder_name == "motion_ae":
+            return self.encoder_info["config"]
+        return dataclasses.asdict(self.encoder_config)
 
     def extra_options(self) -> dict:
         cfg = self._window_config()
+        if self.encoder_name == "emage":
+            return {
+                "encoder": "emage",
+                "features": f"per 16 frames of each sequence cut to a multiple of {TRIM}",
+                "dim": FEATURE_DIM,
+            }
         return {
-            "encoder": "motion_ae",
+            "encoder": self.encoder_name,
             "window": cfg["window"],
             "hop": cfg["hop"],
             "dim": cfg["latent_dim"],
         }
 
     def provenance(self) -> dict:
-        return {"motion_ae": dict(self.encoder_info)} if self.encoder_info else {}
+        if not self.encoder_info:
+            return {}
+        key = "emage_fgd" if self.encoder_name == "emage" else "motion_ae"
+        return {key: dict(self.encoder_info)}
 
     def encode(self, motion: Motion) -> tuple[torch.Tensor, torch.Tensor]:
-        """A motion's (W, window, REP_DIM) representation windows and their (W, latent_dim) float64
-        encoder features."""
+        """A motion's (W, window, REP_DIM) representation windows and its (N, dim) float64 encoder
+        features (N = W for motion_ae)."""
         if self.encoder is None:
             raise RuntimeError(f"metric {self.name}: call prepare(context) before update()")
         cfg = self._window_config()
         windows = sliding_windows(
             motion_representation(motion, self.device), cfg["window"], cfg["hop"]
         )
+        if isinstance(self.encoder, EmageFGDEncoder):
+            poses = torch.as_tensor(motion.poses, dtype=torch.float32, device=self.device)
+            return windows, self.encoder.features(poses).double()
         return windows, self.encoder.features(windows).double()
 
     def pair_features(self, pair: MotionPair, side: int) -> tuple[torch.Tensor, torch.Tensor]:
         """`encode` of the pair's reference (`side` 0) or generated motion (1), once per pair for
-        all metrics with the same encoder checkpoint, windowing and device."""
+        all metrics with the same encoder weights, windowing and device."""
         cfg = self._window_config()
         key = (
-            "motion_ae",
+            self.encoder_name,
             (self.encoder_info or {}).get("sha256"),
             cfg["window"],
             cfg["hop"],

@@ -30,7 +30,7 @@ class NeighbourMetric(MotionFeatureMetric):
     the functional form, `resampled(balls, draws, k)` its bootstrap."""
 
     direction = "higher"
-    hidden_options = ("encoder_config", "chunk_size")
+    hidden_options = ("encoder_config", "weights", "chunk_size")
     statistic: Callable[[torch.Tensor, torch.Tensor, int, int], torch.Tensor]
     resampled: Callable[[BallHits, torch.Tensor, int], torch.Tensor]
     ref_features: list[torch.Tensor]
@@ -40,13 +40,12 @@ class NeighbourMetric(MotionFeatureMetric):
 
     def __init__(
         self,
-        name: str,
         k: int = 5,
         chunk_size: int = 1024,
         encoder_config: Mapping | None = None,
         **kwargs: Any,
     ):
-        super().__init__(name, encoder_config, **kwargs)
+        super().__init__(encoder_config, **kwargs)
         self.k = k
         self.chunk_size = chunk_size
         self.add_state("ref_features", default=[], dist_reduce_fx="cat")
@@ -96,18 +95,14 @@ class NeighbourMetric(MotionFeatureMetric):
 class Density(NeighbourMetric):
     """Density ↑: mean count of reference k-NN balls containing a generated feature, over k."""
 
+    default_name = "density"
     statistic = staticmethod(density)
     resampled = staticmethod(resampled_density)
-
-    def __init__(self, name: str = "density", **kwargs: Any):
-        super().__init__(name, **kwargs)
 
 
 class Coverage(NeighbourMetric):
     """Coverage ↑: fraction of reference k-NN balls containing a generated feature."""
 
+    default_name = "coverage"
     statistic = staticmethod(coverage)
     resampled = staticmethod(resampled_coverage)
-
-    def __init__(self, name: str = "coverage", **kwargs: Any):
-        super().__init__(name, **kwargs)

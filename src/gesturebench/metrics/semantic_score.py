@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gesturebench.encoders.text_motion import TextMotionEncoder
-from gesturebench.encoders.text_training import TextMotionConfig, load_or_train_text_motion
+from gesturebench.encoders.text_training import TextMotionConfig
 from gesturebench.errors import ConfigError
 from gesturebench.metrics.base import SequenceMetric
 from gesturebench.metrics.context import MetricContext
@@ -24,6 +24,7 @@ class SemanticScore(SequenceMetric):
     (mini-BEAT2). A sequence with no worded window counts as missing, like one without a transcript.
     """
 
+    default_name = "sc"
     direction = "higher"
     requires = ("words",)
     extras = ("{name}_ref",)
@@ -33,12 +34,11 @@ class SemanticScore(SequenceMetric):
 
     def __init__(
         self,
-        name: str = "sc",
         checkpoint: str | None = None,
         encoder: Mapping | None = None,
         **kwargs: Any,
     ):
-        super().__init__(name, **kwargs)
+        super().__init__(**kwargs)
         self.checkpoint = checkpoint
         self.encoder_cfg = TextMotionConfig.coerce(encoder)
         self.encoder: TextMotionEncoder | None = None
@@ -47,15 +47,14 @@ class SemanticScore(SequenceMetric):
         return {"text_motion": self.encoder.info} if self.encoder is not None else {}
 
     def prepare(self, context: MetricContext) -> None:
-        self.encoder = load_or_train_text_motion(
+        model, info = self.encoder_cfg.load_or_train(
             context.checkpoints_dir,
             context.dataset_name,
             context.split,
             context.auto_train,
-            self.encoder_cfg,
             path=self.checkpoint,
-            device=context.device,
         )
+        self.encoder = TextMotionEncoder(model, info, context.device)
 
     def sequence_values(self, pair: MotionPair) -> tuple[list[float | None], float] | None:
         if self.encoder is None:

@@ -1,18 +1,22 @@
 """SGP, semantic gesture preservation (docs/metrics.md, SGP; docs/annotation.md, SGP).
 
-For each clip c (a sequence, or a study window) the valid semantic events E_c are the events whose
-reference annotation class is iconic, metaphoric or deictic; the generated motion of each is
-classified by the configured annotator (same clip rendering, same prompt, `source` = the model);
-SGP_c = 1 − #{beat}/|E_c|, and the model's SGP is the mean over clips with |E_c| ≥ 1. Events whose
-generated annotation is not `ok` (invalid, error, or beyond the generated motion) are excluded from
-E_c and counted in `sgp_invalid`; a clip left with no event is excluded. Reported beside it:
-`sgp_events` (events scored) and `sgp_class_<c>`, the share of each class among the generated
-annotations of valid events.
+For each clip c (a sequence, or a study window) the valid semantic events E_c are, with
+`valid_from=beat2` (the default, the paper's Eq. 13), the events whose class in BEAT2's own `sem`
+annotation is iconic, metaphoric or deictic, or, with `valid_from=annotator`, the events the
+configured annotator classifies so on the reference motion. The generated motion of each is
+classified by the annotator (same clip rendering, same prompt, `source` = the model);
+SGP_c = 1 − #{beat}/|E_c|, and the model's SGP is the mean over clips with |E_c| ≥ 1. An event whose
+generated annotation is not `ok` (invalid, error, or beyond the generated motion) stays in E_c, as
+n(E_c) is the paper's count of the reference clip's valid events, and is counted in `sgp_invalid`:
+it cannot be a beat, so many failures bias SGP upwards, and `sgp_invalid` says how many there were.
+Reported beside it: `sgp_events` (|E_c| summed over clips) and `sgp_class_<c>`, the share of each
+class among the `ok` generated annotations of valid events.
 
-Reference annotations come from `<store_root>/reference/<annotator>.jsonl` (default store root: the
-dataset's cache folder `annotations/`). Where an event has none, an offline annotator (kinematic)
-annotates the reference motion on the fly and stores it; for an LLM annotator that is an error
-naming the command that creates them. Generated annotations of LLM annotators are stored under
+With `valid_from=annotator`, reference annotations come from
+`<store_root>/reference/<annotator>.jsonl` (default store root: the dataset's cache folder
+`annotations/`). Where an event has none, an offline annotator (kinematic) annotates the reference
+motion on the fly and stores it; for an LLM annotator that is an error naming the command that
+creates them. Generated annotations of LLM annotators are stored under
 `<store_root>/<model>/<annotator>.jsonl` (re-scoring costs no request); those of offline annotators
 are recomputed.
 """
@@ -40,12 +44,14 @@ from gesturebench.metrics.base import SequenceMetric
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.pair import MotionPair
 
+#: `valid_from` options: where the valid semantic events of a clip come from.
+VALID_FROM = ("beat2", "annotator")
+
 
 def clip_sgp(generated: Sequence[str | None]) -> float | None:
-    """SGP_c from the generated classes of a clip's valid events (None = invalid, excluded); None if
-    none is left."""
-    scored = [c for c in generated if c is not None]
-    return None if not scored else 1.0 - sum(c == "beat" for c in scored) / len(scored)
+    """SGP_c = 1 − #beat / n(E_c) from the generated classes of a clip's valid events (None: no
+    valid annotation, still in n(E_c)); None for a clip without valid events."""
+    return None if not generated else 1.0 - sum(c == "beat" for c in generated) / len(generated)
 
 
 def _ok_classes(records: dict[str, AnnotationRecord], events: list[Event]) -> dict[str, str | None]:
@@ -67,6 +73,7 @@ class SemanticGesturePreservation(SequenceMetric):
     class counts over `sgp_events`; `sgp_invalid` is reported even when SGP is skipped.
     """
 
+    default_name = "sgp"
     direction = "higher"
     requires = ("sem",)
     extras = ("{name}_invalid", "{name}_events", *(f"{{name}}_class_{c}" for c in GESTURE_CLASSES))
@@ -74,17 +81,23 @@ class SemanticGesturePreservation(SequenceMetric):
 
     def __init__(
         self,
-        name: str = "sgp",
         annotator: Annotator | None = None,
         store_root: str | None = None,
         concurrency: int = 4,
         max_requests: int | None = None,
+        valid_from: str = "beat2",
         **kwargs: Any,
     ):
-        super().__init__(name, **kwargs)
+        super().__init__(**kwargs)
+        if valid_from not in VALID_FROM:
+            raise ConfigError(
+                f"metrics.{self.name}.valid_from must be one of {', '.join(VALID_FROM)}, "
+                f"got {valid_from!r}"
+            )
+        self.valid_from = valid_from
         if annotator is not None and not isinstance(annotator, Annotator):
             raise ConfigError(
-                f"metrics.{name}.annotator must be an annotator config (conf/annotator/*), "
+                f"metrics.{self.name}.annotator must be an annotator config (conf/annotator/*), "
                 f"got {type(annotator).__name__}"
             )
         self.annotator = annotator or KinematicAnnotator()
@@ -101,7 +114,8 @@ class SemanticGesturePreservation(SequenceMetric):
         self.store_root = store_root
         self.annotator.prepare(context, store_root)
         self.reference = AnnotationStore(store_path(store_root, "reference", self.annotator.name))
-        if not self.annotator.offline and not self.reference.exists():
+        needs_reference = self.valid_from == "annotator" and not self.annotator.offline
+        if needs_reference and not self.reference.exists():
             raise CheckpointError(
                 self._no_reference(f"no reference annotations at {self.reference.path}")
             )
@@ -110,7 +124,8 @@ class SemanticGesturePreservation(SequenceMetric):
         return (
             f"sgp: {problem}; create them with `python launch.py task=annotate "
             f"task.source=reference "
-            f"annotator={self.annotator.name} dataset.split=<the evaluated split>`"
+            f"annotator={self.annotator.name} dataset.split=<the evaluated split>`, "
+            f"or count BEAT2's own semantic events (metrics.{self.name}.valid_from=beat2)"
         )
 
     # ------------------------------------------------------------------------------------------ per
@@ -191,15 +206,22 @@ class SemanticGesturePreservation(SequenceMetric):
         clips = self._clips(events, source, pair.generated, pair.gen_body.joints, pair.audio)
         return _ok_classes(self._runner(store).run(clips.values()).records, events)
 
-    def sequence_values(self, pair: MotionPair) -> tuple[list[float | None], float]:
+    def valid_events(self, pair: MotionPair) -> list[Event]:
+        """E_c: the clip's events whose BEAT2 class (or, with `valid_from=annotator`, whose
+        reference annotation's class) is iconic, metaphoric or deictic."""
         events = collect_events(pair.sequence_id, pair.sem or [], pair.words)
+        if self.valid_from == "beat2":
+            return [e for e in events if e.label in SEMANTIC_CLASSES]
         reference = self.reference_classes(pair, events)
-        valid = [e for e in events if reference[e.id] in SEMANTIC_CLASSES]
+        return [e for e in events if reference[e.id] in SEMANTIC_CLASSES]
+
+    def sequence_values(self, pair: MotionPair) -> tuple[list[float | None], float]:
+        valid = self.valid_events(pair)
         generated = self.generated_classes(pair, valid)
         classes = [generated[e.id] for e in valid]
         invalid = sum(c is None for c in classes)
         counts = [sum(c == g for c in classes) for g in GESTURE_CLASSES]
-        return [clip_sgp(classes), invalid, len(classes) - invalid, *counts], 1.0
+        return [clip_sgp(classes), invalid, len(classes), *counts], 1.0
 
     @property
     def sequence_names(self) -> tuple[str, ...]:
@@ -210,18 +232,21 @@ class SemanticGesturePreservation(SequenceMetric):
 
     def compute_values(self) -> dict[str, float | None]:
         clip_sum, invalid, events, *counts = self.total
+        ok = float(events - invalid)
         out: dict[str, float | None] = {
             self.name: float(clip_sum / self.weight[0]),
             f"{self.name}_invalid": float(invalid),
             f"{self.name}_events": float(events),
         }
         for c, count in zip(GESTURE_CLASSES, counts, strict=True):
-            out[f"{self.name}_class_{c}"] = float(count) / float(events)
+            out[f"{self.name}_class_{c}"] = float(count) / ok if ok else None
         return out
 
     def unscored_reason(self) -> str:
+        where = (
+            "BEAT2's sem annotation" if self.valid_from == "beat2" else "the reference annotation"
+        )
         return (
-            f"no clip had a valid semantic event (reference class iconic, metaphoric or deictic) "
-            f"with a valid generated annotation; {int(self.missing)} sequence(s) had no sem file, "
-            f"{int(self.total[1])} generated annotation(s) were invalid"
+            f"no clip had a valid semantic event (class iconic, metaphoric or deictic in {where}); "
+            f"{int(self.missing)} sequence(s) had no sem file"
         )

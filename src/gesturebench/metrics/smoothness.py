@@ -23,21 +23,21 @@ class LDLJRel(SequenceMetric):
     value.
     """
 
+    default_name = "ldlj_rel"
     direction = "zero"
     extras = ("ldlj_gen", "ldlj_ref")  # results keys older than `{name}_<what>`
     reference_only = ("ldlj_ref",)
 
     def __init__(
         self,
-        name: str = "ldlj_rel",
         window_s: float = 4.0,
         hop_s: float = 2.0,
-        savgol_window: int | None = 9,
-        savgol_order: int = 3,
         min_path: float = 1e-3,
+        savgol_window: int | None = None,
+        savgol_order: int = 3,
         **kwargs: Any,
     ):
-        super().__init__(name, **kwargs)
+        super().__init__(**kwargs)
         self.ldlj_options = self.options()
 
     def ldlj(self, joints: torch.Tensor, fps: float) -> float:

@@ -17,11 +17,12 @@ class SemanticRelevanceRecall(SequenceMetric):
     Identical motion scores the sequence's mean weight (not 1), as in BEAT's definition.
     """
 
+    default_name = "srgr"
     direction = "higher"
     requires = ("sem",)
 
-    def __init__(self, name: str = "srgr", threshold: float = 0.1, **kwargs: Any):
-        super().__init__(name, **kwargs)
+    def __init__(self, threshold: float = 0.1, **kwargs: Any):
+        super().__init__(**kwargs)
         self.threshold = threshold
 
     def sequence_values(self, pair: MotionPair) -> tuple[list[float | None], float]:

@@ -62,13 +62,12 @@ class _SurfaceMetric(SequenceMetric):
 
     def __init__(
         self,
-        name: str,
         method: str = "auto",
         num_points: int | None = None,
         seed: int = 0,
         **kwargs: Any,
     ):
-        super().__init__(name, **kwargs)
+        super().__init__(**kwargs)
         check_options(method, num_points)
         self.method, self.num_points, self.seed = method, num_points, seed
 
@@ -81,17 +80,13 @@ class Chamfer(_SurfaceMetric):
     """Chamfer ↓: per-frame symmetric mean squared nearest-vertex distance (m²), averaged over
     frames."""
 
+    default_name = "chamfer"
     value = 0
-
-    def __init__(self, name: str = "chamfer", **kwargs: Any):
-        super().__init__(name, **kwargs)
 
 
 class Hausdorff(_SurfaceMetric):
     """Hausdorff ↓: per-frame symmetric Hausdorff distance of the vertex sets (m), averaged over
     frames."""
 
+    default_name = "hausdorff"
     value = 1
-
-    def __init__(self, name: str = "hausdorff", **kwargs: Any):
-        super().__init__(name, **kwargs)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pytorch_lightning as pl
@@ -38,6 +38,14 @@ class GestureModel(pl.LightningModule):
 
     def generate(self, record: SequenceRecord) -> Motion:
         raise NotImplementedError
+
+    def output_problems(
+        self, dataset: Sequence[SequenceRecord], check: Callable[[Motion, SequenceRecord], None]
+    ) -> list[str]:
+        """One line per problem of the outputs that exist before scoring (result files the model's
+        own code wrote), each read and passed to `check`; default: none, the outputs are made while
+        scoring."""
+        return []
 
     def describe(self) -> dict:
         """results.json `model_info` for this motion source (e.g. which fields it copies from the

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from gesturebench.data.beat2 import read_npz, validate_motion_arrays
+from gesturebench.data.beat2 import not_numeric, read_npz, validate_motion_arrays
 from gesturebench.data.records import N_JOINTS, Motion
 from gesturebench.errors import DataError
 
@@ -154,7 +154,7 @@ def _pose_array(path: Path, arrays: dict) -> tuple[np.ndarray, list[str]]:
             f"({', '.join(SMPLX_PARTS)}); keys: {present}",
         )
     if not np.issubdtype(poses.dtype, np.number):
-        raise DataError(path, f"'{key}' is not numeric (dtype {poses.dtype})")
+        raise DataError(path, not_numeric(str(key), poses.dtype))
     if poses.shape[:1] == (1,) and (
         poses.ndim == 4 or (poses.ndim == 3 and poses.shape[2] in WIDTHS)
     ):

@@ -28,7 +28,7 @@ from gesturebench.synthesis.gestures import (
 
 # Pose channels of the body and hand joints other than the root (global orientation is left
 # untouched).
-_JOINTS = [j for j in BODY_HANDS if j != 0]
+_JOINTS = list(BODY_HANDS)
 _CHANNELS = np.array([3 * j + c for j in _JOINTS for c in range(3)])
 
 

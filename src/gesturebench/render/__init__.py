@@ -1,1 +1,2 @@
-"""Motion → frames and video (skeleton), for W&B logging, annotation clips and studies."""
+"""Motion → frames and video (skeleton or shaded mesh), for W&B run clips, annotation clips and
+study stimuli."""

@@ -1,5 +1,5 @@
-"""Event clips: a motion window rendered as a skeleton MP4 with the same camera rule for every
-source.
+"""Clips: a motion window rendered as a skeleton or as the shaded SMPL-X surface, with the same
+camera rule for every source.
 
 The camera (`Camera`) is fixed by configuration, never by the motion source: an orthographic view of
 the speaker's front turned `yaw_deg` about the vertical (so pointing toward the viewer stays
@@ -7,41 +7,67 @@ visible), anchored on the clip's first-frame pelvis with the body's facing taken
 shoulders. The view is centred `height` m above that pelvis and zoomed by `zoom`: it shows 2/zoom m
 across, from `height` − 1.1/zoom m to `height` + 0.9/zoom m (defaults: the upper body from mid-thigh
 to above the head). Reference and generated motion of an event are therefore framed the same way.
-The audio track, when given, is muxed in with the ffmpeg binary of imageio-ffmpeg.
+`Camera.style` chooses what is drawn: "skeleton" (bones, matplotlib) or "mesh" (the body model's
+surface, `render/mesh.py`). The audio track, when given, is muxed in with the ffmpeg binary of
+imageio-ffmpeg.
 """
 
 from __future__ import annotations
 
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import torch
 
 from gesturebench.atomic import atomic_path
 from gesturebench.body.joints import LEFT_SHOULDER, PELVIS, RIGHT_SHOULDER
-from gesturebench.data.records import SAMPLE_RATE
-from gesturebench.errors import GestureBenchError
+from gesturebench.data.records import SAMPLE_RATE, Motion
+from gesturebench.errors import ConfigError, GestureBenchError
+from gesturebench.render.mesh import render_mesh
 from gesturebench.render.skeleton import render_frames, write_video
 
 _UP = np.array([0.0, 1.0, 0.0])
+STYLES = ("skeleton", "mesh")
+#: Frames rasterised per batch (bounds the memory of the mesh renderer).
+MESH_BATCH = 8
 
 
 @dataclass(frozen=True)
 class Camera:
-    """Frame size (pixels), view angle from the front (degrees, toward the speaker's left), zoom and
-    the height (m above the first-frame pelvis) of the view's centre."""
+    """Frame size (pixels), view angle from the front (degrees, toward the speaker's left), zoom,
+    the height (m above the first-frame pelvis) of the view's centre, what is drawn (`style`:
+    skeleton | mesh) and the mesh's antialiasing (`supersample`: s×s samples per pixel)."""
 
     size: int = 384
     yaw_deg: float = 30.0
     zoom: float = 1.6
     height: float = 0.25
+    style: str = "skeleton"
+    supersample: int = 1
+
+    def __post_init__(self) -> None:
+        if self.style not in STYLES:
+            raise ConfigError(
+                f"camera.style must be one of {', '.join(STYLES)}, got {self.style!r}"
+            )
+        if self.supersample < 1:
+            raise ConfigError(f"camera.supersample must be at least 1, got {self.supersample}")
+
+    @property
+    def tag(self) -> str:
+        """The view in a file name (clips rendered with different cameras never share a file)."""
+        style = "" if self.style == "skeleton" else f"-{self.style}{self.supersample}"
+        return f"{self.size}px-{self.yaw_deg:g}deg-{self.zoom:g}x-{self.height:g}m{style}"
 
 
-def camera_view(joints: np.ndarray, camera: Camera) -> np.ndarray:
-    """(T,55,3) world joints → (T,55,3) view coordinates (x right, y up, z toward the viewer),
-    zoomed, with the first frame's pelvis at the origin."""
+def view_basis(joints: np.ndarray, camera: Camera) -> tuple[np.ndarray, np.ndarray]:
+    """The first frame's pelvis (3,) and the (3,3) zoomed basis whose columns are the view's x
+    (right), y (up) and z (toward the viewer), from the first frame's shoulders."""
     left = joints[0, LEFT_SHOULDER] - joints[0, RIGHT_SHOULDER]
     left = left - (left @ _UP) * _UP
     left /= max(float(np.linalg.norm(left)), 1e-9)
@@ -51,17 +77,64 @@ def camera_view(joints: np.ndarray, camera: Camera) -> np.ndarray:
         np.cos(yaw) * left - np.sin(yaw) * forward
     )  # the viewer's right is the speaker's left
     toward_viewer = np.sin(yaw) * left + np.cos(yaw) * forward
-    basis = np.stack([right_axis, _UP, toward_viewer], axis=1)
-    return camera.zoom * (joints - joints[0, PELVIS]) @ basis
+    return joints[0, PELVIS], camera.zoom * np.stack([right_axis, _UP, toward_viewer], axis=1)
 
 
-def clip_frames(joints: np.ndarray, camera: Camera = Camera()) -> np.ndarray:
-    """(T,55,3) joints → (T,size,size,3) uint8 RGB skeleton frames seen by `camera`, the render box
-    centred the camera's `height` above the first frame's pelvis (the origin of the view)."""
-    view = camera_view(np.asarray(joints, dtype=np.float64), camera)
+def camera_view(joints: np.ndarray, camera: Camera) -> np.ndarray:
+    """(T,55,3) world joints → (T,55,3) view coordinates (x right, y up, z toward the viewer),
+    zoomed, with the first frame's pelvis at the origin."""
+    origin, basis = view_basis(joints, camera)
+    return (joints - origin) @ basis
+
+
+def mesh_view_frames(
+    joints: np.ndarray, vertices: np.ndarray | torch.Tensor, faces, camera: Camera
+) -> np.ndarray:
+    """(T,V,3) world vertices of a body whose joints are (T,55,3), (F,3) faces → (T,size,size,3)
+    uint8 RGB frames of the shaded surface, framed exactly as `clip_frames` frames the skeleton.
+
+    Runs on the device of `vertices` when it is a tensor."""
+    verts = torch.as_tensor(vertices)
+    origin, basis = view_basis(np.asarray(joints, dtype=np.float64), camera)
+    like: dict[str, Any] = {"dtype": torch.float32, "device": verts.device}
+    # the skeleton's box: x ∈ ±1, y ∈ centre − 1.1 … + 0.9 (view units) → [0, 1]², y downward
+    to_unit = torch.tensor([[0.5, 0, 0], [0, -0.5, 0], [0, 0, 0.5]], **like)
+    shift = torch.tensor([0.5, (camera.zoom * camera.height + 0.9) / 2, 0.0], **like)
+    transform = torch.as_tensor(basis, **like) @ to_unit
+    tri = torch.as_tensor(faces, device=verts.device).long()
+    frames = []
+    for start in range(0, len(verts), MESH_BATCH):
+        chunk = verts[start : start + MESH_BATCH].to(**like) - torch.as_tensor(origin, **like)
+        frames.append(render_mesh(chunk @ transform + shift, tri, camera.size, camera.supersample))
+    return torch.cat(frames).cpu().numpy()
+
+
+def clip_frames(
+    joints: np.ndarray, camera: Camera = Camera(), surface: Callable[[], tuple] | None = None
+) -> np.ndarray:
+    """(T,55,3) joints → (T,size,size,3) uint8 RGB frames seen by `camera`, the render box centred
+    the camera's `height` above the first frame's pelvis (the origin of the view).
+
+    The one entry point of the annotation clips: `camera.style` picks the skeleton or the mesh;
+    the mesh needs `surface`, a callable giving the window's (T,V,3) vertices and (F,3) faces
+    (called only then, so a skeleton clip never computes vertices)."""
+    joints = np.asarray(joints, dtype=np.float64)
+    if camera.style == "mesh":
+        if surface is None:
+            raise ConfigError("camera.style=mesh: this clip has no body surface to render")
+        vertices, faces = surface()
+        return mesh_view_frames(joints, vertices, faces, camera)
+    view = camera_view(joints, camera)
     return render_frames(
         view, size=camera.size, centre=np.array([0.0, camera.zoom * camera.height])
     )
+
+
+def motion_frames(body_model: Any, motion: Motion, camera: Camera) -> np.ndarray:
+    """(T,size,size,3) frames of `motion` posed by `body_model` (a `BodyModel`) and seen by
+    `camera`; vertices are computed only for the mesh."""
+    out = body_model(motion, vertices=camera.style == "mesh")
+    return clip_frames(out.joints.cpu().numpy(), camera, lambda: (out.vertices, body_model.faces))
 
 
 def write_clip(

@@ -62,7 +62,3 @@ def write_video(path: str | Path, frames: np.ndarray, fps: int = 30) -> Path:
             tmp, list(frames), fps=fps, codec="libx264", macro_block_size=1, format="FFMPEG"
         )
     return Path(path)
-
-
-def render_skeleton_video(joints: np.ndarray, path: str | Path, fps: int = 30) -> Path:
-    return write_video(path, render_frames(joints), fps)

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gesturebench.results import write_atomic
+from gesturebench.atomic import write_atomic
 from gesturebench.stats.bootstrap import Resamples, percentile_interval, weighted_means
 
 #: Sign flips drawn for a permutation p-value (its smallest value is 1 / (PERMUTATIONS + 1)).

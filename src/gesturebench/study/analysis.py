@@ -21,6 +21,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
+from gesturebench.errors import ConfigError
 from gesturebench.study.aggregate import clip_ratings, rating_matrix, source_means
 from gesturebench.study.composites import evaluate_composite, fit_composite
 from gesturebench.study.correlation import adjust, correlation_table, stars
@@ -32,19 +33,34 @@ MIN_CLIPS = 4
 
 
 @dataclass(frozen=True)
-class AnalysisOptions:
-    """`study.analysis` options: which source is the reference, the predictors, the statistics'
-    settings."""
+class StudyStatistics:
+    """What every study analysis (ratings, pairwise) shares: participants failing `exclude_at`
+    attention checks or more are excluded; intervals from `bootstrap` resamples at `confidence`,
+    seeded by `seed`."""
+
+    exclude_at: int = 2
+    bootstrap: int = 2000
+    confidence: float = 0.95
+    seed: int = 0
+
+    def __post_init__(self):
+        if self.exclude_at < 1 or self.bootstrap < 1 or not 0.0 < self.confidence < 1.0:
+            raise ConfigError(
+                f"study.analysis: exclude_at={self.exclude_at} and bootstrap={self.bootstrap} "
+                f"must be at least 1, confidence={self.confidence} between 0 and 1"
+            )
+
+
+@dataclass(frozen=True)
+class AnalysisOptions(StudyStatistics):
+    """`study.analysis` options of a rating study: which source is the reference, the predictors,
+    the multiple-comparison correction, the composites' ridge penalty, the permutation count."""
 
     reference_source: str = "ground_truth"
     predictors: tuple[str, ...] = PREDICTORS
-    exclude_at: int = 2
     correction: str = "holm"
     ridge_alpha: float | None = None
-    bootstrap: int = 2000
     permutations: int = 99
-    confidence: float = 0.95
-    seed: int = 0
 
 
 @dataclass

@@ -204,10 +204,14 @@ def require_valid(ratings: Ratings, drop_invalid: bool) -> pd.DataFrame:
     return ratings.frame
 
 
-def write_ratings(path: str | Path, frame: pd.DataFrame) -> None:
-    """Write a ratings frame in the file format (the `COLUMNS`, blanks for missing values),
-    atomically."""
+def ratings_csv(frame: pd.DataFrame) -> str:
+    """A ratings frame as the file's text (the `COLUMNS`, blanks for missing values)."""
     out = frame.loc[:, list(COLUMNS)].copy()
     out["rating"] = out["rating"].astype("Int64")
     out["passed"] = out["passed"].map({True: "true", False: "false"})
-    write_atomic(path, out.to_csv(index=False))
+    return out.to_csv(index=False)
+
+
+def write_ratings(path: str | Path, frame: pd.DataFrame) -> None:
+    """Write a ratings frame in the file format, atomically."""
+    write_atomic(path, ratings_csv(frame))

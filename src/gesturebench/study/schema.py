@@ -22,6 +22,17 @@ CONDITIONS: dict[Condition, tuple[Dimension, ...]] = {
     "muted": ("hl", "md", "ae"),
     "audio": ("st", "cm"),
 }
+#: Columns of `task=render`'s manifest.csv, in order (the study server reads them by name).
+MANIFEST_COLUMNS = (
+    "stimulus_id",
+    "source",
+    "sequence_id",
+    "start",
+    "end",
+    "condition",
+    "file",
+    "sha256",
+)
 #: The `dimension` value of an attention-check row (its outcome is in the `passed` column).
 Attention = Literal["attention"]
 ATTENTION: Attention = "attention"

@@ -8,7 +8,8 @@ study takes the best window of every split's sequences and keeps the 15 richest,
 first on ties). An event counts for a window when its `sem` interval lies entirely inside it.
 `cut_window` turns a record into the window's own `SequenceRecord` (same id, so ratings and
 per-sequence tables join on `sequence_id`): motion frames and audio samples of the window, and
-words, semantic intervals and annotations that overlap it, shifted to start at 0 and clipped. A
+words, semantic intervals and annotations that overlap it, shifted to start at 0 and clipped (a
+semantic interval keeps its whole-sequence interval as `span`, from which event ids are made). A
 source whose outputs are whole sequences is wrapped in `WindowedSource`, which cuts them to the
 window.
 """
@@ -24,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from gesturebench.atomic import write_atomic
-from gesturebench.data.annotations_io import sem_label
+from gesturebench.data.annotations_io import interval_class
 from gesturebench.data.records import SAMPLE_RATE, Motion, SemInterval, SequenceRecord
 from gesturebench.errors import DataError
 from gesturebench.gestures import SEMANTIC_CLASSES
@@ -47,10 +48,6 @@ class Window:
     @property
     def seconds(self) -> float:
         return self.end - self.start
-
-
-def interval_class(interval: SemInterval) -> str | None:
-    return interval.label or sem_label(interval.name)
 
 
 def semantic_events(sem: Sequence[SemInterval] | None, start: float, end: float) -> int:
@@ -96,7 +93,7 @@ def select_windows(
 def shift_events(items: Iterable | None, start: float, end: float) -> list | None:
     """Timed items (dataclasses with `start`/`end`: words, semantic intervals, annotation events)
     overlapping [start, end], shifted by −start and clipped to the window; other items are kept as
-    they are."""
+    they are. Semantic intervals keep their whole-sequence interval as `span`."""
     if items is None:
         return None
     out = []
@@ -112,7 +109,8 @@ def shift_events(items: Iterable | None, start: float, end: float) -> list | Non
         if item.end <= start or item.start >= end:
             continue
         a, b = max(item.start, start) - start, min(item.end, end) - start
-        out.append(dataclasses.replace(item, start=a, end=b))
+        kept = {"span": item.whole_span} if isinstance(item, SemInterval) else {}
+        out.append(dataclasses.replace(item, start=a, end=b, **kept))
     return out
 
 

@@ -30,9 +30,16 @@ from gesturebench.data.datamodule import open_dataset
 from gesturebench.errors import ConfigError, DataError
 from gesturebench.loggers import finish, make_logger
 from gesturebench.results import config_hash, load_complete, versions, write_json
+from gesturebench.stages import stage
 from gesturebench.study import figures
 from gesturebench.study.analysis import AnalysisOptions, StudyAnalysis, analyze
 from gesturebench.study.composites import composites_document
+from gesturebench.study.pairwise import (
+    PairwiseOptions,
+    elo_table,
+    excluded_participants,
+    read_pairwise,
+)
 from gesturebench.study.ratings import read_ratings, require_valid, write_ratings
 from gesturebench.study.synthetic import SyntheticStudy, generate_study
 from gesturebench.study.windows import (
@@ -59,6 +66,8 @@ class AnalyzeTask:
     name: str = "analyze"
 
     def __call__(self, cfg: DictConfig) -> dict:
+        if cfg.study.get("kind") == "pairwise":
+            return analyze_pairwise(cfg, run_dir())
         return analyze_study(cfg, run_dir())
 
 
@@ -275,6 +284,39 @@ def export_composites(
     )
 
 
+def analyze_pairwise(cfg: DictConfig, out: Path) -> dict:
+    """`study=pairwise`: Bradley–Terry Elo scores with bootstrap intervals per dimension and source
+    (pairwise_elo.csv), participants' attention checks (qc_participants.csv), analysis.json."""
+    options: PairwiseOptions = build(cfg.study.analysis)
+    comparisons = read_pairwise(cfg.study.path)
+    table = elo_table(comparisons, options)
+    excluded = excluded_participants(comparisons, options.exclude_at)
+    files = {"pairwise_elo": out / "pairwise_elo.csv"}
+    write_atomic(files["pairwise_elo"], table.to_csv(index=False))
+    summary = {
+        "task": "analyze",
+        "study": cfg.study.name,
+        "comparisons": str(cfg.study.path),
+        "participants": int(comparisons["participant_id"].nunique()),
+        "excluded": sorted(excluded),
+        "elo": table.to_dict(orient="records"),
+        "files": {k: str(v) for k, v in files.items()},
+        "config": resolved(cfg),
+        "versions": versions(),
+    }
+    write_json(out / "analysis.json", summary)
+    for row in table.itertuples():
+        log.info(
+            "%s %-14s Elo %7.1f [%7.1f, %7.1f]",
+            row.dimension,
+            row.source,
+            row.elo,
+            row.ci_low,
+            row.ci_high,
+        )
+    return summary
+
+
 def analyze_study(cfg: DictConfig, out: Path) -> dict:
     """The whole task into run folder `out`; returns the analysis.json document."""
     study = cfg.study
@@ -295,7 +337,12 @@ def analyze_study(cfg: DictConfig, out: Path) -> dict:
     generator_notes = synthetic_ratings(study, metrics, path) if synthetic else []
     if synthetic:
         ratings, valid = read_study_ratings(path, sources, windows, drop_invalid)
-    analysis = analyze(valid, metrics, options)
+    with stage(
+        f"analysing the ratings ({options.bootstrap} bootstrap resamples, "
+        f"{options.permutations} permutations)",
+        "confidence intervals of Tables 2-3 and the composites' permutation tests",
+    ):
+        analysis = analyze(valid, metrics, options)
     analysis.notes[:0] = generator_notes
     if ratings.invalid:
         analysis.tables["qc_invalid_rows"] = ratings.invalid_table()

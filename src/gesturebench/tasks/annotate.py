@@ -2,7 +2,11 @@
 (docs/annotation.md).
 
 `task.source=reference` annotates the dataset's own motion, `task.source=model` the configured
-model's output (store folder = the model's name). Resumable: events already in the store for the
+model's output (store folder = the model's name), `task.source=study` every source of
+`study.sources` (each under its name, as `task=analyze` evaluates them). `task.windows` annotates
+study windows instead of whole sequences: `study` (the study's windows, `study.windows`) or a
+windows CSV; event ids do not change under windowing (`annotation.events`), so `task=analyze`
+finds these annotations for SGP. Resumable: events already in the store for the
 same annotator model, prompt hash and motion are skipped. `task.mode=review` writes a review sheet
 of the store, ingests a filled one (`task.review.filled`) and compares classes with another
 annotator's store (`task.review.compare`). `task.dry_run=true` only counts what a run would ask.
@@ -18,7 +22,7 @@ from pathlib import Path
 from typing import cast
 
 import numpy as np
-from omegaconf import DictConfig
+from omegaconf import DictConfig, open_dict
 
 from gesturebench.annotation.backends.base import Annotator
 from gesturebench.annotation.clip import EventClip, make_clip
@@ -43,6 +47,8 @@ from gesturebench.errors import ConfigError
 from gesturebench.loggers import finish, make_logger
 from gesturebench.models.cache import MotionCache
 from gesturebench.results import versions, write_json
+from gesturebench.study.windows import StudyWindows
+from gesturebench.tasks.analyze import study_windows
 from gesturebench.tasks.common import make_body_model, make_context, run_dir
 
 log = logging.getLogger(__name__)
@@ -67,6 +73,7 @@ class AnnotateTask:
     name: str = "annotate"
     mode: str = "annotate"
     source: str = "reference"
+    windows: str | None = None
     store_root: str | None = None
     concurrency: int = 4
     max_requests: int | None = None
@@ -88,8 +95,47 @@ def run(cfg: DictConfig, t: AnnotateTask) -> dict:
     root = Path(t.store_root) if t.store_root else context.cache_dir / "annotations"
     annotator: Annotator = build(cfg.annotator)
     annotator.prepare(context, root)
-    dataset = open_dataset(cfg.dataset)
-    source, motion_of = motion_source(cfg, t.source, context)
+    dataset = open_dataset(cfg.dataset) if t.windows is None else window_records(cfg, t.windows)
+    sources = motion_sources(cfg, t.source, t.windows, context)
+    if t.mode == "review" and len(sources) > 1:
+        raise ConfigError("task.mode=review reviews one store: use task.source=reference or model")
+    if t.mode == "review" or len(sources) == 1:
+        (source, motion_of), *_ = sources
+        summary = run_source(cfg, t, annotator, root, body_model, dataset, source, motion_of, out)
+    else:
+        per_source = {
+            name: run_source(cfg, t, annotator, root, body_model, dataset, name, motion_of, out)
+            for name, motion_of in sources
+        }
+        keys = ("events", "ok", "invalid", "error", "skipped", "unattempted", "requests")
+        summary = {k: sum(s.get(k, 0) for s in per_source.values()) for k in keys}
+        summary.update(task="annotate", mode=t.mode, source=t.source, sources=per_source)
+    summary.update(config=config, versions=versions())
+    write_json(out / ("review_results.json" if t.mode == "review" else "annotate.json"), summary)
+    return summary
+
+
+def window_records(cfg: DictConfig, windows: str) -> StudyWindows:
+    """The study's window records (`windows=study`) or those of a windows CSV."""
+    spec = cfg.copy()
+    if windows != "study":
+        with open_dict(spec):
+            spec.study.windows.file = windows
+    return study_windows(spec)[1]
+
+
+def run_source(
+    cfg: DictConfig,
+    t: AnnotateTask,
+    annotator: Annotator,
+    root: Path,
+    body_model,
+    dataset,
+    source: str,
+    motion_of: Callable[[SequenceRecord], Motion],
+    out: Path,
+) -> dict:
+    """Annotate (or review) the events of one motion source into its store; returns the summary."""
     store = AnnotationStore(store_path(root, source, annotator.name))
 
     def clips(records) -> Iterator[EventClip]:
@@ -106,6 +152,7 @@ def run(cfg: DictConfig, t: AnnotateTask) -> dict:
                     context=annotator.context,
                     camera=annotator.camera,
                     clip_dir=root / "clips" / source,
+                    surface_of=_surface_of(body_model, motion),
                 )
                 if clip is None:
                     log.warning(
@@ -118,7 +165,7 @@ def run(cfg: DictConfig, t: AnnotateTask) -> dict:
                 else:
                     yield clip
 
-    logger = make_logger(cfg.logger, out, f"annotate-{source}-{annotator.name}", config)
+    logger = make_logger(cfg.logger, out, f"annotate-{source}-{annotator.name}", resolved(cfg))
     try:
         if t.mode == "review":
             summary = review(cfg, t.review, annotator, store, root, dataset, clips, out)
@@ -132,13 +179,9 @@ def run(cfg: DictConfig, t: AnnotateTask) -> dict:
                 "annotator": annotator.describe(),
                 "dataset": cfg.dataset.name,
                 "split": cfg.dataset.split,
+                "windows": t.windows,
                 "store": str(store.path),
-                "config": config,
-                "versions": versions(),
             }
-        )
-        write_json(
-            out / ("review_results.json" if t.mode == "review" else "annotate.json"), summary
         )
         if logger is not None:
             logger.log_metrics({f"annotate/{k}": v for k, v in _scalars(summary).items()})
@@ -147,18 +190,33 @@ def run(cfg: DictConfig, t: AnnotateTask) -> dict:
         finish(logger)
 
 
-def motion_source(
-    cfg: DictConfig, source: str, context
-) -> tuple[str, Callable[[SequenceRecord], Motion]]:
-    """The source name and the motion to annotate per record: the reference, or the model's (cached)
-    output."""
+def motion_sources(
+    cfg: DictConfig, source: str, windows: str | None, context
+) -> list[tuple[str, Callable[[SequenceRecord], Motion]]]:
+    """Each source's name and the motion to annotate per record: the reference, the model's
+    (cached) output, or every study source's."""
     if source == "reference":
-        return "reference", lambda record: record.motion
-    if source != "model":
+        return [("reference", lambda record: record.motion)]
+    if source == "model":
+        return [model_motion(cfg, build(cfg.model), context)]
+    if source != "study":
         raise ConfigError(
-            f"task.source={source!r}: use 'reference' or 'model' (the configured model)"
+            f"task.source={source!r}: use 'reference', 'model' (the configured model) or 'study' "
+            "(every source of study.sources)"
         )
-    model = build(cfg.model)
+    if windows is None:
+        raise ConfigError("task.source=study annotates study windows: set task.windows=study")
+    out = []
+    for name, node in cfg.study.sources.items():
+        node = node.copy()
+        with open_dict(node):
+            node.name = name
+        out.append(model_motion(cfg, build(node), context))
+    return out
+
+
+def model_motion(cfg: DictConfig, model, context) -> tuple[str, Callable[[SequenceRecord], Motion]]:
+    """A model's name and its (cached) output per record, cut to the reference's length."""
     if model.name == "reference":
         raise ConfigError(
             "model.name='reference' is reserved for the dataset's own motion "
@@ -184,6 +242,11 @@ def _joints_of(body_model, motion: Motion) -> Callable[[int, int], np.ndarray]:
     return lambda f0, f1: body_model(motion.frames(f0, f1), vertices=False).joints.cpu().numpy()
 
 
+def _surface_of(body_model, motion: Motion) -> Callable[[int, int], tuple]:
+    """Frames [f0, f1) → (vertices, faces) for mesh clips (`annotator.camera.style=mesh`)."""
+    return lambda f0, f1: (body_model(motion.frames(f0, f1)).vertices, body_model.faces)
+
+
 def annotate(
     cfg: DictConfig, t: AnnotateTask, annotator: Annotator, store: AnnotationStore, dataset, clips
 ) -> dict:
@@ -192,7 +255,7 @@ def annotate(
             f"annotator={annotator.name} ({type(annotator).__name__}) only reads stores; "
             "choose an annotator that annotates (kinematic, gemini, openai)"
         )
-    total = count_events(dataset)
+    total = count_events(dataset) if t.windows is None else window_events(dataset)
     retry = t.retry
     runner = AnnotationRunner(
         annotator,
@@ -246,6 +309,11 @@ def annotate(
 def _each(dataset) -> Iterator[SequenceRecord]:
     for i in range(len(dataset)):
         yield dataset[i]
+
+
+def window_events(windows: StudyWindows) -> int:
+    """Number of events of the study windows (intervals cut by a window's edge are none)."""
+    return sum(len(collect_events(r.id, r.sem, r.words)) for r in windows)
 
 
 def count_events(dataset) -> int:

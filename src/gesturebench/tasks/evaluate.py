@@ -5,23 +5,27 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytorch_lightning as pl
 import torch
 from omegaconf import DictConfig
 
+from gesturebench.annotation.clip import window_audio
 from gesturebench.config import build, resolved
 from gesturebench.data.datamodule import GestureDataModule, open_dataset
 from gesturebench.evaluator import Evaluator
 from gesturebench.headline import headline_table
 from gesturebench.loggers import finish, log_results, make_logger
 from gesturebench.models.cache import MotionCache
-from gesturebench.render.skeleton import render_skeleton_video
+from gesturebench.models.prescan import prescan
+from gesturebench.render.clips import Camera, motion_frames, write_clip
+from gesturebench.render.layout import side_by_side
 from gesturebench.results import (
     RESULTS_FILE,
     build_results,
+    cfg_choice,
     config_hash,
     load_complete,
     write_json,
@@ -34,12 +38,14 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class EvaluateTask:
-    """`task=evaluate` (conf/task/evaluate.yaml): `render_clips` rendered skeleton clips logged per
-    run (0: none), each `render_seconds` long."""
+    """`task=evaluate` (conf/task/evaluate.yaml): `render_clips` clips logged per run (0: none),
+    each the first `render_seconds` of one sequence, reference | generated side by side with the
+    audio, seen by `camera`."""
 
     name: str = "evaluate"
     render_clips: int = 1
     render_seconds: float = 4.0
+    camera: Camera = field(default_factory=lambda: Camera(style="mesh"))
 
     def __call__(self, cfg: DictConfig) -> dict:
         return run(cfg)
@@ -76,6 +82,7 @@ def score(cfg: DictConfig, dataset, out: Path, config: dict, chash: str) -> dict
     context = make_context(cfg, body_model)
     model = build(cfg.model)
     model.prepare(context)
+    prescan(model, dataset, cfg.length_policy, cfg.max_length_gap)
     metrics = {name: build(mcfg) for name, mcfg in cfg.metrics.items()}
     for metric in metrics.values():
         metric.prepare(context)
@@ -90,7 +97,8 @@ def score(cfg: DictConfig, dataset, out: Path, config: dict, chash: str) -> dict
         needs_vertices=any(m.needs_vertices for m in metrics.values()),
         stats=build(cfg.stats),
     )
-    logger = make_logger(cfg.logger, out, f"{model.name}-{cfg.dataset.name}", config)
+    tags = (f"model:{model.name}", f"dataset:{cfg.dataset.name}", f"preset:{cfg_choice('metrics')}")
+    logger = make_logger(cfg.logger, out, f"{model.name}-{cfg.dataset.name}", config, tags)
     try:
         trainer = build(
             cfg.trainer,
@@ -109,8 +117,8 @@ def score(cfg: DictConfig, dataset, out: Path, config: dict, chash: str) -> dict
         results = build_results(cfg, config, chash, dataset, model, metrics, evaluator.results)
         write_per_sequence_csv(out / "per_sequence.csv", results["per_sequence"])
         write_json(out / RESULTS_FILE, results)
-        clip = render_clip(cfg, dataset, model, evaluator, out)
-        log_results(logger, results, clip)
+        clips = render_clips(cfg, dataset, model, evaluator, out)
+        log_results(logger, results, clips, (out / RESULTS_FILE, out / "per_sequence.csv"))
         print(headline_table(results), flush=True)
         log.info("results: %s", out / RESULTS_FILE)
         return results
@@ -118,15 +126,27 @@ def score(cfg: DictConfig, dataset, out: Path, config: dict, chash: str) -> dict
         finish(logger)
 
 
-def render_clip(cfg, dataset, model, evaluator, out):
-    """One skeleton clip of the generated motion of the first sequence (task.render_clips > 0)."""
-    if not cfg.task.get("render_clips", 0) or len(dataset) == 0:
-        return None
-    record = dataset[0]
-    motion = evaluator.cache.get(model, record)
-    n = min(motion.n_frames, int(cfg.task.render_seconds * motion.fps))
-    joints = evaluator.body_model(motion.frames(0, n), vertices=False).joints.cpu().numpy()
-    return render_skeleton_video(joints, out / "clips" / f"{record.id}.mp4", fps=motion.fps)
+def render_clips(cfg, dataset, model, evaluator, out) -> list[Path]:
+    """`task.render_clips` clips of the first sequences: reference | generated (labelled), with
+    the sequence's audio, into <run>/clips/."""
+    n = min(int(cfg.task.get("render_clips", 0)), len(dataset))
+    if n <= 0:
+        return []
+    camera = build(cfg.task.camera)
+    log.info("rendering %d clip(s) (%s)", n, camera.style)
+    paths = []
+    for record in (dataset[i] for i in range(n)):
+        generated = evaluator.cache.get(model, record)
+        frames = int(cfg.task.render_seconds * record.motion.fps)
+        panels = [
+            motion_frames(evaluator.body_model, motion.frames(0, frames), camera)
+            for motion in (record.motion, generated)
+        ]
+        clip = side_by_side(panels, ["reference", f"generated: {model.name}"])
+        audio = window_audio(record.audio, 0, len(clip), record.motion.fps)
+        path = out / "clips" / f"{record.id}.mp4"
+        paths.append(write_clip(path, clip, record.motion.fps, audio))
+    return paths
 
 
 def _mark_sweep(out, results: dict) -> None:

@@ -74,7 +74,9 @@ class GeminiAnnotator(RemoteAnnotator):
             response = client.models.generate_content(
                 model=self.model,
                 contents=[
-                    types.Content(role="user", parts=[video, types.Part(text=clip.prompt())])
+                    types.Content(
+                        role="user", parts=[video, types.Part(text=clip.prompt(self.prompt))]
+                    )
                 ],
                 config=config,
             )

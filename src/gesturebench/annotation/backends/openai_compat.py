@@ -68,15 +68,15 @@ class OpenAICompatAnnotator(RemoteAnnotator):
         )
 
     def messages(self, clip: EventClip) -> list[dict]:
-        frames = clip.frames()
+        picked = sample_frames(clip.f1 - clip.f0, clip.fps, self.frames_per_second, self.max_frames)
         content: list[dict] = []
-        for i in sample_frames(len(frames), clip.fps, self.frames_per_second, self.max_frames):
-            jpeg = base64.b64encode(iio.imwrite("<bytes>", frames[i], extension=".jpeg")).decode()
+        for i, frame in zip(picked, clip.frames(picked), strict=True):
+            jpeg = base64.b64encode(iio.imwrite("<bytes>", frame, extension=".jpeg")).decode()
             content.append({"type": "text", "text": f"frame at {i / clip.fps:.2f} s"})
             content.append(
                 {"type": "image_url", "image_url": {"url": f"data:image/jpeg;base64,{jpeg}"}}
             )
-        content.append({"type": "text", "text": clip.prompt()})
+        content.append({"type": "text", "text": clip.prompt(self.prompt)})
         return [{"role": "user", "content": content}]
 
     def ask(self, clip: EventClip) -> str:

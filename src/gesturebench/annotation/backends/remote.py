@@ -19,14 +19,15 @@ from gesturebench.annotation.backends.base import (
     retry_after_seconds,
     transient_status,
 )
-from gesturebench.annotation.prompt import prompt_sha256
+from gesturebench.annotation.prompt import check_prompt, prompt_sha256
 
 
 class RemoteAnnotator(Annotator):
     """Base class of the API backends; subclasses set the class attributes and implement `connect`
     and `ask`. A subclass's constructor takes its own options and passes the shared ones
-    (`base_url`, `temperature`, `timeout_s`, and `Annotator`'s `context`, `camera`) on as
-    `**remote`; its config schema lists them all."""
+    (`base_url`, `temperature`, `timeout_s`, `prompt`, and `Annotator`'s `context`, `camera`) on
+    as `**remote`; its config schema lists them all. `prompt` names the template
+    (`annotation.prompt.PROMPTS`); its hash is every record's `prompt_sha256`."""
 
     #: the backend's name in messages (`annotator=<backend>`)
     backend: str
@@ -42,9 +43,11 @@ class RemoteAnnotator(Annotator):
         base_url: str | None = None,
         temperature: float = 0.0,
         timeout_s: float = 120.0,
+        prompt: str = "paper",
         **annotator: Any,
     ):
         super().__init__(name, **annotator)
+        self.prompt = check_prompt(prompt)
         self.model = model
         self.api_key_env = api_key_env
         self.base_url = base_url
@@ -58,10 +61,10 @@ class RemoteAnnotator(Annotator):
         return self.model
 
     def fingerprint(self) -> str:
-        return prompt_sha256()
+        return prompt_sha256(self.prompt)
 
     def describe(self) -> dict:
-        return {**super().describe(), "base_url": self.base_url}
+        return {**super().describe(), "base_url": self.base_url, "prompt": self.prompt}
 
     def connect(self, key: str | None):
         """A new SDK client that uses `key` (None: no authentication)."""

@@ -26,6 +26,7 @@ from gesturebench.data.mini.speakers import DEFAULT_SPEAKERS, SPEAKER_NAMES, spe
 from gesturebench.data.mini.speech import synthesize_speech
 from gesturebench.data.records import FPS, Motion
 from gesturebench.errors import ConfigError, DataError
+from gesturebench.stages import stage
 
 # Part of the `.complete` marker: a folder written by another version is regenerated. 2: the legs
 # are solved on the procedural body's rest skeleton.
@@ -153,13 +154,12 @@ def generate_mini_beat2(root: str | Path, seed: int = 0, size: str = "default") 
     root.parent.mkdir(parents=True, exist_ok=True)
     tmp = root.with_name(f".{root.name}.partial-{uuid.uuid4().hex[:8]}")
     try:
-        for spec in specs:
-            seq = generate_sequence(int(seed), spec)
-            paths = sequence_paths(tmp, spec.id)
-            write_motion_npz(paths.motion, seq.motion)
-            write_wav(paths.audio, seq.audio)
-            write_textgrid_words(paths.textgrid, seq.plan.words, seq.plan.duration)
-            write_sem(paths.sem, seq.plan.sem)
+        with stage(
+            f"generating mini-BEAT2 ({size}, seed {seed}, {len(specs)} sequences)",
+            "the built-in synthetic dataset",
+            kept=str(root),
+        ):
+            _write_sequences(tmp, int(seed), specs)
         pd.DataFrame({"id": [s.id for s in specs], "type": [s.split for s in specs]}).to_csv(
             tmp / SPLIT_FILE, index=False
         )
@@ -168,6 +168,17 @@ def generate_mini_beat2(root: str | Path, seed: int = 0, size: str = "default") 
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return root
+
+
+def _write_sequences(folder: Path, seed: int, specs) -> None:
+    """Generate and write every sequence of `specs` in BEAT2's layout under `folder`."""
+    for spec in specs:
+        seq = generate_sequence(seed, spec)
+        paths = sequence_paths(folder, spec.id)
+        write_motion_npz(paths.motion, seq.motion)
+        write_wav(paths.audio, seq.audio)
+        write_textgrid_words(paths.textgrid, seq.plan.words, seq.plan.duration)
+        write_sem(paths.sem, seq.plan.sem)
 
 
 def ensure_mini_beat2(root: str | Path, seed: int = 0, size: str = "default") -> Path:

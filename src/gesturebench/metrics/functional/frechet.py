@@ -158,15 +158,21 @@ def frechet_distance(
     mu_b: torch.Tensor,
     cov_b: torch.Tensor,
     definite: torch.Tensor | None = None,
+    offset: float = 0.0,
 ) -> torch.Tensor:
     """Fréchet distance between N(mu_a, cov_a) and N(mu_b, cov_b), in float64, clamped at 0; on a
     batch, the pairs whose covariances `definite` marks as positive definite take the Cholesky
-    route (`trace_sqrt_products`)."""
+    route (`trace_sqrt_products`).
+
+    `offset` ε > 0 takes the square root of (ΣA + εI)(ΣG + εI) instead, the traces unshifted, and
+    does not clamp (EMAGE's 2025 evaluation convention, ε = 1e-6: identical sets then give
+    −2·dim·ε)."""
     mu_a, cov_a, mu_b, cov_b = (t.double() for t in (mu_a, cov_a, mu_b, cov_b))
+    shift = offset * torch.eye(cov_a.shape[-1], dtype=cov_a.dtype, device=cov_a.device)
     sqrt_trace = (
-        trace_sqrt_product(cov_a, cov_b)
+        trace_sqrt_product(cov_a + shift, cov_b + shift)
         if cov_a.ndim == 2
-        else trace_sqrt_products(cov_a, cov_b, definite)
+        else trace_sqrt_products(cov_a + shift, cov_b + shift, definite)
     )
     d = (mu_a - mu_b).pow(2).sum(-1) + _trace(cov_a) + _trace(cov_b) - 2 * sqrt_trace
-    return d.clamp_min(0)
+    return d if offset else d.clamp_min(0)

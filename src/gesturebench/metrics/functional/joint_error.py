@@ -9,7 +9,7 @@ from gesturebench.body.joints import BODY_HANDS
 
 
 def joint_distances(gen_joints: torch.Tensor, ref_joints: torch.Tensor) -> torch.Tensor:
-    """‖p − p̂‖₂ per (frame, BODY_HANDS joint) after root alignment: (T, 52)."""
+    """‖p − p̂‖₂ per (frame, BODY_HANDS joint) after root alignment: (T, 51)."""
     idx = list(BODY_HANDS)
     gen = gen_joints[:, idx] - gen_joints[:, :1]
     ref = ref_joints[:, idx] - ref_joints[:, :1]

@@ -20,7 +20,7 @@ from scipy.signal import savgol_filter
 MIN_SAMPLES = 5
 
 
-def smooth(positions: torch.Tensor, window: int | None = 9, order: int = 3) -> torch.Tensor:
+def smooth(positions: torch.Tensor, window: int | None = None, order: int = 3) -> torch.Tensor:
     """Savitzky–Golay smoothing along time (dim 0) in float64; unchanged when `window` is None or
     too long."""
     if window is None or positions.shape[0] < window:
@@ -60,15 +60,16 @@ def windowed_ldlj(
     fps: float,
     window_s: float = 4.0,
     hop_s: float = 2.0,
-    savgol_window: int | None = 9,
+    savgol_window: int | None = None,
     savgol_order: int = 3,
     min_path: float = 1e-3,
 ) -> torch.Tensor:
     """Mean LDLJ over joints and windows of `positions` (T,J,3), float64 scalar; NaN when nothing is
     measurable.
 
-    The whole sequence is first smoothed with a Savitzky–Golay filter (`savgol_window` frames,
-    polynomial order `savgol_order`; `savgol_window=None` disables it, and it is skipped for a
+    No filter by default: the paper's LDLJ is defined on the trajectory itself, and jitter is what
+    it has to catch. With `savgol_window` set, the whole sequence is first smoothed with a
+    Savitzky–Golay filter (`savgol_window` frames, polynomial order `savgol_order`; skipped for a
     sequence shorter than the filter).
 
     Windows of `window_s` seconds every `hop_s` seconds (only whole windows; a sequence shorter than

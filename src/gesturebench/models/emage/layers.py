@@ -102,21 +102,28 @@ class AudioBlock(nn.Module):
         return self.act(y + (x if self.downsample is None else self.downsample(x)))
 
 
+def wave_blocks(channels: int, dim: int, padding: int) -> nn.Sequential:
+    """Six `AudioBlock`s from `channels` to `dim` features with strides 5·6·1·6·1·3 = 540, the
+    input padded by `padding` samples on each side (the waveform encoder of EMAGE and of
+    GestureLSM)."""
+    q, h = dim // 4, dim // 2
+    return nn.Sequential(
+        AudioBlock(channels, q, 5, padding, True),
+        AudioBlock(q, q, 6, 0, True),
+        AudioBlock(q, q, 1, 7, False),
+        AudioBlock(q, h, 6, 0, True),
+        AudioBlock(h, h, 1, 7, False),
+        AudioBlock(h, dim, 3, 0, True),
+    )
+
+
 class WaveEncoder(nn.Module):
     """16 kHz waveform (B, S) → (B, T, dim) features, about 30 per second (strides 5·6·6·3 = 540
     after padding the input by 1600 samples on each side)."""
 
     def __init__(self, dim: int):
         super().__init__()
-        q, h = dim // 4, dim // 2
-        self.feat_extractor = nn.Sequential(
-            AudioBlock(1, q, 5, 1600, True),
-            AudioBlock(q, q, 6, 0, True),
-            AudioBlock(q, q, 1, 7, False),
-            AudioBlock(q, h, 6, 0, True),
-            AudioBlock(h, h, 1, 7, False),
-            AudioBlock(h, dim, 3, 0, True),
-        )
+        self.feat_extractor = wave_blocks(1, dim, 1600)
 
     def forward(self, wave: torch.Tensor) -> torch.Tensor:
         return self.feat_extractor(wave.unsqueeze(1)).transpose(1, 2)

@@ -1,0 +1,86 @@
+"""The Python API, for notebooks and scripts: `evaluate(...)` runs `task=evaluate` in this process
+on the config the command line composes from the same overrides, and returns its results.json
+document; `load_results(path)` reads results as a pandas DataFrame."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from hydra import compose, initialize_config_dir, initialize_config_module
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import open_dict
+
+from gesturebench.cli import run_config
+from gesturebench.config import register_configs
+from gesturebench.results import RESULTS_FILE
+from gesturebench.tables import results_frame
+
+#: The columns of `load_results` before the metrics.
+COLUMNS = ["run", "model", "dataset", "preset", "config_hash"]
+
+
+def override(key: str, value: Any) -> str:
+    """``key=value`` in Hydra's override syntax (True → true, None → null, lists → [a,b])."""
+    if isinstance(value, bool) or value is None:
+        text = "null" if value is None else str(value).lower()
+    elif isinstance(value, list | tuple):
+        text = "[" + ",".join(map(str, value)) + "]"
+    else:
+        text = str(value)
+    return f"{key}={text}"
+
+
+def evaluate(*overrides: str, config_dir: str | Path | None = None, **options: Any) -> dict:
+    """Score a model as ``python launch.py OVERRIDES`` does and return the results.json document.
+
+    `overrides` are command-line overrides (``"model=precomputed"``, ``"model.dir=/out"``);
+    `options` the same as keywords (``model="mean_pose"``; dotted keys as
+    ``**{"model.dir": "/out"}``). `config_dir`: a folder of configs (default: the ones shipped
+    with the package, as the `gesturebench` command). The run folder, resume and error types are
+    the command line's; a bad input raises the `GestureBenchError` the command prints.
+    """
+    args = ["task=evaluate", *overrides, *(override(k, v) for k, v in options.items())]
+    register_configs()
+    init = (
+        initialize_config_dir(config_dir=str(Path(config_dir).resolve()), version_base="1.3")
+        if config_dir is not None
+        else initialize_config_module("gesturebench.conf", version_base="1.3")
+    )
+    with init:
+        cfg = compose(config_name="config", overrides=args, return_hydra_config=True)
+    previous = HydraConfig.instance().cfg
+    with open_dict(cfg):
+        cfg.hydra.runtime.output_dir = str(Path(cfg.hydra.run.dir).resolve())
+        cfg.hydra.job.name = "gesturebench"
+        HydraConfig.instance().set_config(cfg)
+        del cfg["hydra"]
+    Path(HydraConfig.get().runtime.output_dir).mkdir(parents=True, exist_ok=True)
+    try:
+        return run_config(cfg)
+    finally:
+        HydraConfig.instance().cfg = previous
+
+
+def load_results(path: str | Path, per_sequence: bool = False) -> pd.DataFrame:
+    """The complete results under `path` (a results.json, a run folder, or any folder: every
+    results.json below it), one row per run: `COLUMNS`, then the headline metrics, then the
+    diagnostics. `per_sequence`: one row per run and sequence instead (its per_sequence values)."""
+    path = Path(path)
+    files = [path] if path.is_file() else sorted(path.rglob(RESULTS_FILE))
+    rows = []
+    for file in files:
+        doc = json.loads(file.read_text())
+        if doc.get("complete"):
+            rows.append({**doc, "run": str(file.parent)})
+    if not per_sequence:
+        return results_frame(rows, COLUMNS)
+    return pd.DataFrame(
+        [
+            {"run": row["run"], "model": row["model"], "dataset": row["dataset"], **sequence}
+            for row in rows
+            for sequence in row.get("per_sequence", [])
+        ]
+    )

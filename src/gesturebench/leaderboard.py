@@ -1,0 +1,54 @@
+"""The leaderboard: the latest complete evaluation per (dataset, model, metrics preset, config
+hash) found in run folders (single runs in outputs/, sweeps in multirun/), as one table."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from gesturebench.atomic import write_atomic
+from gesturebench.results import RESULTS_FILE
+from gesturebench.tables import results_frame, results_markdown, to_csv
+
+#: The columns of a leaderboard before the metrics.
+COLUMNS = ["dataset", "model", "preset", "config", "run"]
+
+
+def collect(roots: list[str | Path]) -> list[dict]:
+    """One row per (dataset, model, preset, config hash): the newest complete `task=evaluate`
+    results.json under `roots` (by modification time), sorted by dataset, preset and model."""
+    latest: dict[tuple, dict] = {}
+    for root in map(Path, roots):
+        for path in sorted(root.rglob(RESULTS_FILE)) if root.is_dir() else []:
+            try:
+                doc = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue
+            if not doc.get("complete") or doc.get("config", {}).get("task", {}).get("name") not in (
+                None,
+                "evaluate",
+            ):
+                continue
+            row = {
+                **doc,
+                "preset": doc.get("preset", "?"),
+                "config": str(doc.get("config_hash", ""))[:8],
+                "run": str(path.parent),
+                "mtime": path.stat().st_mtime,
+            }
+            key = (row["dataset"], row["model"], row["preset"], doc.get("config_hash"))
+            if key not in latest or row["mtime"] > latest[key]["mtime"]:
+                latest[key] = row
+    return sorted(latest.values(), key=lambda r: (r["dataset"], r["preset"], r["model"]))
+
+
+def write_leaderboard(folder: str | Path, rows: list[dict]) -> pd.DataFrame:
+    """leaderboard.csv and leaderboard.md (headline metrics first, diagnostics apart, skip reasons
+    as footnotes) in `folder`; returns the CSV's table."""
+    folder = Path(folder)
+    frame = results_frame(rows, COLUMNS)
+    write_atomic(folder / "leaderboard.csv", to_csv(frame))
+    write_atomic(folder / "leaderboard.md", results_markdown(rows, COLUMNS, "Leaderboard"))
+    return frame

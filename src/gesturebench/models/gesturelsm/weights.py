@@ -1,0 +1,112 @@
+"""GestureLSM's released files and their strict loading.
+
+Hugging Face ``pliu23/GestureLSM`` holds the generators (``shortcut_reflow.bin``: the shortcut
+model with reflow the paper evaluates at 2 steps; ``new_540_diffusion.bin`` and ``meanflow.pth``
+for the other variants) and the RVQ-VAEs ``net_300000_{upper,hands,lower}.pth``. The generator
+checkpoints hold ``model_state_dict`` (or ``model_state``) saved from a DataParallel wrapper
+(``module.`` prefix); upstream loads them non-strictly, dropping legacy
+``modality_encoder.audio_encoder.*`` entries. Ours drops the prefix and those entries and then
+loads strictly: any other difference is a one-line error naming the missing/unexpected keys.
+The normalisation files are in the GitHub repository's ``mean_std/`` folder."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from gesturebench.atomic import one_line
+from gesturebench.errors import CheckpointError, DataError
+from gesturebench.models.gesturelsm.config import (
+    PART_WIDTHS,
+    PARTS,
+    CodecConfig,
+    GeneratorConfig,
+)
+from gesturebench.models.gesturelsm.generator import GestureLSMGenerator
+from gesturebench.models.gesturelsm.inference import Normalisation
+from gesturebench.models.gesturelsm.rvqvae import RVQVAE
+from gesturebench.weights import HubFiles
+
+#: generator checkpoint of each variant upstream ships (only "shortcut" is sampled here)
+GENERATOR_FILES = {
+    "shortcut": "shortcut_reflow.bin",
+    "diffusion": "new_540_diffusion.bin",
+    "meanflow": "meanflow.pth",
+}
+CODEC_FILES = {part: f"net_300000_{part}.pth" for part in PARTS}
+GESTURELSM_FILES = HubFiles(
+    repo_id="pliu23/GestureLSM",
+    files=(GENERATOR_FILES["shortcut"], *CODEC_FILES.values()),
+    folder="gesturelsm",
+)
+#: ``mean_std/`` of github.com/andypinxinliu/GestureLSM, as `Normalisation` fields
+MEAN_STD_FILES = {
+    "mean": "beatx_2_330_mean.npy",
+    "std": "beatx_2_330_std.npy",
+    "trans_mean": "beatx_2_trans_mean.npy",
+    "trans_std": "beatx_2_trans_std.npy",
+}
+LEGACY_PREFIX = "modality_encoder.audio_encoder."
+
+
+def _read(path: Path, keys: tuple[str, ...]) -> Mapping[str, torch.Tensor]:
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # missing, corrupt or refused: the file is unusable either way
+        raise CheckpointError(f"{path}: not loadable ({one_line(exc)})") from exc
+    for key in keys:
+        if isinstance(payload, Mapping) and key in payload:
+            return payload[key]
+    raise CheckpointError(f"{path}: holds none of {', '.join(keys)}")
+
+
+def load_strict(module: torch.nn.Module, state: Mapping[str, torch.Tensor], path: Path) -> None:
+    """`state` without a ``module.`` prefix and legacy audio-encoder entries, loaded strictly;
+    missing or unexpected keys are one `CheckpointError` line."""
+    state = {k.removeprefix("module."): v for k, v in state.items()}
+    state = {k: v for k, v in state.items() if not k.startswith(LEGACY_PREFIX)}
+    expected = module.state_dict()
+    missing = sorted(set(expected) - set(state))
+    unexpected = sorted(set(state) - set(expected))
+    if missing or unexpected:
+        raise CheckpointError(
+            f"{path}: does not fit {type(module).__name__}: {len(missing)} missing keys "
+            f"{missing[:3]}, {len(unexpected)} unexpected keys {unexpected[:3]}"
+        )
+    try:
+        module.load_state_dict(state)
+    except RuntimeError as exc:
+        raise CheckpointError(f"{path}: {one_line(exc)[:400]}") from exc
+
+
+def load_generator(path: Path, cfg: GeneratorConfig | None = None) -> GestureLSMGenerator:
+    """The generator (full size unless `cfg`) from a released checkpoint."""
+    generator = GestureLSMGenerator(cfg or GeneratorConfig())
+    load_strict(generator, _read(path, ("model_state_dict", "model_state")), path)
+    return generator.eval()
+
+
+def load_codecs(root: Path, configs: Mapping[str, CodecConfig] | None = None) -> dict[str, RVQVAE]:
+    """The RVQ-VAEs from ``<root>/net_300000_<part>.pth`` (their weights under ``net``)."""
+    codecs = {}
+    for part in PARTS:
+        codec = RVQVAE(configs[part] if configs else CodecConfig(PART_WIDTHS[part]))
+        load_strict(codec, _read(root / CODEC_FILES[part], ("net",)), root / CODEC_FILES[part])
+        codecs[part] = codec.eval()
+    return codecs
+
+
+def load_normalisation(folder: Path) -> Normalisation:
+    """The four ``mean_std`` arrays in `folder` (float64)."""
+    arrays = {}
+    for field, name in MEAN_STD_FILES.items():
+        path = folder / name
+        if not path.is_file():
+            raise DataError(
+                path, "GestureLSM normalisation file not found (copy mean_std/ from its repository)"
+            )
+        arrays[field] = torch.from_numpy(np.load(path).astype(np.float64))
+    return Normalisation(**arrays)

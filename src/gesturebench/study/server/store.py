@@ -1,0 +1,290 @@
+"""The study's database through SQLAlchemy Core: participants (their block, progress and session
+token) and responses, one row per answered question; a versioned schema.
+
+Any SQLAlchemy URL works (SQLite file by default, PostgreSQL, …). Each answered item is committed in
+its own transaction together with the participant's progress, so a crash or restart loses nothing
+that was acknowledged; a unique (participant, position, dimension) key makes a replayed submission a
+no-op even when two arrive at once.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    DateTime,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    create_engine,
+    event,
+    func,
+    insert,
+    select,
+    update,
+)
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+
+from gesturebench.errors import DataError
+
+#: Version of the tables below; a database written with another version is refused.
+SCHEMA_VERSION = 1
+
+metadata = MetaData()
+schema_version = Table("schema_version", metadata, Column("version", Integer, nullable=False))
+participants = Table(
+    "participants",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("participant_id", String(200), nullable=False, unique=True),
+    Column("token", String(64), nullable=False, unique=True),
+    Column("condition", String(16), nullable=False),
+    Column("number", Integer, nullable=False),
+    Column("block", Text, nullable=False),
+    Column("step", String(16), nullable=False),
+    Column("position", Integer, nullable=False),
+    Column("completion_code", String(64), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("completed_at", DateTime(timezone=True)),
+)
+responses = Table(
+    "responses",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("participant", Integer, ForeignKey("participants.id"), nullable=False),
+    Column("position", Integer, nullable=False),
+    Column("kind", String(16), nullable=False),
+    Column("dimension", String(16), nullable=False),
+    Column("stimulus_a", String(200), nullable=False),
+    Column("stimulus_b", String(200)),
+    Column("sequence_id", String(200), nullable=False),
+    Column("source_a", String(200), nullable=False),
+    Column("source_b", String(200)),
+    Column("rating", Integer),
+    Column("choice", String(8)),
+    Column("passed", Boolean),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    UniqueConstraint("participant", "position", "dimension"),
+)
+
+#: A participant's steps before and after its block.
+STEPS = ("consent", "instructions", "practice", "block", "complete")
+
+
+@dataclass(frozen=True)
+class Participant:
+    pk: int
+    participant_id: str
+    token: str
+    condition: str
+    number: int
+    block: list[dict]
+    step: str
+    position: int
+    completion_code: str
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _participant(row: Any) -> Participant:
+    return Participant(
+        row.id,
+        row.participant_id,
+        row.token,
+        row.condition,
+        row.number,
+        json.loads(row.block),
+        row.step,
+        row.position,
+        row.completion_code,
+    )
+
+
+def sqlite_pragmas(connection: Any, _record: Any) -> None:
+    """SQLite: write-ahead log (readers do not block the writer) and a patient lock wait."""
+    cursor = connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.close()
+
+
+def open_engine(url: str) -> Engine:
+    """The engine of `url` with the tables created and the schema version checked (`DataError` on
+    another version or an unusable URL)."""
+    try:
+        engine = create_engine(url)
+        if engine.dialect.name == "sqlite":
+            event.listen(engine, "connect", sqlite_pragmas)
+        metadata.create_all(engine)
+        with engine.begin() as conn:
+            found = conn.execute(select(schema_version.c.version)).scalars().all()
+            if not found:
+                conn.execute(insert(schema_version).values(version=SCHEMA_VERSION))
+            elif found != [SCHEMA_VERSION]:
+                raise DataError(
+                    url, f"study database schema version {found}, expected {SCHEMA_VERSION}"
+                )
+    except SQLAlchemyError as err:
+        raise DataError(
+            url, f"cannot open the study database ({type(err).__name__}: {err})"
+        ) from None
+    return engine
+
+
+class ParticipantExists(Exception):
+    """The participant id already has a session."""
+
+
+class Store:
+    """The operations the app needs, each in one transaction."""
+
+    def __init__(self, engine: Engine):
+        self.engine = engine
+
+    def create(
+        self,
+        participant_id: str,
+        assign: Callable[[int], tuple[str, list[dict]]],
+        completion_code: str | None,
+    ) -> Participant:
+        """A new participant numbered in arrival order; `assign(number)` gives its condition and
+        block. `ParticipantExists` if the id is taken."""
+        token = secrets.token_urlsafe(32)
+        try:
+            with self.engine.begin() as conn:
+                inserted = conn.execute(
+                    insert(participants).values(
+                        participant_id=participant_id,
+                        token=token,
+                        condition="",
+                        number=-1,
+                        block="[]",
+                        step=STEPS[0],
+                        position=0,
+                        completion_code=completion_code or secrets.token_hex(4).upper(),
+                        created_at=_now(),
+                    )
+                ).inserted_primary_key
+                assert inserted is not None
+                pk = inserted[0]
+                # arrival order = participants inserted before this one (ids may have gaps)
+                number = conn.execute(
+                    select(func.count()).select_from(participants).where(participants.c.id < pk)
+                ).scalar_one()
+                condition, items = assign(number)
+                conn.execute(
+                    update(participants)
+                    .where(participants.c.id == pk)
+                    .values(condition=condition, number=number, block=json.dumps(items))
+                )
+        except IntegrityError:
+            raise ParticipantExists(participant_id) from None
+        found = self.by_token(token)
+        assert found is not None
+        return found
+
+    def by_token(self, token: str) -> Participant | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(participants).where(participants.c.token == token)).first()
+        return None if row is None else _participant(row)
+
+    def advance(self, participant: Participant, step: str) -> None:
+        """Move past `step` (a no-op if the participant is already further)."""
+        following = STEPS[STEPS.index(step) + 1]
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(participants)
+                .where(participants.c.id == participant.pk, participants.c.step == step)
+                .values(step=following)
+            )
+
+    def answered(self, conn: Connection, participant: Participant, position: int) -> dict:
+        rows = conn.execute(
+            select(responses.c.dimension, responses.c.rating, responses.c.choice).where(
+                responses.c.participant == participant.pk, responses.c.position == position
+            )
+        )
+        return {r.dimension: r.rating if r.choice is None else r.choice for r in rows}
+
+    def answer(self, participant: Participant, position: int, rows: list[dict]) -> str:
+        """Store the answers `rows` (responses' columns) of block item `position`, and advance.
+
+        Returns "stored"; "same" for a replay of what is stored; "different" for another answer to
+        an answered item, "ahead" for an item after the next one (both store nothing)."""
+        answers = {
+            r["dimension"]: r["rating"] if r.get("choice") is None else r["choice"] for r in rows
+        }
+        try:
+            with self.engine.begin() as conn:
+                current = conn.execute(
+                    select(participants.c.position).where(participants.c.id == participant.pk)
+                ).scalar_one()
+                if position > current:
+                    return "ahead"
+                if position < current:
+                    return (
+                        "same"
+                        if self.answered(conn, participant, position) == answers
+                        else "different"
+                    )
+                now = _now()
+                conn.execute(
+                    insert(responses),
+                    [
+                        {
+                            **r,
+                            "participant": participant.pk,
+                            "position": position,
+                            "created_at": now,
+                        }
+                        for r in rows
+                    ],
+                )
+                last = position + 1 == len(participant.block)
+                conn.execute(
+                    update(participants)
+                    .where(participants.c.id == participant.pk, participants.c.position == position)
+                    .values(
+                        position=position + 1,
+                        **({"step": "complete", "completed_at": now} if last else {}),
+                    )
+                )
+        except IntegrityError:  # the same item submitted twice at once: the other one won
+            with self.engine.connect() as conn:
+                return (
+                    "same" if self.answered(conn, participant, position) == answers else "different"
+                )
+        return "stored"
+
+    def responses(self) -> list[Any]:
+        """Every response joined with its participant, in participant then block order."""
+        query = (
+            select(
+                participants.c.participant_id,
+                participants.c.condition,
+                responses,
+            )
+            .join(participants, participants.c.id == responses.c.participant)
+            .order_by(participants.c.id, responses.c.position, responses.c.id)
+        )
+        with self.engine.connect() as conn:
+            return list(conn.execute(query))
+
+    def participants(self) -> list[Participant]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(participants).order_by(participants.c.id))
+            return [_participant(r) for r in rows]

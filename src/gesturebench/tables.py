@@ -1,0 +1,135 @@
+"""The tables of several results (a sweep's summary, the leaderboard): the paper's headline metrics
+with their direction arrows, the diagnostics apart without arrows (most have no better direction),
+4 significant digits in Markdown, every missing value with its reason as a footnote; CSV keeps 6
+significant digits (the exact values stay in each run's results.json). A value with a bootstrap
+interval (results.json `intervals`) reads ``value [lo, hi]`` in Markdown and has `<name>_lo` and
+`<name>_hi` columns in CSV."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from gesturebench.atomic import write_atomic
+from gesturebench.results import ARROWS, PAPER_METRICS, write_json
+
+#: significant digits of the CSV files (enough to rank and compare; results.json holds the rest)
+CSV_FORMAT = "%.6g"
+
+
+def metric_columns(rows: list[dict]) -> tuple[list[str], list[str]]:
+    """(headline metrics present in any row, in the paper's order; the other values, the
+    diagnostics, in order of first appearance)."""
+    names: list[str] = []
+    for row in rows:
+        names += [m for m in row.get("metrics", {}) if m not in names]
+    headline = [m for m in PAPER_METRICS if m in names]
+    return headline, [m for m in names if m not in PAPER_METRICS]
+
+
+def results_frame(rows: list[dict], columns: list[str]) -> pd.DataFrame:
+    """One row per result: `columns` of the row, then headline metrics, then diagnostics, each
+    followed by `<name>_lo` and `<name>_hi` where any row has its interval; a failed row's error in
+    an `error` column."""
+    headline, diagnostics = metric_columns(rows)
+    bounded = {m for row in rows for m in row.get("intervals", {})}
+    records = []
+    for row in rows:
+        rec = {c: row.get(c) for c in columns}
+        for m in (*headline, *diagnostics):
+            rec[m] = row.get("metrics", {}).get(m)
+            if m in bounded:
+                rec[f"{m}_lo"], rec[f"{m}_hi"] = row.get("intervals", {}).get(m, (None, None))
+        if row.get("status", "ok") != "ok":
+            rec["error"] = row.get("error", "")
+        records.append(rec)
+    return pd.DataFrame(records)
+
+
+def to_csv(frame: pd.DataFrame) -> str:
+    return frame.to_csv(index=False, float_format=CSV_FORMAT)
+
+
+class Footnotes:
+    """Numbered Markdown footnotes, one per distinct text."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def mark(self, text: str) -> str:
+        if text not in self.texts:
+            self.texts.append(text)
+        return f"[^{self.texts.index(text) + 1}]"
+
+    def lines(self) -> list[str]:
+        return [f"[^{i}]: {' '.join(text.split())}" for i, text in enumerate(self.texts, 1)]
+
+
+def results_markdown(rows: list[dict], columns: list[str], title: str) -> str:
+    """`title`, the headline table (arrows), the diagnostics table (none), then the footnotes: why a
+    value is missing (results.json `skipped`) and why a row failed."""
+    headline, diagnostics = metric_columns(rows)
+    notes = Footnotes()
+    ids = []
+    for row in rows:
+        cells = [str(row.get(c, "")) for c in columns]
+        if row.get("status", "ok") != "ok" and "status" in columns:
+            cells[columns.index("status")] += notes.mark(f"failed: {row.get('error', '')}")
+        ids.append(cells)
+
+    def table(names: list[str], arrows: bool) -> list[str]:
+        directions: dict[str, str] = {}
+        for row in rows:
+            directions.update(row.get("directions", {}))
+        header = [
+            f"{m} {ARROWS[directions[m]]}" if arrows and directions.get(m) in ARROWS else m
+            for m in names
+        ]
+        lines = [
+            "| " + " | ".join([*columns, *header]) + " |",
+            "|" + "---|" * (len(columns) + len(names)),
+        ]
+        for row, cells in zip(rows, ids, strict=True):
+            values = [cell(row, m, notes) for m in names]
+            lines.append("| " + " | ".join([*cells, *values]) + " |")
+        return lines
+
+    out = [f"# {title}", "", "## Headline metrics", "", *table(headline, arrows=True)]
+    if diagnostics:
+        out += ["", "## Diagnostics", "", *table(diagnostics, arrows=False)]
+    if notes.texts:
+        out += ["", *notes.lines()]
+    return "\n".join(out) + "\n"
+
+
+def cell(row: dict, metric: str, notes: Footnotes) -> str:
+    """A value with 4 significant digits (and its interval, ``value [lo, hi]``), or `–` and the
+    footnote of why it is missing."""
+    value = row.get("metrics", {}).get(metric)
+    if value is not None:
+        bounds = row.get("intervals", {}).get(metric)
+        return f"{value:.4g}" + (f" [{bounds[0]:.4g}, {bounds[1]:.4g}]" if bounds else "")
+    if row.get("status", "ok") != "ok":
+        return ""
+    return "–" + notes.mark(row.get("skipped", {}).get(metric, "no value"))
+
+
+#: The columns of a sweep summary before the metrics.
+SUMMARY_COLUMNS = ["job", "status", "model", "dataset"]
+
+
+def write_summary(
+    folder: str | Path, rows: list[dict], title: str = "Sweep summary"
+) -> pd.DataFrame:
+    """summary.csv (plain metric names, for scripts), summary.md (`results_markdown`) and
+    summary.json (metric → direction) in `folder`; returns the CSV's table."""
+    folder = Path(folder)
+    frame = results_frame(rows, SUMMARY_COLUMNS)
+    directions: dict[str, str] = {}
+    for row in rows:
+        directions.update(row.get("directions", {}))
+    write_atomic(folder / "summary.csv", to_csv(frame))
+    write_atomic(folder / "summary.md", results_markdown(rows, SUMMARY_COLUMNS, title))
+    write_json(folder / "summary.json", {m: d for m, d in directions.items() if m in frame})
+    return frame

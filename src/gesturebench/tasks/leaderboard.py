@@ -1,0 +1,37 @@
+"""`task=leaderboard`: collect the latest complete result per (dataset, model, preset, config hash)
+across runs into leaderboard.md and leaderboard.csv."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from omegaconf import DictConfig
+
+from gesturebench.leaderboard import collect, write_leaderboard
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class LeaderboardTask:
+    """`task=leaderboard` (conf/task/leaderboard.yaml): the run folders searched (`roots`) and
+    where the two files go (`out_dir`)."""
+
+    name: str = "leaderboard"
+    roots: list[str] = field(default_factory=lambda: ["outputs", "multirun"])
+    out_dir: str = "."
+
+    def __call__(self, cfg: DictConfig) -> dict:
+        rows = collect(list(self.roots))
+        out = Path(self.out_dir)
+        write_leaderboard(out, rows)
+        log.info(
+            "leaderboard of %d results from %s: %s",
+            len(rows),
+            ", ".join(self.roots),
+            out / "leaderboard.md",
+        )
+        print((out / "leaderboard.md").read_text(), flush=True)
+        return {"results": len(rows), "markdown": str(out / "leaderboard.md")}

@@ -1,0 +1,128 @@
+"""`task=render`: the study's stimuli. Every source of `study.sources` on every study window
+(`study.windows`: selected, or `study.windows.file` for a given list of sequences and windows),
+rendered with `task.camera` once muted and once with the window's speech, into
+<run>/<task.folder>/<condition>/<stimulus_id>.mp4, plus `manifest.csv` for a rating tool.
+
+Stimulus ids are blind: the first 12 hex digits of the SHA-256 of "source/sequence/start/end/
+condition", so a file name does not tell a rater which source it shows; the manifest maps them
+back.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from omegaconf import DictConfig
+
+from gesturebench.annotation.clip import window_audio
+from gesturebench.atomic import write_atomic
+from gesturebench.config import build
+from gesturebench.errors import ConfigError, DataError
+from gesturebench.models.cache import MotionCache
+from gesturebench.render.clips import Camera, motion_frames, write_clip
+from gesturebench.study.schema import CONDITIONS, MANIFEST_COLUMNS
+from gesturebench.tasks.analyze import source_config, study_windows
+from gesturebench.tasks.common import make_body_model, make_context, run_dir
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class RenderTask:
+    """`task=render` (conf/task/render.yaml): `sources` (names in `study.sources`; empty: all),
+    `conditions` (muted and/or audio), `camera`, and the stimuli `folder` in the run folder."""
+
+    name: str = "render"
+    sources: list[str] = field(default_factory=list)
+    conditions: list[str] = field(default_factory=lambda: list(CONDITIONS))
+    camera: Camera = field(default_factory=lambda: Camera(size=512, style="mesh"))
+    folder: str = "stimuli"
+
+    def __call__(self, cfg: DictConfig) -> dict:
+        return render_stimuli(cfg, self, run_dir())
+
+
+def stimulus_id(source: str, sequence_id: str, start: float, end: float, condition: str) -> str:
+    key = f"{source}/{sequence_id}/{start:g}/{end:g}/{condition}"
+    return hashlib.sha256(key.encode()).hexdigest()[:12]
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def chosen_sources(cfg: DictConfig, names: list[str]) -> list[str]:
+    """`names` checked against `study.sources` (empty: every source, in the study's order)."""
+    known = list(cfg.study.sources)
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ConfigError(
+            f"task.sources: {', '.join(unknown)} not in study.sources ({', '.join(known)})"
+        )
+    return list(names) or known
+
+
+def render_stimuli(cfg: DictConfig, task: RenderTask, out: Path) -> dict:
+    """Render every (source, window, condition) and write the manifest; returns a summary."""
+    bad = [c for c in task.conditions if c not in CONDITIONS]
+    if bad or not task.conditions:
+        raise ConfigError(
+            f"task.conditions must be a non-empty subset of {list(CONDITIONS)}, got "
+            f"{list(task.conditions)}"
+        )
+    sources = chosen_sources(cfg, list(task.sources))
+    windows, records = study_windows(cfg)
+    body_model = make_body_model(cfg)
+    context = make_context(cfg, body_model)
+    cache = MotionCache(context.cache_dir / "generated")
+    folder = out / task.folder
+    rows = []
+    log.info(
+        "rendering %d source(s) × %d window(s) × %s at %d px (%s) into %s",
+        len(sources),
+        len(windows),
+        "/".join(task.conditions),
+        task.camera.size,
+        task.camera.style,
+        folder,
+    )
+    for name in sources:
+        model = build(source_config(cfg, name, cfg.study.sources[name]).model)
+        model.prepare(context)
+        for window, record in zip(windows, records):
+            motion = cache.get(model, record)
+            frames = motion_frames(body_model, motion, task.camera)
+            for condition in task.conditions:
+                audio = None
+                if condition == "audio":
+                    if record.audio is None:
+                        raise DataError(cfg.dataset.root, f"{record.id} has no audio")
+                    audio = window_audio(record.audio, 0, len(frames), motion.fps)
+                sid = stimulus_id(name, record.id, window.start, window.end, condition)
+                path = write_clip(folder / condition / f"{sid}.mp4", frames, motion.fps, audio)
+                rows.append(
+                    {
+                        "stimulus_id": sid,
+                        "source": name,
+                        "sequence_id": record.id,
+                        "start": window.start,
+                        "end": window.end,
+                        "condition": condition,
+                        "file": path.relative_to(folder).as_posix(),
+                        "sha256": file_sha256(path),
+                    }
+                )
+        log.info("source %s: %d window(s) rendered", name, len(windows))
+    manifest = folder / "manifest.csv"
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=MANIFEST_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    write_atomic(manifest, text.getvalue())
+    log.info("%d stimuli and %s written", len(rows), manifest)
+    return {"manifest": str(manifest), "stimuli": len(rows)}

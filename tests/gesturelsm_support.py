@@ -1,0 +1,67 @@
+"""GestureLSM test support: a small configuration of the released structure, weights, inputs and
+noise rebuilt from a seed (tests/fixtures/gesturelsm_parity.json was made from these by the
+official code)."""
+
+from __future__ import annotations
+
+import torch
+
+from gesturebench.models.gesturelsm.config import PART_WIDTHS, PARTS, CodecConfig, GeneratorConfig
+from gesturebench.models.gesturelsm.generator import GestureLSMGenerator
+from gesturebench.models.gesturelsm.inference import Normalisation, draw_noise, window_count
+from gesturebench.models.gesturelsm.rvqvae import RVQVAE
+from tests.emage_support import seeded_weights
+
+#: the official output layer assumes 128 latent channels per part, so input_dim stays
+SMALL_GENERATOR = GeneratorConfig(
+    latent_dim=32,
+    ff_size=64,
+    num_layers=2,
+    num_heads=2,
+    cond_proj_dim=32,
+    audio_dim=32,
+    vocab_size=50,
+)
+SMALL_CODECS = {p: CodecConfig(w, codes=64, width=32) for p, w in PART_WIDTHS.items()}
+SEED = 2025
+#: two whole windows (16 + 2·112 = 240 frames) and 13 frames the release drops (5 to reach a
+#: multiple of 8, then 8 past the last window)
+FRAMES = 253
+
+
+def small_models(seed: int = SEED) -> tuple[GestureLSMGenerator, dict[str, RVQVAE]]:
+    """The small generator and RVQ-VAEs in float64 eval mode with `seeded_weights` (part i gets
+    seed + 1 + i)."""
+    generator = GestureLSMGenerator(SMALL_GENERATOR).double().eval()
+    generator.load_state_dict(seeded_weights(generator, seed))
+    codecs = {}
+    for i, part in enumerate(PARTS):
+        codecs[part] = RVQVAE(SMALL_CODECS[part]).double().eval()
+        codecs[part].load_state_dict(seeded_weights(codecs[part], seed + 1 + i))
+    return generator, codecs
+
+
+def seeded_inputs(seed: int = SEED) -> dict:
+    """float64 ``audio`` (1, S, 2: envelope, 0/1 onsets), ``words`` (1, FRAMES) ids, reference
+    ``poses`` (1, FRAMES, 165) axis-angle and ``trans`` (1, FRAMES, 3), a `Normalisation`
+    ``norm`` and ``noise`` for every window."""
+    g = torch.Generator().manual_seed(seed)
+    f64 = {"generator": g, "dtype": torch.float64}
+    samples = FRAMES * 16000 // 30
+    audio = torch.stack(
+        [torch.rand(samples, **f64), (torch.rand(samples, **f64) > 0.999).double()], -1
+    )
+    norm = Normalisation(
+        torch.randn(330, **f64),
+        0.5 + torch.rand(330, **f64),
+        torch.randn(3, **f64),
+        0.5 + torch.rand(3, **f64),
+    )
+    return {
+        "audio": audio[None],
+        "words": torch.randint(0, SMALL_GENERATOR.vocab_size, (1, FRAMES), generator=g),
+        "poses": 0.4 * torch.randn(1, FRAMES, 165, **f64),
+        "trans": torch.randn(1, FRAMES, 3, **f64),
+        "norm": norm,
+        "noise": draw_noise(1, window_count(FRAMES, SMALL_GENERATOR), SMALL_GENERATOR, g),
+    }

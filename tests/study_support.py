@@ -1,0 +1,123 @@
+"""The study server's test support, shared by tests/test_study_server.py and
+benchmarks/bench_study_server.py: tiny stimuli with a manifest in `task=render`'s format, and a
+simulated participant that walks a running study's pages over HTTP (TestClient or a real server)."""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import imageio.v2 as imageio
+import numpy as np
+
+from gesturebench.study.schema import MANIFEST_COLUMNS
+from gesturebench.weights import sha256_file
+
+
+def make_stimuli(
+    folder: Path,
+    sources: list[str],
+    sequences: list[str],
+    conditions: tuple[str, ...] = ("muted", "audio"),
+    frames: int = 3,
+    fps: int = 10,
+    video: bool = True,
+) -> Path:
+    """One `frames`-frame MP4 (a flat colour of its own) per (condition, source, sequence), or with
+    `video=False` a few placeholder bytes, and the manifest; returns the manifest's path."""
+    clips = folder / "clips"
+    clips.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for c, condition in enumerate(conditions):
+        for s, source in enumerate(sources):
+            for q, sequence in enumerate(sequences):
+                sid = f"{condition}-{source}-{sequence}"
+                path = clips / f"{sid}.mp4"
+                if video:
+                    colour = np.array([40 * s % 256, 60 * q % 256, 120 * c % 256], np.uint8)
+                    still = np.broadcast_to(colour, (32, 32, 3))
+                    imageio.mimwrite(path, [still] * frames, fps=fps, macro_block_size=16)
+                else:
+                    path.write_bytes(sid.encode())
+                rows.append(
+                    [sid, source, sequence, 0.0, frames / fps, condition, f"clips/{sid}.mp4"]
+                    + [sha256_file(path)]
+                )
+    manifest = folder / "manifest.csv"
+    with open(manifest, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(MANIFEST_COLUMNS)
+        writer.writerows(rows)
+    return manifest
+
+
+@dataclass
+class Page:
+    """What a simulated participant reads off a question page."""
+
+    action: str
+    stimuli: list[str]
+    dimensions: list[str]
+    notice: str | None
+
+
+def read_page(html: str) -> Page | None:
+    """The question page's form, or None (a text page)."""
+    action = re.search(r'<form method="post" action="(/(?:item/\d+|practice))"', html)
+    if action is None:
+        return None
+    notice = re.search(r'id="notice">(.*?)</p>', html, re.S)
+    return Page(
+        action.group(1),
+        re.findall(r'name="stimulus_[ab]" value="([^"]+)"', html),
+        list(dict.fromkeys(re.findall(r'type="radio" name="(\w+)"', html))),
+        notice.group(1) if notice else None,
+    )
+
+
+def asked_answer(notice: str) -> str:
+    """The answer an attention check's default instruction asks for: a rating or a clip (a, b)."""
+    found = re.search(r"answer (Clip [AB]|\d)", notice)
+    assert found, notice
+    return found.group(1)[-1].lower()
+
+
+@dataclass
+class Session:
+    """A participant's answers as posted: (form action, stimuli, answers), and its completion
+    code."""
+
+    answers: list[tuple[str, list[str], dict]] = field(default_factory=list)
+    code: str | None = None
+
+
+def participate(
+    client: httpx.Client, participant_id: str | None, decide: Callable[[Page], dict]
+) -> Session:
+    """Walk the study as one participant, answering each question page with `decide(page)` (a
+    dimension → answer mapping); every response must succeed."""
+    session = Session()
+    query = {"participant_id": participant_id} if participant_id else {}
+    response = client.get("/", params=query, follow_redirects=True)
+    for _ in range(1000):
+        assert response.status_code == 200, response.text
+        html = response.text
+        code = re.search(r"completion code is (\w+)", html)
+        if code:
+            session.code = code.group(1)
+            return session
+        page = read_page(html)
+        if page is None:
+            action = re.search(r'action="(/\w+)"', html)
+            assert action, html
+            response = client.post(action.group(1), follow_redirects=True)
+            continue
+        answers = decide(page)
+        form = {f"stimulus_{s}": sid for s, sid in zip("ab", page.stimuli)}
+        response = client.post(page.action, data={**form, **answers}, follow_redirects=True)
+        session.answers.append((page.action, page.stimuli, answers))
+    raise AssertionError("the study never ended")

@@ -1,0 +1,52 @@
+"""Protocol presets end to end (docs/protocols.md): `metrics=emage2025` through `launch.py` uses
+EMAGE's encoder (seeded weights in the released layout) and EMAGE's speed normaliser, and
+results.json carries the preset name, the raw values, the printed (display) values and both files'
+SHA-256."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from gesturebench.metrics.beat import EMAGE_MEAN_SPEED
+from gesturebench.weights import sha256_file
+from tests.emage_fgd_support import released_state
+from tests.launch import launch, results
+from tests.metrics.test_beat import EMAGE_DIR
+
+pytestmark = pytest.mark.slow
+
+
+def test_emage2025_preset_runs_and_reports_display_values(tmp_path):
+    mean_speed = EMAGE_DIR / EMAGE_MEAN_SPEED
+    if not mean_speed.is_file():
+        pytest.skip(f"EMAGE's {EMAGE_MEAN_SPEED} not found in {EMAGE_DIR} (the shared/ folder)")
+    weights = tmp_path / "AESKConv_240_100.bin"
+    torch.save({"model_state": released_state(7)}, weights)
+    proc = launch(
+        "metrics=emage2025",
+        f"metrics.fgd.weights={weights}",
+        f"metrics.bc.mean_speed_file={mean_speed}",
+        "dataset.max_sequences=2",
+        "logger=none",
+        "task.render_clips=0",
+        f"hydra.run.dir={tmp_path / 'run'}",
+        timeout=900,
+        encoders=False,  # the preset uses no trained encoder
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = results(tmp_path / "run")
+    assert res["preset"] == "emage2025"
+    values, display = res["metrics"], res["display"]
+    assert set(display) == {"fgd", "fgd_raw_pose", "bc", "bc_ref"}
+    for name in display:
+        assert display[name]["scale"] == 0.1
+        assert display[name]["value"] == pytest.approx(values[name] * 10, rel=1e-12)
+    # ground truth against itself: EMAGE 2025's formula gives −2·dim·1e-6 (unclamped), not 0
+    assert values["fgd"] == pytest.approx(-2 * 240 * 1e-6, abs=1e-9)
+    assert values["fgd_raw_pose"] == pytest.approx(-2 * 333 * 1e-6, abs=1e-9)
+    assert 0 < values["bc"] <= 1 and values["diversity"] > 0
+    assert res["options"]["fgd"]["encoder"] == "emage"
+    assert res["options"]["fgd"]["covariance_offset"] == 1e-6
+    assert res["encoders"]["emage_fgd"]["sha256"] == sha256_file(weights)
+    assert res["encoders"]["bc_mean_speed"]["sha256"] == sha256_file(mean_speed)

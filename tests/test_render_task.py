@@ -1,0 +1,97 @@
+"""`task=render` on the synthetic study (stimuli and manifest) and `task.render_clips=N` of
+`task=evaluate` (N clips, reference | generated, with audio), launched as a user would."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+
+import imageio.v2 as imageio
+import imageio_ffmpeg
+import pandas as pd
+import pytest
+
+from gesturebench.study.schema import MANIFEST_COLUMNS
+from tests.launch import launch
+
+pytestmark = pytest.mark.slow
+
+
+def ok(proc):
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
+
+
+def streams(path) -> list[str]:
+    """The stream lines ffmpeg prints for `path` (video, audio)."""
+    proc = subprocess.run(
+        [imageio_ffmpeg.get_ffmpeg_exe(), "-hide_banner", "-i", str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return [line.strip() for line in proc.stderr.splitlines() if "Stream #" in line]
+
+
+def test_render_task_writes_the_study_stimuli_and_manifest(tmp_path):
+    """Two windows of the synthetic study, two of its sources, both conditions, small frames."""
+    out = tmp_path / "run"
+    ok(
+        launch(
+            "task=render",
+            "study=synthetic",
+            "study.windows.n=2",
+            "study.windows.seconds=2",
+            "task.sources=[ground_truth,jitter]",
+            "task.camera.size=48",
+            "threads=1",
+            "logger=none",
+            f"hydra.run.dir={out}",
+        )
+    )
+    folder = out / "stimuli"
+    manifest = pd.read_csv(folder / "manifest.csv", dtype={"sequence_id": str})
+    assert tuple(manifest.columns) == MANIFEST_COLUMNS
+    assert len(manifest) == 2 * 2 * 2 and manifest["stimulus_id"].is_unique
+    assert set(manifest["condition"]) == {"muted", "audio"}
+    assert set(manifest["source"]) == {"ground_truth", "jitter"}
+    assert ((manifest["end"] - manifest["start"]) == 2.0).all()
+    for row in manifest.itertuples():
+        path = folder / row.file
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == row.sha256
+        assert row.source not in row.file and row.sequence_id not in row.file  # blind names
+        kinds = streams(path)
+        assert any("Video:" in s and "48x48" in s for s in kinds)
+        assert any("Audio:" in s for s in kinds) == (row.condition == "audio")
+        assert imageio.get_reader(path).count_frames() == 60  # 2 s at 30 fps
+    # the two sources differ on the same window, the two conditions show the same frames
+    first = manifest[manifest["condition"] == "muted"].groupby("sequence_id")["sha256"].nunique()
+    assert (first == 2).all()
+
+
+def test_evaluate_renders_n_side_by_side_clips_with_audio(tmp_path):
+    out = tmp_path / "run"
+    ok(
+        launch(
+            "model=perturbed",
+            "model.level=0.2",
+            "metrics=fast",
+            "dataset.max_sequences=2",
+            "task.render_clips=2",
+            "task.render_seconds=1",
+            "task.camera.size=32",
+            "threads=1",
+            "logger=wandb",
+            f"hydra.run.dir={out}",
+        )
+    )
+    clips = sorted((out / "clips").glob("*.mp4"))
+    assert len(clips) == 2
+    for clip in clips:
+        kinds = streams(clip)
+        assert any("Video:" in s and "64x46" in s for s in kinds)  # 2 panels + label strip
+        assert any("Audio:" in s for s in kinds)
+        frame = imageio.get_reader(clip).get_data(0)
+        assert (frame[14:, :32] < 200).any() and (frame[14:, 32:] < 200).any()  # both bodies
+    media = list((out / "wandb").glob("offline-run-*/files/media/videos/clips/*"))
+    assert len(media) == 2

@@ -1,0 +1,119 @@
+"""A real browser (headless Chromium through Selenium) takes a whole participant session of the
+study server running under uvicorn: consent, instructions, practice, clips played to their end
+before the questions unlock, ratings clicked, an attention check, the completion code; the export
+then equals what was clicked. A screenshot of a rating page is saved in the test's folder.
+
+Needs Debian's `chromium` and `chromium-driver` (.ci/run installs them where apt-get works); skipped
+with the reason where they are absent."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import threading
+import time
+
+import pytest
+
+from gesturebench.study.server.app import create_app
+from gesturebench.study.server.design import AttentionChecks, StudyDesign
+from tests.study_support import Session, asked_answer, make_stimuli
+from tests.test_study_server import exported_as_clicked, make_study
+
+webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
+CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
+pytestmark = pytest.mark.skipif(
+    not (CHROMIUM and DRIVER),
+    reason="headless Chromium not available: install Debian's chromium and chromium-driver",
+)
+
+
+@pytest.fixture
+def served(tmp_path):
+    """The study running under uvicorn on a free loopback port: (study, base URL)."""
+    import uvicorn
+
+    manifest = make_stimuli(tmp_path / "stimuli", ["ground_truth", "a", "b"], ["s00", "s01"])
+    design = StudyDesign(block_size=3, attention=AttentionChecks(after=[2]))
+    study = make_study(manifest, tmp_path / "db", design)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(study), host="127.0.0.1", port=port, log_level="warning")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    for _ in range(200):
+        if server.started:
+            break
+        time.sleep(0.05)
+    yield study, f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)
+
+
+@pytest.fixture
+def browser():
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1000,1100"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
+    yield driver
+    driver.quit()
+
+
+def test_a_browser_session_from_consent_to_completion_code(served, browser, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    study, url = served
+    wait = WebDriverWait(browser, 30)
+    browser.get(f"{url}/?participant_id=browser-1")
+    browser.find_element(By.ID, "continue").click()  # consent
+    browser.find_element(By.ID, "continue").click()  # instructions
+    session = Session()
+    answers_by_page = [4, 6, 2, 5, 3]
+    for page in range(10):
+        if "completion code" in browser.page_source:
+            break
+        action = browser.find_element(By.ID, "answers-form").get_attribute("action")
+        action = action.removeprefix(url)
+        clip = browser.find_element(By.NAME, "stimulus_a").get_attribute("value")
+        # locked until the clip has played
+        assert browser.find_element(By.ID, "answers").get_property("disabled")
+        assert not browser.find_element(By.CSS_SELECTOR, "input[type=radio]").is_enabled()
+        for button in browser.find_elements(By.CSS_SELECTOR, "button.play"):
+            button.click()
+        wait.until(lambda d: not d.find_element(By.ID, "answers").get_property("disabled"))
+        assert browser.execute_script("return document.querySelector('video').ended")
+        notices = browser.find_elements(By.ID, "notice")
+        value = int(asked_answer(notices[0].text)) if notices else answers_by_page[page]
+        dimensions = list(
+            dict.fromkeys(
+                r.get_attribute("name")
+                for r in browser.find_elements(By.CSS_SELECTOR, "input[type=radio]")
+            )
+        )
+        for d in dimensions:
+            browser.find_element(By.CSS_SELECTOR, f"input[name={d}][value='{value}']").click()
+        if action == "/item/0":
+            browser.save_screenshot(str(tmp_path / "rating_page.png"))
+        browser.find_element(By.ID, "submit").click()
+        session.answers.append((action, [clip], {d: value for d in dimensions}))
+    code = browser.find_element(By.TAG_NAME, "p").text
+    (participant,) = study.store.participants()
+    assert code.endswith(participant.completion_code) and participant.step == "complete"
+    assert [a for a, *_ in session.answers] == [
+        "/practice",
+        "/item/0",
+        "/item/1",
+        "/item/2",
+        "/item/3",
+    ]
+    assert participant.block[2]["kind"] == "attention"
+    exported_as_clicked(study, "browser-1", session)
+    assert (tmp_path / "rating_page.png").read_bytes()[:4] == b"\x89PNG"

@@ -1,0 +1,417 @@
+"""The study server (`task=study_server`, `task=study_export`) through FastAPI's test client: the
+participant flow, every route's refusals (nothing stored), resumption, balanced blocks, export, and
+the round trip synthetic participants → export → analysis. The real-browser test is in
+tests/test_study_browser.py, the load test in benchmarks/bench_study_server.py."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import numpy as np
+import pandas as pd
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import func, select
+
+from gesturebench.config import build
+from gesturebench.errors import DataError
+from gesturebench.study.analysis import AnalysisOptions, analyze
+from gesturebench.study.pairwise import pairwise_csv, read_pairwise
+from gesturebench.study.ratings import ratings_csv, read_ratings, require_valid
+from gesturebench.study.schema import CONDITIONS, SCALE
+from gesturebench.study.server.app import SESSION_COOKIE, Study, create_app
+from gesturebench.study.server.design import AttentionChecks, StudyDesign
+from gesturebench.study.server.export import pairwise_table, ratings_table
+from gesturebench.study.server.manifest import read_manifest
+from gesturebench.study.server.store import SCHEMA_VERSION, Store, open_engine, responses
+from gesturebench.study.synthetic import SyntheticStudy, latent_ratings, usable_terms
+from tests.study_support import Page, asked_answer, make_stimuli, participate
+from tests.test_study import FAST, MODEL, SEQUENCES, SOURCES, metrics_table  # noqa: F401
+
+TOKEN = "s3cret-admin-token"
+SMALL = StudyDesign(block_size=4, attention=AttentionChecks(after=[2]))
+
+
+@pytest.fixture(scope="module")
+def manifest(tmp_path_factory):
+    return make_stimuli(
+        tmp_path_factory.mktemp("stimuli"), ["ground_truth", "a", "b"], ["s00", "s01", "s02"]
+    )
+
+
+def make_study(manifest, tmp_path, design=SMALL, token=TOKEN) -> Study:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    store = Store(open_engine(f"sqlite:///{tmp_path / 'study.db'}"))
+    return Study(read_manifest(manifest), design, store, token)
+
+
+@pytest.fixture
+def study(manifest, tmp_path):
+    return make_study(manifest, tmp_path)
+
+
+def client_of(study: Study, **kwargs) -> TestClient:
+    """A test client of the study's app that shows redirects (303) instead of following them."""
+    return TestClient(create_app(study), follow_redirects=False, **kwargs)
+
+
+def stored(study: Study) -> int:
+    with study.store.engine.connect() as conn:
+        return conn.execute(select(func.count()).select_from(responses)).scalar_one()
+
+
+def honest(rating: int = 5):
+    """Answers every question with `rating` (a, in pairwise mode) and every attention check as
+    asked."""
+
+    def decide(page: Page) -> dict:
+        if page.notice:
+            answer = asked_answer(page.notice)
+            return {d: int(answer) if answer.isdigit() else answer for d in page.dimensions}
+        return {d: rating if len(page.stimuli) == 1 else "a" for d in page.dimensions}
+
+    return decide
+
+
+def entered(study: Study, pid: str = "p1") -> tuple[TestClient, str]:
+    """A client past consent, instructions and practice; returns it and its first item page."""
+    client = client_of(study)
+    client.get("/", params={"participant_id": pid})
+    client.post("/consent")
+    client.post("/instructions")
+    page = client.get("/study").text
+    sid = re.search(r'name="stimulus_a" value="([^"]+)"', page).group(1)
+    dims = {d: 4 for d in dict.fromkeys(re.findall(r'type="radio" name="(\w+)"', page))}
+    assert client.post("/practice", data={"stimulus_a": sid, **dims}).status_code == 303
+    return client, client.get("/study").text
+
+
+def first_item(page: str) -> tuple[str, dict]:
+    sid = re.search(r'name="stimulus_a" value="([^"]+)"', page).group(1)
+    dims = list(dict.fromkeys(re.findall(r'type="radio" name="(\w+)"', page)))
+    return sid, {d: 3 for d in dims}
+
+
+# ---------- the participant flow ----------
+
+
+def exported_as_clicked(study: Study, participant_id: str, session) -> None:
+    """The export of `participant_id` equals what its session posted, row for row."""
+    participant = next(p for p in study.store.participants() if p.participant_id == participant_id)
+    expected = []
+    for action, clips, answers in session.answers:
+        if action == "/practice":
+            continue
+        clip = study.stimuli[clips[0]]
+        if participant.block[int(action.rsplit("/", 1)[1])]["kind"] == "attention":
+            expected.append((clip.source, clip.sequence_id, "attention", None, True))
+        else:
+            expected += [
+                (clip.source, clip.sequence_id, d, int(v), None) for d, v in answers.items()
+            ]
+    table = ratings_table(study.store)
+    table = table[table["participant_id"] == participant_id]
+    got = [
+        (
+            r.source,
+            r.sequence_id,
+            r.dimension,
+            None if pd.isna(r.rating) else int(r.rating),
+            None if pd.isna(r.passed) else bool(r.passed),
+        )
+        for r in table.itertuples()
+    ]
+    assert got == expected
+    assert set(table["condition"]) == {participant.condition}
+
+
+def test_a_full_session_is_stored_and_exported_as_clicked(study):
+    client = client_of(study)
+    session = participate(client, "PROLIFIC_1", honest(6))
+    assert session.code and len(session.answers) == 1 + 4 + 1  # practice, 4 clips, 1 check
+    (participant,) = study.store.participants()
+    assert participant.participant_id == "PROLIFIC_1" and participant.step == "complete"
+    assert session.code == participant.completion_code
+    exported_as_clicked(study, "PROLIFIC_1", session)
+    assert stored(study) == 5 * len(CONDITIONS[participant.condition])
+    # a generated id when the link carries none; the second participant gets the other condition
+    other = participate(client_of(study), None, honest(2))
+    second = study.store.participants()[1]
+    assert second.participant_id.startswith("anon-") and second.condition != participant.condition
+    exported_as_clicked(study, second.participant_id, other)
+
+
+def test_a_reload_or_reopened_tab_resumes_and_an_id_cannot_be_taken_over(study):
+    client, _ = entered(study)
+    for _ in range(2):
+        sid, answers = first_item(client.get("/study").text)
+        position = int(re.search(r'action="/item/(\d+)"', client.get("/study").text).group(1))
+        assert (
+            client.post(f"/item/{position}", data={"stimulus_a": sid, **answers}).status_code == 303
+        )
+    reopened = client_of(study, cookies={SESSION_COOKIE: client.cookies[SESSION_COOKIE]})
+    assert (
+        reopened.get("/", params={"participant_id": "p1"}, follow_redirects=False).headers[
+            "location"
+        ]
+        == "/study"
+    )
+    assert 'action="/item/2"' in reopened.get("/study").text
+    stranger = client_of(study)
+    assert stranger.get("/", params={"participant_id": "p1"}).status_code == 409
+    assert len(study.store.participants()) == 1
+
+
+def test_restart_keeps_everything_and_a_foreign_schema_version_is_refused(manifest, tmp_path):
+    study = make_study(manifest, tmp_path)
+    client, page = entered(study)
+    sid, answers = first_item(page)
+    client.post("/item/0", data={"stimulus_a": sid, **answers})
+    before = ratings_table(study.store)
+    study.store.engine.dispose()
+    again = make_study(manifest, tmp_path)  # the server restarted on the same database
+    assert ratings_table(again.store).equals(before) and stored(again) == len(before)
+    resumed = client_of(again, cookies={SESSION_COOKIE: client.cookies[SESSION_COOKIE]})
+    assert 'action="/item/1"' in resumed.get("/study").text
+    with again.store.engine.begin() as conn:
+        conn.exec_driver_sql(f"UPDATE schema_version SET version = {SCHEMA_VERSION + 1}")
+    with pytest.raises(DataError, match="schema version"):
+        open_engine(f"sqlite:///{tmp_path / 'study.db'}")
+
+
+# ---------- refusals: the right status and nothing stored ----------
+
+
+def test_bad_submissions_are_refused_and_store_nothing(study):
+    client, page = entered(study, "p1")
+    sid, answers = first_item(page)
+    dimension = next(iter(answers))
+    other = next(s for s in study.stimuli if s != sid)
+    bad = [
+        ({"stimulus_a": sid, **answers, dimension: SCALE[1] + 1}, 0, 422),  # out of range
+        ({"stimulus_a": sid, **answers, dimension: 0}, 0, 422),
+        ({"stimulus_a": sid, **answers, dimension: "4.5"}, 0, 422),
+        ({"stimulus_a": sid}, 0, 422),  # no answers
+        ({"stimulus_a": "no-such-clip", **answers}, 0, 404),  # unknown stimulus
+        ({"stimulus_a": other, **answers}, 0, 422),  # a real clip, not this page's
+        ({"stimulus_a": sid, **answers}, 1, 409),  # an item ahead
+        ({"stimulus_a": sid, **answers}, 99, 404),  # no such item
+    ]
+    for form, position, status in bad:
+        assert client.post(f"/item/{position}", data=form).status_code == status, form
+    assert stored(study) == 0
+    assert client.post("/item/0", data={"stimulus_a": sid, **answers}).status_code == 303
+    n = stored(study)
+    assert n == len(answers)
+    # a replay is acknowledged and stores nothing; a changed replay is refused
+    assert client.post("/item/0", data={"stimulus_a": sid, **answers}).status_code == 303
+    changed = {**answers, dimension: 1 + answers[dimension] % SCALE[1]}
+    assert client.post("/item/0", data={"stimulus_a": sid, **changed}).status_code == 409
+    assert stored(study) == n and ratings_table(study.store)["rating"].eq(3).all()
+
+
+def test_sessions_are_the_token_not_the_participant_id(study):
+    _, alice_page = entered(study, "alice")
+    bob, _ = entered(study, "bob")
+    sid, answers = first_item(alice_page)
+    forged = client_of(study, cookies={SESSION_COOKIE: "alice"})
+    for client in (forged, client_of(study)):
+        assert client.post("/item/0", data={"stimulus_a": sid, **answers}).status_code == 401
+        assert client.get("/study").status_code == 401
+        assert client.get(f"/media/{sid}").status_code == 401
+    bob_block = next(p for p in study.store.participants() if p.participant_id == "bob").block
+    if bob_block[0]["a"] != sid:  # alice's clip posted with bob's session: not bob's page
+        assert bob.post("/item/0", data={"stimulus_a": sid, **answers}).status_code in (404, 422)
+    assert stored(study) == 0
+
+
+def test_steps_in_order_ids_validated_and_media_only_for_known_clips(study, manifest):
+    client = client_of(study)
+    assert client.get("/", params={"participant_id": "<script>"}).status_code == 422
+    assert study.store.participants() == []
+    client.get("/", params={"participant_id": "p1"})
+    assert client.post("/instructions").status_code == 409  # consent first
+    assert client.post("/item/0", data={}).status_code == 409
+    assert client.post("/consent", follow_redirects=False).status_code == 303
+    assert client.post("/consent", follow_redirects=False).status_code == 303  # idempotent
+    sid = next(iter(study.stimuli))
+    media = client.get(f"/media/{sid}")
+    assert media.status_code == 200 and media.content == study.stimuli[sid].path.read_bytes()
+    assert client.get("/media/..%2Fmanifest.csv").status_code == 404
+    assert client.get("/media/nothing").status_code == 404
+
+
+def test_experimenter_pages_need_the_token(study, manifest, tmp_path):
+    participate(client_of(study), "p1", honest())
+    client = client_of(study)
+    for url in ("/admin/progress", "/admin/export.csv"):
+        assert client.get(url).status_code == 403
+        assert client.get(url, params={"token": "wrong"}).status_code == 403
+        assert client.get(url, params={"token": TOKEN}).status_code == 200
+        assert client.get(url, headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200
+    export = client.get("/admin/export.csv", params={"token": TOKEN}).text
+    path = tmp_path / "ratings.csv"
+    path.write_text(export)
+    read = read_ratings(path, sources=["ground_truth", "a", "b"], sequences=["s00", "s01", "s02"])
+    assert not read.invalid and len(read.frame) == len(ratings_table(study.store))
+    progress = client.get("/admin/progress", params={"token": TOKEN}).text
+    assert "muted-a-s00" in progress and "failed_checks" in progress
+    off = make_study(manifest, tmp_path / "off", token=None)
+    assert client_of(off).get("/admin/progress").status_code == 503
+
+
+def test_configured_text_is_escaped(manifest, tmp_path):
+    design = StudyDesign(title="<b>study</b>", consent="<script>alert(1)</script>")
+    client = TestClient(create_app(make_study(manifest, tmp_path, design)))
+    html = client.get("/", follow_redirects=True).text
+    assert "<script>alert" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "&lt;b&gt;study&lt;/b&gt;" in html
+
+
+# ---------- blocks ----------
+
+
+def test_blocks_are_balanced_and_deterministic_from_the_seed(manifest, tmp_path):
+    design = StudyDesign(block_size=3, attention=AttentionChecks(after=[1, 3]))
+    study = make_study(manifest, tmp_path, design)
+    blocks = [study.assign(n) for n in range(12)]
+    assert [c for c, _ in blocks] == ["muted", "audio"] * 6
+    for condition in CONDITIONS:
+        items = [i for c, b in blocks if c == condition for i in b if i["kind"] == "rating"]
+        counts = Counter(i["a"] for i in items)
+        assert len(counts) == 9 and set(counts.values()) == {2}  # every clip twice
+        for c, b in blocks:
+            if c == condition:
+                rated = [study.stimuli[i["a"]] for i in b if i["kind"] == "rating"]
+                assert sorted(s.source for s in rated) == ["a", "b", "ground_truth"]
+                assert [i["kind"] for i in b] == [
+                    "rating",
+                    "attention",
+                    "rating",
+                    "rating",
+                    "attention",
+                ]
+                assert all(i["a"] in {s.stimulus_id for s in rated} for i in b)
+    same = make_study(manifest, tmp_path / "again", design)
+    assert [same.assign(n) for n in range(12)] == blocks
+    other = make_study(manifest, tmp_path / "other", StudyDesign(block_size=3, seed=1))
+    assert [other.assign(n)[1] for n in range(12)] != [b for _, b in blocks]
+
+
+def test_manifest_problems_are_one_line_errors(manifest, tmp_path):
+    text = manifest.read_text().splitlines()
+    broken = manifest.parent / "broken.csv"
+    broken.write_text("\n".join([text[0], text[1][:-4] + "0000"]) + "\n")
+    with pytest.raises(DataError, match="line 2: SHA-256"):
+        read_manifest(broken)
+    broken.write_text("stimulus_id,source\n")
+    with pytest.raises(DataError, match="missing column"):
+        read_manifest(broken)
+
+
+# ---------- pairwise mode, the export task ----------
+
+
+def test_pairwise_session_exported_as_clicked(manifest, tmp_path):
+    design = StudyDesign(mode="pairwise", block_size=3, attention=AttentionChecks(after=[1]))
+    study = make_study(manifest, tmp_path, design)
+    session = participate(client_of(study), "p1", honest())
+    (participant,) = study.store.participants()
+    table = pairwise_table(study.store)
+    expected = []
+    for action, clips, answers in session.answers[1:]:
+        a, b = (study.stimuli[s] for s in clips)
+        assert a.sequence_id == b.sequence_id and a.source != b.source
+        if participant.block[int(action.rsplit("/", 1)[1])]["kind"] == "attention":
+            expected.append(("attention", a.source, b.source, True))
+        else:
+            expected += [(d, a.source, b.source, None) for d in answers]
+    got = [
+        (r.dimension, r.source_a, r.source_b, None if pd.isna(r.passed) else bool(r.passed))
+        for r in table.itertuples()
+    ]
+    assert got == expected and (table.loc[table["dimension"] != "attention", "winner"] == "a").all()
+    path = tmp_path / "pairwise.csv"
+    path.write_text(pairwise_csv(table))
+    assert read_pairwise(path).shape == table.shape
+
+
+def test_export_and_server_tasks_from_the_config(config, manifest, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    cfg = config("task=study_server", f"task.manifest={manifest}", "task.design.block_size=4")
+    monkeypatch.setenv("GESTUREBENCH_STUDY_TOKEN", TOKEN)
+    study = build(cfg.task).study_app(cfg)
+    assert study.admin_token == TOKEN and study.design.seed == cfg.seed
+    assert (tmp_path / "outputs" / "study_server" / "study" / "study.db").is_file()
+    participate(client_of(study), "p1", honest())
+    participate(client_of(study), "p2", honest(3))
+    cfg = config("task=study_export", f"task.manifest={manifest}")
+    summary = build(cfg.task)(cfg)
+    assert set(summary["files"]) == {"ratings", "progress_participants", "progress_stimuli"}
+    assert (tmp_path / "ratings.csv").read_text() == ratings_csv(ratings_table(study.store))
+    people = pd.read_csv(tmp_path / "progress_participants.csv")
+    assert people["complete"].all() and (people["failed_checks"] == 0).all()
+    stimuli = pd.read_csv(tmp_path / "progress_stimuli.csv")
+    assert stimuli["participants"].sum() == 8 and len(stimuli) == len(study.stimuli)
+
+
+# ---------- round trip: synthetic participants → export → analysis ----------
+
+
+@pytest.mark.slow
+def test_synthetic_participants_through_the_server_recover_the_planted_model(
+    metrics_table,  # noqa: F811
+    tmp_path,
+):
+    """Participants answer as the synthetic study's rating model does (latent clip rating + rater
+    bias + noise; two inattentive ones answer at random and fail the checks); the exported file,
+    analysed unchanged, finds each dimension's planted metrics, as tests/test_study.py does on the
+    generated file."""
+    manifest = make_stimuli(tmp_path / "stimuli", SOURCES, SEQUENCES, video=False)
+    design = StudyDesign(block_size=25, attention=AttentionChecks(after=[8, 16, 24]))
+    study = make_study(manifest, tmp_path, design)
+    model = SyntheticStudy(model=MODEL, seed=5)
+    rng = np.random.default_rng(5)
+    generated = pd.Series(
+        metrics_table.index.get_level_values("source") != "ground_truth", index=metrics_table.index
+    )
+    weights, _ = usable_terms(metrics_table, generated, model)
+    latent = latent_ratings(metrics_table, generated, weights, model, rng)
+
+    def rater(inattentive: bool):
+        bias = rng.normal(0.0, model.rater_bias)
+
+        def decide(page: Page) -> dict:
+            if inattentive:
+                return {d: int(rng.integers(1, 8)) % 7 + 1 for d in page.dimensions}
+            if page.notice:
+                return {d: int(asked_answer(page.notice)) for d in page.dimensions}
+            clip = study.stimuli[page.stimuli[0]]
+            mean = latent.loc[(clip.source, clip.sequence_id)]
+            return {
+                d: int(np.clip(np.rint(mean[d] + bias + rng.normal(0, model.rating_noise)), *SCALE))
+                for d in page.dimensions
+            }
+
+        return decide
+
+    for i in range(60):
+        participate(client_of(study), f"r{i:03d}", rater(inattentive=i < 2))
+    path = tmp_path / "ratings.csv"
+    path.write_text(ratings_csv(ratings_table(study.store)))
+    read = read_ratings(path, sources=SOURCES, sequences=SEQUENCES)
+    assert not read.invalid
+    result = analyze(require_valid(read, False), metrics_table, AnalysisOptions(**FAST))
+    qc = result.tables["qc_participants"]
+    assert set(qc.loc[qc["excluded"], "participant_id"]) <= {"r000", "r001"}
+    assert qc["excluded"].sum() >= 1
+    fig3 = result.tables["figure3_metric_correlations"]
+    for d, spec in MODEL.items():
+        rows = fig3[fig3["dimension"] == d].assign(abs_rho=lambda t: t["rho"].abs())
+        top = rows.sort_values("abs_rho").tail(len(spec["weights"])).set_index("metric")
+        assert set(top.index) == set(spec["weights"]), d
+        for m, w in spec["weights"].items():
+            assert np.sign(top.at[m, "rho"]) == np.sign(w) and top.at[m, "p_holm"] < 0.01, (d, m)
+    table3 = result.tables["table3_composites"].set_index("dimension")
+    assert all(table3.at[d, "best_metric"] in spec["weights"] for d, spec in MODEL.items())
