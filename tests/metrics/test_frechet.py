@@ -164,8 +164,8 @@ class GivenFeatures(FGD):
     is (reference, generated), each (encoder features (n, LATENT), raw window means
     (n, REP_DIM))."""
 
-    def __init__(self, features):
-        super().__init__(encoder_config={"latent_dim": LATENT})
+    def __init__(self, features, **options):
+        super().__init__(encoder_config={"latent_dim": LATENT}, **options)
         self.features = features
 
     def pair_features(self, pair, side):
@@ -253,3 +253,29 @@ def test_bootstrap_with_a_large_offset_equals_recomputation_on_resampled_feature
     value = metric.compute()
     for name in ("fgd", "fgd_raw_pose"):
         assert once[name][0] == pytest.approx(value[name], rel=1e-9), name
+
+
+def test_bootstrap_with_covariance_offset_and_unequal_counts_equals_recomputation():
+    """With ε = 0.05 (large enough to matter) and, as with EMAGE's encoder, other feature counts
+    than window counts: each replicate of both spaces (the 333-d raw pose projected onto its
+    span, ε added back for the dropped dimensions) equals `frechet_distance` of the resampled
+    features' numpy moments in the full space."""
+    rng = np.random.default_rng(4)
+    seqs = [
+        [(rng.normal(size=(3 + s + i, LATENT)), rng.normal(size=(6 + s, REP_DIM))) for i in (0, 1)]
+        for s in range(5)
+    ]
+    metric = GivenFeatures(seqs, covariance_offset=0.05)
+    for i in range(len(seqs)):
+        metric.update(SimpleNamespace(index=i))
+    resamples = Resamples.draw(range(len(seqs)), 5, seed=3)
+    boot = metric.bootstrap(resamples)
+    for b, counts in enumerate(resamples.counts):
+        drawn = [seqs[s] for s in np.repeat(np.arange(len(seqs)), counts)]
+        for name, space in (("fgd", 0), ("fgd_raw_pose", 1)):
+            sides = [np.concatenate([s[i][space] for s in drawn]) for i in (0, 1)]
+            stats = [
+                torch.from_numpy(v) for x in sides for v in (x.mean(0), np.cov(x, rowvar=False))
+            ]
+            expected = float(frechet_distance(*stats, offset=0.05))
+            assert boot[name][b] == pytest.approx(expected, rel=1e-9, abs=1e-9), (name, b)
