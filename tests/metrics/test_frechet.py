@@ -255,8 +255,10 @@ def test_bootstrap_with_a_large_offset_equals_recomputation_on_resampled_feature
         assert once[name][0] == pytest.approx(value[name], rel=1e-9), name
 
 
-def test_bootstrap_with_covariance_offset_and_unequal_counts_equals_recomputation():
-    """With ε = 0.05 (large enough to matter) and, as with EMAGE's encoder, other feature counts
+@pytest.mark.parametrize("offset", [0.0, 0.05])
+def test_bootstrap_with_covariance_offset_and_unequal_counts_equals_recomputation(offset):
+    """Without ε (the square root's trace taken in the span of the side with fewer windows) and
+    with ε = 0.05 (large enough to matter), and, as with EMAGE's encoder, other feature counts
     than window counts: each replicate of both spaces (the 333-d raw pose projected onto its
     span, ε added back for the dropped dimensions) equals `frechet_distance` of the resampled
     features' numpy moments in the full space."""
@@ -265,7 +267,7 @@ def test_bootstrap_with_covariance_offset_and_unequal_counts_equals_recomputatio
         [(rng.normal(size=(3 + s + i, LATENT)), rng.normal(size=(6 + s, REP_DIM))) for i in (0, 1)]
         for s in range(5)
     ]
-    metric = GivenFeatures(seqs, covariance_offset=0.05)
+    metric = GivenFeatures(seqs, covariance_offset=offset)
     for i in range(len(seqs)):
         metric.update(SimpleNamespace(index=i))
     resamples = Resamples.draw(range(len(seqs)), 5, seed=3)
@@ -277,5 +279,5 @@ def test_bootstrap_with_covariance_offset_and_unequal_counts_equals_recomputatio
             stats = [
                 torch.from_numpy(v) for x in sides for v in (x.mean(0), np.cov(x, rowvar=False))
             ]
-            expected = float(frechet_distance(*stats, offset=0.05))
+            expected = float(frechet_distance(*stats, offset=offset))
             assert boot[name][b] == pytest.approx(expected, rel=1e-9, abs=1e-9), (name, b)

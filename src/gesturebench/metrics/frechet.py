@@ -137,10 +137,13 @@ class FGD(MotionFeatureMetric):
 
         The means are centred on the reference's, and where the features span fewer than half the
         dimensions (fewer windows than dimensions, e.g. the raw pose of a small split), everything
-        is projected onto the span: the distance is the same, its decompositions far smaller. A
-        resample with more windows a side than dimensions takes the Cholesky route. With a
-        `covariance_offset` ε, the dropped dimensions' share of Tr(((ΣA + εI)(ΣG + εI))^½), ε
-        each, is added back."""
+        is projected onto the span: the distance is the same, its decompositions far smaller. With
+        no `covariance_offset`, the square root's trace is further taken in the span of the side
+        with fewer windows, where that is under half the dimensions (`frechet_distance`'s
+        `basis`): on a small split the two sides together span the raw pose's 333 dimensions, each
+        alone far fewer. A resample whose distinct windows a side span its dimensions takes the
+        Cholesky route. With a `covariance_offset` ε, the dropped dimensions' share of
+        Tr(((ΣA + εI)(ΣG + εI))^½), ε each, is added back."""
         out = {}
         for name, space in zip(self.value_names, SPACES, strict=True):
             moments = self.sequence_moments(space)
@@ -154,16 +157,23 @@ class FGD(MotionFeatureMetric):
             full = mean.shape[-1]
             if basis.shape[1] < full / 2:
                 mean, scatter = mean @ basis, basis.T @ scatter @ basis
+                pooled = basis.T @ pooled @ basis
             dim = mean.shape[-1]
             dropped = 2 * self.covariance_offset * (full - dim)
+            narrow = min((psd_range(pooled[i]) for i in (0, 1)), key=lambda u: u.shape[1])
+            if self.covariance_offset or not 0 < narrow.shape[1] < dim / 2:
+                narrow = None
+            rank = dim if narrow is None else narrow.shape[1]
             draws = torch.from_numpy(resamples.of(index.cpu().numpy())).to(mean)
+            distinct = torch.split((draws > 0).to(count) @ count, BOOTSTRAP_CHUNK)
             replicates = []
-            for n, mu_b, m in resampled_moments(draws, count, mean, scatter, BOOTSTRAP_CHUNK):
+            chunks = resampled_moments(draws, count, mean, scatter, BOOTSTRAP_CHUNK)
+            for (n, mu_b, m), seen in zip(chunks, distinct, strict=True):
                 ref, gen = ((mu_b[:, i], m[:, i] / (n[:, i, None, None] - 1)) for i in (0, 1))
+                definite = seen.min(1).values - 1 >= rank
                 fd = frechet_distance(
-                    *ref, *gen, definite=n.min(1).values > dim, offset=self.covariance_offset
+                    *ref, *gen, definite, offset=self.covariance_offset, basis=narrow
                 )
-                fd = fd - dropped
-                replicates.append(torch.where(n.min(1).values >= 2, fd, torch.nan))
+                replicates.append(torch.where(n.min(1).values >= 2, fd - dropped, torch.nan))
             out[name] = torch.cat(replicates).cpu().numpy()
         return out

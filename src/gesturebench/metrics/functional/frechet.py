@@ -159,6 +159,7 @@ def frechet_distance(
     cov_b: torch.Tensor,
     definite: torch.Tensor | None = None,
     offset: float = 0.0,
+    basis: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Fréchet distance between N(mu_a, cov_a) and N(mu_b, cov_b), in float64, clamped at 0; on a
     batch, the pairs whose covariances `definite` marks as positive definite take the Cholesky
@@ -166,13 +167,21 @@ def frechet_distance(
 
     `offset` ε > 0 takes the square root of (ΣA + εI)(ΣG + εI) instead, the traces unshifted, and
     does not clamp (EMAGE's 2025 evaluation convention, ε = 1e-6: identical sets then give
-    −2·dim·ε)."""
+    −2·dim·ε).
+
+    `basis` U (dim, r), orthonormal, holding the range of every cov_a (or of every cov_b; batch,
+    offset 0 only): the square root's trace is taken between UᵀΣA U and UᵀΣG U, the same number
+    from r-dimensional decompositions (ΣA = U(UᵀΣA U)Uᵀ, so ΣA ΣG has the nonzero eigenvalues of
+    (UᵀΣA U)(UᵀΣG U))."""
     mu_a, cov_a, mu_b, cov_b = (t.double() for t in (mu_a, cov_a, mu_b, cov_b))
     shift = offset * torch.eye(cov_a.shape[-1], dtype=cov_a.dtype, device=cov_a.device)
-    sqrt_trace = (
-        trace_sqrt_product(cov_a + shift, cov_b + shift)
-        if cov_a.ndim == 2
-        else trace_sqrt_products(cov_a + shift, cov_b + shift, definite)
-    )
+    if basis is not None:
+        if offset:
+            raise ValueError("frechet_distance: basis needs offset 0")
+        sqrt_trace = trace_sqrt_products(basis.T @ cov_a @ basis, basis.T @ cov_b @ basis, definite)
+    elif cov_a.ndim == 2:
+        sqrt_trace = trace_sqrt_product(cov_a + shift, cov_b + shift)
+    else:
+        sqrt_trace = trace_sqrt_products(cov_a + shift, cov_b + shift, definite)
     d = (mu_a - mu_b).pow(2).sum(-1) + _trace(cov_a) + _trace(cov_b) - 2 * sqrt_trace
     return d if offset else d.clamp_min(0)
