@@ -160,10 +160,9 @@ class FGD(MotionFeatureMetric):
                 pooled = basis.T @ pooled @ basis
             dim = mean.shape[-1]
             dropped = 2 * self.covariance_offset * (full - dim)
-            narrow = min((psd_range(pooled[i]) for i in (0, 1)), key=lambda u: u.shape[1])
-            if self.covariance_offset or not 0 < narrow.shape[1] < dim / 2:
-                narrow = None
-            rank = dim if narrow is None else narrow.shape[1]
+            side = min((psd_range(pooled[i]) for i in (0, 1)), key=lambda u: u.shape[1])
+            use = not self.covariance_offset and 0 < side.shape[1] < dim / 2
+            narrow, rank = (side, side.shape[1]) if use else (None, dim)
             draws = torch.from_numpy(resamples.of(index.cpu().numpy())).to(mean)
             distinct = torch.split((draws > 0).to(count) @ count, BOOTSTRAP_CHUNK)
             replicates = []
