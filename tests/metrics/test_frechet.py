@@ -209,11 +209,22 @@ def expected_values(seqs) -> dict:
     }
 
 
-def evaluate(seqs, rank: int = 0, world: int = 1) -> dict:
-    metric = GivenFeatures(seqs)
+def filled(seqs, rank: int = 0, world: int = 1, **options) -> GivenFeatures:
+    """A `GivenFeatures` updated with this rank's share of `seqs`."""
+    metric = GivenFeatures(seqs, **options)
     for i in range(rank, len(seqs), world):
         metric.update(SimpleNamespace(index=i))
-    return metric.compute()
+    return metric
+
+
+def evaluate(seqs, rank: int = 0, world: int = 1) -> dict:
+    return filled(seqs, rank, world).compute()
+
+
+def resampled_sets(seqs, resamples: Resamples):
+    """Each resample's index and its drawn sequences (repeated ones repeated)."""
+    for b, counts in enumerate(resamples.counts):
+        yield b, [seqs[s] for s in np.repeat(np.arange(len(seqs)), counts)]
 
 
 def test_metric_with_a_large_offset_equals_the_float64_computation():
@@ -240,13 +251,10 @@ def test_bootstrap_with_a_large_offset_equals_recomputation_on_resampled_feature
     """Each replicate equals the textbook float64 FGD of the resampled sequences' windows (the
     same draws, repeated sequences repeated), and drawing every sequence once gives the value."""
     seqs = sequences()
-    metric = GivenFeatures(seqs)
-    for i in range(len(seqs)):
-        metric.update(SimpleNamespace(index=i))
+    metric = filled(seqs)
     resamples = Resamples.draw(range(len(seqs)), 6, seed=2)
     boot = metric.bootstrap(resamples)
-    for b, counts in enumerate(resamples.counts):
-        drawn = [seqs[s] for s in np.repeat(np.arange(len(seqs)), counts)]
+    for b, drawn in resampled_sets(seqs, resamples):
         expected = reference_fgd(*(np.concatenate([s[i][0] for s in drawn]) for i in (0, 1)))
         assert boot["fgd"][b] == pytest.approx(expected, rel=1e-6)
     once = metric.bootstrap(Resamples(np.arange(len(seqs)), np.ones((1, len(seqs)), int)))
@@ -267,13 +275,9 @@ def test_bootstrap_with_covariance_offset_and_unequal_counts_equals_recomputatio
         [(rng.normal(size=(3 + s + i, LATENT)), rng.normal(size=(6 + s, REP_DIM))) for i in (0, 1)]
         for s in range(5)
     ]
-    metric = GivenFeatures(seqs, covariance_offset=offset)
-    for i in range(len(seqs)):
-        metric.update(SimpleNamespace(index=i))
     resamples = Resamples.draw(range(len(seqs)), 5, seed=3)
-    boot = metric.bootstrap(resamples)
-    for b, counts in enumerate(resamples.counts):
-        drawn = [seqs[s] for s in np.repeat(np.arange(len(seqs)), counts)]
+    boot = filled(seqs, covariance_offset=offset).bootstrap(resamples)
+    for b, drawn in resampled_sets(seqs, resamples):
         for name, space in (("fgd", 0), ("fgd_raw_pose", 1)):
             sides = [np.concatenate([s[i][space] for s in drawn]) for i in (0, 1)]
             stats = [
