@@ -1,6 +1,6 @@
 """What an evaluation logs to W&B, read from the offline run folder without syncing: the run's
 group (the sweep id) and tags, its metrics as summary values, results.json and per_sequence.csv as
-an artifact (issue 22, item 15)."""
+an artifact (issue 22, item 15); intervals as `<name>_lo`/`_hi` scalars (issue 19)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ def test_offline_run_is_readable_without_syncing(tmp_path, monkeypatch):
     files[1].write_text("sequence_id,mjd\na,0.5\n")
     results = {
         "metrics": {"mjd": 0.5, "pck": None},
+        "intervals": {"mjd": [0.25, 0.75]},
         "per_sequence": [{"sequence_id": "a", "mjd": 0.5}],
     }
     tags = ("model:m", "dataset:d", "preset:fast")
@@ -30,7 +31,8 @@ def test_offline_run_is_readable_without_syncing(tmp_path, monkeypatch):
     doc = json.loads((run / "files" / OFFLINE_SUMMARY).read_text())
     assert doc["name"] == "m-d" and doc["group"] == "sweep123"
     assert doc["tags"] == list(tags)
-    assert doc["summary"] == {"mjd": 0.5}  # no value, no summary entry
+    # no value, no summary entry; an interval as two more scalars
+    assert doc["summary"] == {"mjd": 0.5, "mjd_lo": 0.25, "mjd_hi": 0.75}
     assert doc["artifact"]["type"] == "results"
     assert doc["artifact"]["files"] == ["results.json", "per_sequence.csv"]
     (records,) = list(run.glob("*.wandb"))  # W&B's own records, for `wandb sync`

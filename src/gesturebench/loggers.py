@@ -58,11 +58,14 @@ def log_results(
     clips: Sequence[Path] = (),
     files: tuple[Path, ...] = (),
 ) -> None:
-    """Scalars, then on W&B: the metrics as run summary values, the per-sequence table, `files`
-    (results.json, per_sequence.csv) as an artifact, the rendered clips, and the offline summary."""
+    """Scalars (each value with a bootstrap interval also as `<name>_lo` and `<name>_hi`), then on
+    W&B: the same as run summary values, the per-sequence table, `files` (results.json,
+    per_sequence.csv) as an artifact, the rendered clips, and the offline summary."""
     if logger is None:
         return
     values = {k: v for k, v in results["metrics"].items() if v is not None}
+    for k, (lo, hi) in results.get("intervals", {}).items():
+        values.update({f"{k}_lo": lo, f"{k}_hi": hi})
     logger.log_metrics({f"test/{k}": v for k, v in values.items()})
     if isinstance(logger, WandbLogger):
         import wandb
