@@ -139,9 +139,9 @@ class FGD(MotionFeatureMetric):
         dimensions (fewer windows than dimensions, e.g. the raw pose of a small split), everything
         is projected onto the span: the distance is the same, its decompositions far smaller. With
         no `covariance_offset`, the square root's trace is further taken in the span of the side
-        with fewer windows, where that is under half the dimensions (`frechet_distance`'s
-        `basis`): on a small split the two sides together span the raw pose's 333 dimensions, each
-        alone far fewer. A resample whose distinct windows a side span its dimensions takes the
+        with fewer windows, where that is fewer than the dimensions (`frechet_distance`'s `basis`):
+        on a small split the two sides together span the raw pose's 333 dimensions, each alone
+        fewer. A resample whose distinct windows a side span its dimensions takes the
         Cholesky route. With a `covariance_offset` ε, the dropped dimensions' share of
         Tr(((ΣA + εI)(ΣG + εI))^½), ε each, is added back."""
         out = {}
@@ -161,7 +161,7 @@ class FGD(MotionFeatureMetric):
             dim = mean.shape[-1]
             dropped = 2 * self.covariance_offset * (full - dim)
             side = min((psd_range(pooled[i]) for i in (0, 1)), key=lambda u: u.shape[1])
-            use = not self.covariance_offset and 0 < side.shape[1] < dim / 2
+            use = not self.covariance_offset and 0 < side.shape[1] < dim
             narrow, rank = (side, side.shape[1]) if use else (None, dim)
             draws = torch.from_numpy(resamples.of(index.cpu().numpy())).to(mean)
             distinct = torch.split((draws > 0).to(count) @ count, BOOTSTRAP_CHUNK)

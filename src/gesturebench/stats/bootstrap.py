@@ -27,7 +27,7 @@ class BootstrapOptions:
     bootstrap: int = 1000
     confidence: float = 0.95
     seed: int = 0
-    distributional: int = 200
+    distributional: int = 50
 
     def __post_init__(self) -> None:
         if self.bootstrap < 0 or self.distributional < 0 or not 0 < self.confidence < 1:
