@@ -1,6 +1,6 @@
-"""`model=emage` run natively (`EmageSource`): the released layout loads (tiny seeded weights written
-by `emage_support.write_release`, never downloaded), generation equals the module's own on the
-reference's seed frames, results are cached, and each unusable input is one line."""
+"""`model=emage` run natively (`EmageSource`): the released layout loads (tiny seeded weights
+written by `emage_support.write_release`, never downloaded), generation equals the module's own
+on the reference's seed frames, results are cached, and each unusable input is one line."""
 
 from __future__ import annotations
 
@@ -19,7 +19,6 @@ from gesturebench.data.datamodule import open_dataset
 from gesturebench.data.records import SAMPLE_RATE
 from gesturebench.encoders.representation import rotation_6d
 from gesturebench.errors import CheckpointError, DataError
-from gesturebench.models.emage import release
 from gesturebench.models.emage.inference import generate
 from gesturebench.models.emage.release import RELEASE
 from gesturebench.models.emage.source import EmageSource, foot_contact

@@ -4,8 +4,8 @@ Every config group has a dataclass schema, so a mistyped key or a wrong type fai
 is composed, with Hydra's message. Each group option lists its schema first in its `defaults`
 (`conf/<group>/<option>.yaml`), except `model` and `metrics`, whose options take per-choice
 arguments: the top-level `Config` types them as open dicts, and a model option may list its own
-(`model=emage`: `offered_schema`, every option of the sources it offers). Schemas of objects built from a
-`_target_` are derived from the target (`schema`): a dataclass's fields or a constructor's
+(`model=emage`: `offered_schema`, every option of the sources it offers). Schemas of objects built
+from a `_target_` are derived from the target (`schema`): a dataclass's fields or a constructor's
 arguments, with their types and defaults, so an option is declared once, where it is used.
 """
 

@@ -63,8 +63,8 @@ class GeneratorConfig(_FromJson):
 
 @dataclass(frozen=True)
 class CodecConfig(_FromJson):
-    """A body part's convolutional VQ-VAE (or, for the global motion, plain autoencoder): every field
-    is read from its config.json (they differ per part)."""
+    """A body part's convolutional VQ-VAE (or, for the global motion, plain autoencoder): every
+    field is read from its config.json (they differ per part)."""
 
     vae_test_dim: int
     vae_length: int

@@ -57,9 +57,9 @@ def foot_contact(joints: torch.Tensor) -> torch.Tensor:
 
 class EmageSource(RunSource):
     """EMAGE's weights from `weights` (a folder in the release's layout), else
-    ``<checkpoints_dir>/emage/``, else downloaded there from the Hub; `progress` shows a bar over each
-    sequence's windows. Runs on the evaluation's device (``trainer=gpu``), in eval mode, in float32;
-    generation is deterministic (argmax over codes)."""
+    ``<checkpoints_dir>/emage/``, else downloaded there from the Hub; `progress` shows a bar over
+    each sequence's windows. Runs on the evaluation's device (``trainer=gpu``), in eval mode, in
+    float32; generation is deterministic (argmax over codes)."""
 
     kind = "native"
 
@@ -103,7 +103,9 @@ class EmageSource(RunSource):
 
     def produce(self, record: SequenceRecord, work: Path) -> None:
         if record.audio is None:
-            raise DataError(f"sequence {record.id}", f"has no speech audio, which {self.title} needs")
+            raise DataError(
+                f"sequence {record.id}", f"has no speech audio, which {self.title} needs"
+            )
         generator, codec = self.nets()
         seed, start = self.seed(record, generator.cfg.seed_frames)
         audio = torch.as_tensor(np.asarray(record.audio, np.float32), device=self.run_device)[None]
