@@ -19,7 +19,6 @@ from gesturebench.atomic import atomic_path
 from gesturebench.data.records import Motion, SequenceRecord
 from gesturebench.encoders.representation import rotation_6d
 from gesturebench.errors import DataError
-from gesturebench.models.batch import result_arrays
 from gesturebench.models.emage.codecs import BodyCodec
 from gesturebench.models.emage.generator import EmageGenerator
 from gesturebench.models.emage.inference import generate
@@ -136,7 +135,7 @@ class EmageSource(RunSource):
             expressions=out["expressions"][0].cpu().numpy(),
         )
         with atomic_path(work / "out" / f"{record.id}.npz") as tmp, open(tmp, "wb") as f:
-            np.savez(f, **result_arrays(motion))
+            np.savez(f, **motion.to_npz_dict())
 
     def unusable(
         self, err: DataError, folder: Path, record: SequenceRecord, what: str
