@@ -189,8 +189,9 @@ def test_launch_scores_native_emage_with_every_metric(weights, tmp_path):
     proc = launch(
         "model=emage",
         f"model.weights={weights}",
-        "dataset.max_sequences=2",
+        "dataset.max_sequences=1",
         f"hydra.run.dir={tmp_path / 'run'}",
+        timeout=1800,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     res = results(tmp_path / "run")
@@ -202,15 +203,21 @@ def test_launch_scores_native_emage_with_every_metric(weights, tmp_path):
 
 
 @pytest.mark.slow
-def test_sweep_with_ground_truth_writes_its_summary(weights, tmp_path):
-    proc = launch(
-        "-m",
-        "model=emage,ground_truth",
-        f"model.weights={weights}",
-        "dataset.max_sequences=1",
-        "metrics=fast",
-        f"hydra.sweep.dir={tmp_path / 'sweep'}",
-    )
+def test_sweep_with_ground_truth_writes_its_summary(weights, sandbox, tmp_path):
+    """The weights in the sandbox's checkpoints/emage/ (a sweep's shared overrides cannot name
+    model.weights: ground_truth has no such option)."""
+    shutil.copytree(weights, sandbox.checkpoints / "emage")
+    try:
+        proc = launch(
+            "-m",
+            "model=emage,ground_truth",
+            "dataset.max_sequences=1",
+            "metrics=fast",
+            f"hydra.sweep.dir={tmp_path / 'sweep'}",
+            encoders=False,  # the fast metrics use no learned encoder
+        )
+    finally:
+        shutil.rmtree(sandbox.checkpoints / "emage")
     assert proc.returncode == 0, proc.stderr[-3000:]
     table = pd.read_csv(tmp_path / "sweep" / "summary.csv")
     assert sorted(table["model"]) == ["emage", "ground_truth"] and set(table["status"]) == {"ok"}
