@@ -647,14 +647,14 @@ def test_sweep_reports_each_failing_job_and_runs_the_rest(test_split, tmp_path):
 def test_sweep_with_outputs_in_place_writes_the_two_row_summary(test_split, tmp_path):
     record = test_split[0]
     batch = record_batch(record)
-    for name, fmt in (("emage", "beat2"), ("semtalk", "emage_test")):
+    for name, fmt in (("gesturelsm", "beat2"), ("semtalk", "emage_test")):
         write_result(
             tmp_path / "checkpoints" / name / "outputs", record.id, fake_gesture(batch), batch, fmt
         )
-    proc = launch(*sweep_args(tmp_path, test_split, "model=emage,semtalk", "model.source=outputs"))
+    proc = launch(*sweep_args(tmp_path, test_split, "model=gesturelsm,semtalk"))
     assert proc.returncode == 0, proc.stderr[-3000:]
     table = pd.read_csv(tmp_path / "sweep" / "summary.csv")
-    assert sorted(table["model"]) == ["emage", "semtalk"] and set(table["status"]) == {"ok"}
+    assert sorted(table["model"]) == ["gesturelsm", "semtalk"] and set(table["status"]) == {"ok"}
     mjd = table["mjd"].tolist()
     assert mjd[0] > 0.01 and mjd[0] == pytest.approx(
         mjd[1], rel=1e-6
