@@ -165,6 +165,7 @@ def test_models_build(tmp_path):
     for option in options("model"):
         node = with_option("model", option).model
         outputs = (f"model.dir={tmp_path}",) if "dir" in node else ()
+        outputs += ("model.source=outputs",) if "source" in node else ()  # emage: not native
         assert build(with_option("model", option, *outputs).model).name
 
 
