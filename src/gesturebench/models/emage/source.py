@@ -65,8 +65,8 @@ class EmageSource(RunSource):
     def __init__(
         self,
         name: str,
-        weights: str | None = None,
         checkpoints_dir: str = "checkpoints",
+        weights: str | None = None,
         progress: bool = True,
         **shared: Unpack[SharedOptions],
     ):
