@@ -10,9 +10,11 @@ too (keyed by a hash of the samples): every model scored on the same data reuses
 
 `variant` names a whole convention (`VARIANTS`): ``paper`` (ours), or ``emage2024`` / ``emage2025``,
 which reproduce EMAGE's evaluation code (2024 `utils/metric.py` with its trainer, 2025
-`emage_evaltools`), including where it tests the speed threshold (`threshold_frame`), how it runs
-the body model (`translation`, `global_orient`), its fixed speed normaliser (`mean_speed_file`) and
-how it cuts the audio (`audio_segment`). Each of these knobs left unset takes the variant's value.
+`emage_evaltools`), or ``genea_a2m`` / ``genea_m2a``, the GENEA Leaderboard's two BA values (the
+2025 code, one per alignment direction). Each fixes where the speed threshold is tested
+(`threshold_frame`), how the body model runs (`translation`, `global_orient`), the speed
+normaliser (`mean_speed_file`) and how the audio is cut (`audio_segment`). Each of these knobs left
+unset takes the variant's value.
 """
 
 from __future__ import annotations
@@ -83,6 +85,10 @@ VARIANTS: dict[str, dict[str, Any]] = {
         "audio_segment": "emage2025",
     },
 }
+# The GENEA Leaderboard (GENEALeaderboard/objective_metric) calls the 2025 `emage_evaltools` BC on
+# the same inputs and reports both alignments: BA_a2m (mean over onsets) and BA_m2a (over beats).
+VARIANTS["genea_a2m"] = {**VARIANTS["emage2025"], "direction": "audio_to_motion"}
+VARIANTS["genea_m2a"] = {**VARIANTS["emage2025"], "direction": "motion_to_audio"}
 #: the allowed values of each variant knob that takes a name.
 CHOICES = {
     "direction": ALIGNMENTS,
