@@ -14,6 +14,7 @@ from gesturebench.data.records import Motion
 from gesturebench.errors import ConfigError
 from gesturebench.metrics.diversity import Diversity, PoseVariance
 from gesturebench.metrics.pair import MotionPair
+from tests.metrics.genea import GENEA, genea_motions
 
 
 def moving_body(n_frames: int, seed: int) -> BodyOutput:
@@ -99,3 +100,13 @@ def test_pose_variance_is_the_unweighted_mean_of_per_sequence_loops():
     assert out["var_k"] == pytest.approx(np.mean(gens), rel=1e-9)  # each sequence weighs 1
     assert out["var_k_ref"] == pytest.approx(np.mean(refs), rel=1e-9)
     assert out["var_k"] > out["var_k_ref"] > 0
+
+
+def test_pose_variance_on_the_real_sample_equals_the_leaderboard_code(beat2_sample):
+    reference, generated = genea_motions(beat2_sample)
+    for model, gen in generated.items():
+        metric = PoseVariance()
+        metric.update(MotionPair(0, "s", gen, reference, None, None))  # type: ignore[arg-type]
+        out = metric.compute()
+        assert out["var_k"] == pytest.approx(GENEA["values"]["var_k"][model], abs=1e-9), model
+        assert out["var_k_ref"] == pytest.approx(GENEA["values"]["var_k"]["reference"], abs=1e-9)

@@ -1,0 +1,34 @@
+"""The GENEA Leaderboard parity fixture (tests/fixtures/genea_official.json) and the motions it was
+computed on, rebuilt from the real BEAT2 sample."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import numpy as np
+
+from gesturebench.data.records import Motion
+
+GENEA = json.loads(
+    (Path(__file__).resolve().parents[1] / "fixtures" / "genea_official.json").read_text()
+)
+
+
+def genea_motions(sample_dir: Path) -> tuple[Motion, dict[str, Motion]]:
+    """The sample's motion and the fixture's generated motions: ``rolled`` (along time) and
+    ``perturbed`` (seeded Gaussian noise on every pose value)."""
+    from gesturebench.data.beat2 import read_motion_npz
+
+    motion = read_motion_npz(sample_dir / "2_scott_0_1_1.npz")
+    roll = GENEA["roll_frames"]
+    rolled = dataclasses.replace(
+        motion,
+        **{k: np.roll(getattr(motion, k), roll, 0) for k in ("poses", "trans", "expressions")},
+    )
+    noise = np.random.default_rng(GENEA["noise_seed"]).normal(
+        scale=GENEA["noise_scale"], size=motion.poses.shape
+    )
+    perturbed = dataclasses.replace(motion, poses=motion.poses.astype(np.float64) + noise)
+    return motion, {"rolled": rolled, "perturbed": perturbed}
