@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -32,3 +33,20 @@ def genea_motions(sample_dir: Path) -> tuple[Motion, dict[str, Motion]]:
     )
     perturbed = dataclasses.replace(motion, poses=motion.poses.astype(np.float64) + noise)
     return motion, {"rolled": rolled, "perturbed": perturbed}
+
+
+def genea_pairs(sample_dir: Path, tmp_path: Path, sem: list | None = None) -> tuple[Any, list]:
+    """A context with the default body model, and the (rolled, reference) pair of the fixture;
+    the pair's own bodies are placeholders (the GENEA conventions rerun the body model)."""
+    import torch
+
+    from gesturebench.body.model import BodyModel
+    from gesturebench.body.output import BodyOutput
+    from gesturebench.metrics.context import MetricContext
+    from gesturebench.metrics.pair import MotionPair
+
+    reference, generated = genea_motions(sample_dir)
+    context = MetricContext("beat2", lambda s: [], tmp_path, tmp_path, BodyModel())
+    still = BodyOutput(torch.zeros(reference.n_frames, 55, 3), None)
+    pair = MotionPair(0, "s", generated["rolled"], reference, still, still, sem=sem)
+    return context, [pair]

@@ -14,7 +14,7 @@ from gesturebench.data.records import Motion
 from gesturebench.errors import ConfigError
 from gesturebench.metrics.diversity import Diversity, PoseVariance
 from gesturebench.metrics.pair import MotionPair
-from tests.metrics.genea import GENEA, genea_motions
+from tests.metrics.genea import GENEA, genea_motions, genea_pairs
 
 
 def moving_body(n_frames: int, seed: int) -> BodyOutput:
@@ -68,7 +68,10 @@ def test_options_are_recorded_and_checked():
     assert Diversity(joints="all", weighting="frames").options() == {
         "joints": "all",
         "weighting": "frames",
+        "global_orient": "keep",
     }
+    with pytest.raises(ConfigError, match="global_orient must be one of"):
+        Diversity(global_orient="drop")
     with pytest.raises(ConfigError, match="joints must be one of"):
         Diversity(joints="upper")
     with pytest.raises(ConfigError, match="weighting must be one of"):
@@ -110,3 +113,16 @@ def test_pose_variance_on_the_real_sample_equals_the_leaderboard_code(beat2_samp
         out = metric.compute()
         assert out["var_k"] == pytest.approx(GENEA["values"]["var_k"][model], abs=1e-9), model
         assert out["var_k_ref"] == pytest.approx(GENEA["values"]["var_k"]["reference"], abs=1e-9)
+
+
+def test_genea_div_pose_equals_the_leaderboard_code_on_the_real_sample(beat2_sample, tmp_path):
+    context, pairs = genea_pairs(beat2_sample, tmp_path)
+    metric = Diversity(joints="all", weighting="frames", global_orient="zero")
+    metric.prepare(context)
+    metric.update(pairs[0])
+    out, official = metric.compute(), GENEA["values"]["l1div"]
+    assert out["diversity"] == pytest.approx(official["generated"], abs=1e-6)
+    assert out["diversity_ref"] == pytest.approx(official["reference"], abs=1e-6)
+    kept = Diversity(joints="all", weighting="frames")  # the pair's own (placeholder) bodies
+    kept.update(pairs[0])
+    assert kept.compute()["diversity"] == 0.0
