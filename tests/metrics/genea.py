@@ -9,8 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 
+from gesturebench.body.output import BodyOutput
 from gesturebench.data.records import Motion
+from gesturebench.metrics.pair import MotionPair
 
 GENEA = json.loads(
     (Path(__file__).resolve().parents[1] / "fixtures" / "genea_official.json").read_text()
@@ -35,18 +38,20 @@ def genea_motions(sample_dir: Path) -> tuple[Motion, dict[str, Motion]]:
     return motion, {"rolled": rolled, "perturbed": perturbed}
 
 
-def genea_pairs(sample_dir: Path, tmp_path: Path, sem: list | None = None) -> tuple[Any, list]:
-    """A context with the default body model, and the (rolled, reference) pair of the fixture;
-    the pair's own bodies are placeholders (the GENEA conventions rerun the body model)."""
-    import torch
+def pose_pair(
+    index: int, generated: Motion, reference: Motion, sem: list | None = None
+) -> MotionPair:
+    """A pair for metrics that read the poses only or rerun the body model: its bodies are empty
+    placeholders."""
+    still = BodyOutput(torch.zeros(0, 55, 3), None)
+    return MotionPair(index, f"s{index}", generated, reference, still, still, sem=sem)
 
+
+def genea_pairs(sample_dir: Path, tmp_path: Path, sem: list | None = None) -> tuple[Any, list]:
+    """A context with the default body model, and the fixture's (rolled, reference) pair."""
     from gesturebench.body.model import BodyModel
-    from gesturebench.body.output import BodyOutput
     from gesturebench.metrics.context import MetricContext
-    from gesturebench.metrics.pair import MotionPair
 
     reference, generated = genea_motions(sample_dir)
     context = MetricContext("beat2", lambda s: [], tmp_path, tmp_path, BodyModel())
-    still = BodyOutput(torch.zeros(reference.n_frames, 55, 3), None)
-    pair = MotionPair(0, "s", generated["rolled"], reference, still, still, sem=sem)
-    return context, [pair]
+    return context, [pose_pair(0, generated["rolled"], reference, sem)]

@@ -14,7 +14,7 @@ from gesturebench.data.records import Motion
 from gesturebench.errors import ConfigError
 from gesturebench.metrics.diversity import Diversity, PoseVariance
 from gesturebench.metrics.pair import MotionPair
-from tests.metrics.genea import GENEA, genea_motions, genea_pairs
+from tests.metrics.genea import GENEA, genea_motions, genea_pairs, pose_pair
 
 
 def moving_body(n_frames: int, seed: int) -> BodyOutput:
@@ -94,9 +94,7 @@ def test_pose_variance_is_the_unweighted_mean_of_per_sequence_loops():
     for i, t in enumerate((40, 90, 61)):
         gen, ref = (rng.normal(scale=s, size=(t, 165)).cumsum(0) for s in (0.02, 0.01))
         blank = np.zeros((t, 3)), np.zeros(300), np.zeros((t, 100))
-        metric.update(
-            MotionPair(i, f"s{i}", Motion(gen, *blank), Motion(ref, *blank), None, None)  # type: ignore[arg-type]
-        )
+        metric.update(pose_pair(i, Motion(gen, *blank), Motion(ref, *blank)))
         gens.append(loop_var_k(gen.astype(np.float32)))
         refs.append(loop_var_k(ref.astype(np.float32)))
     out = metric.compute()
@@ -109,7 +107,7 @@ def test_pose_variance_on_the_real_sample_equals_the_leaderboard_code(beat2_samp
     reference, generated = genea_motions(beat2_sample)
     for model, gen in generated.items():
         metric = PoseVariance()
-        metric.update(MotionPair(0, "s", gen, reference, None, None))  # type: ignore[arg-type]
+        metric.update(pose_pair(0, gen, reference))
         out = metric.compute()
         assert out["var_k"] == pytest.approx(GENEA["values"]["var_k"][model], abs=1e-9), model
         assert out["var_k_ref"] == pytest.approx(GENEA["values"]["var_k"]["reference"], abs=1e-9)

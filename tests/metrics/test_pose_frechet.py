@@ -10,7 +10,7 @@ from gesturebench.data.records import Motion
 from gesturebench.metrics.pair import MotionPair
 from gesturebench.metrics.pose_frechet import PoseDifferenceFrechet, PoseFrechet
 from tests.distributed import run_distributed
-from tests.metrics.genea import GENEA, genea_motions
+from tests.metrics.genea import GENEA, genea_motions, pose_pair
 from tests.metrics.references import scipy_frechet
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -30,7 +30,7 @@ def pairs(n_seq: int = 4, offset: float = 0.0) -> list[MotionPair]:
         t = 300 + 40 * i
         ref = rng.normal(scale=0.05, size=(t, 165)).cumsum(0) + offset
         gen = 1.3 * ref + rng.normal(scale=0.05, size=(t, 165)) - 0.3 * offset
-        out.append(MotionPair(i, f"s{i}", motion(gen), motion(ref), None, None))  # type: ignore[arg-type]
+        out.append(pose_pair(i, motion(gen), motion(ref)))
     return out
 
 
@@ -61,7 +61,7 @@ def test_pooled_frames_equal_numpy_and_scipy(kind):
 
 def test_names_and_identical_motion():
     assert PoseFrechet().name == "fd_g" and PoseDifferenceFrechet().name == "fd_k"
-    same = [MotionPair(p.index, p.sequence_id, p.reference, p.reference, None, None) for p in pairs(2)]  # type: ignore[arg-type]
+    same = [pose_pair(p.index, p.reference, p.reference) for p in pairs(2)]
     for kind in (PoseFrechet, PoseDifferenceFrechet):
         assert evaluate(kind, same) == pytest.approx(0.0, abs=1e-8)
 
@@ -69,7 +69,7 @@ def test_names_and_identical_motion():
 def test_too_few_frames_is_skipped_with_a_reason():
     metric = PoseDifferenceFrechet()
     one = motion(np.zeros((2, 165)))  # one difference per side
-    metric.update(MotionPair(0, "s", one, one, None, None))  # type: ignore[arg-type]
+    metric.update(pose_pair(0, one, one))
     assert metric.compute() == {"fd_k": None}
     assert "at least 2" in (metric.skip_reason() or "")
 
@@ -91,7 +91,7 @@ def test_real_sample_equals_the_leaderboard_code(beat2_sample, kind):
     reference, generated = genea_motions(beat2_sample)
     for model, gen in generated.items():
         metric = kind()
-        metric.update(MotionPair(0, "s", gen, reference, None, None))  # type: ignore[arg-type]
+        metric.update(pose_pair(0, gen, reference))
         official = GENEA["values"][metric.name][model]
         assert metric.compute()[metric.name] == pytest.approx(official, abs=1e-6), model
     # the rolled motion holds the same frames: FD_g ≈ 0; the perturbation is clearly nonzero

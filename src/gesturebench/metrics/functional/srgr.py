@@ -28,6 +28,7 @@ def semantic_weights(
     times = np.arange(n_frames) / fps
     weights = np.zeros(n_frames)
     for interval in sem:
+        inside: slice | np.ndarray
         if frames == "official":
             if interval.end <= interval.start:
                 continue
