@@ -371,3 +371,13 @@ def test_installed_wheel_runs_from_any_folder(tmp_path, sandbox, mini_beat2):
         check=True,
     ).stdout
     assert import_path.startswith(str(target))
+
+
+def test_genea_preset_builds_the_leaderboards_metrics():
+    metrics = {k: build(node) for k, node in with_option("metrics", "genea").metrics.items()}
+    assert list(metrics) == ["fgd", "fd_g", "fd_k", "ba_a2m", "ba_m2a", "srgr", "div_pose", "div_k"]
+    assert all(m.name == k for k, m in metrics.items())
+    assert metrics["ba_a2m"].options()["direction"] == "audio_to_motion"
+    assert metrics["ba_m2a"].options()["direction"] == "motion_to_audio"
+    assert metrics["srgr"].options()["weight_scale"] == 0.1672
+    assert metrics["div_pose"].options()["global_orient"] == "zero"
