@@ -73,12 +73,12 @@ class PoseFrechet(GestureMetric):
         )
 
     def skip_reason(self) -> str | None:
-        count = self.count.reshape(-1, 2).sum(0)
-        if count.min() >= 2:
-            return None
+        n_ref, n_gen = (int(n) for n in self.count.reshape(-1, 2).sum(0))
+        few = min(n_ref, n_gen) < 2  # a covariance needs two rows
         return (
-            f"{self.name} needs at least 2 reference and 2 generated frames; got "
-            f"{int(count[0])} and {int(count[1])}"
+            f"{self.name} needs at least 2 frames of each motion; got {n_ref} and {n_gen}"
+            if few
+            else None
         )
 
     def compute_values(self) -> dict[str, float | None]:
