@@ -56,16 +56,10 @@ def test_genea_preset_runs_on_mini_beat2(tmp_path):
     mean_speed = EMAGE_DIR / EMAGE_MEAN_SPEED
     if not mean_speed.is_file():
         pytest.skip(f"EMAGE's {EMAGE_MEAN_SPEED} not found in {EMAGE_DIR} (the shared/ folder)")
-    proc = launch(
-        "metrics=genea",
-        f"metrics.ba_a2m.mean_speed_file={mean_speed}",
-        f"metrics.ba_m2a.mean_speed_file={mean_speed}",
-        "dataset.max_sequences=2",
-        "logger=none",
-        "task.render_clips=0",
-        f"hydra.run.dir={tmp_path / 'run'}",
-        timeout=900,
-    )
+    speeds = [f"metrics.{name}.mean_speed_file={mean_speed}" for name in ("ba_a2m", "ba_m2a")]
+    quick = ["dataset.max_sequences=2", "logger=none", "task.render_clips=0"]
+    run_dir = f"hydra.run.dir={tmp_path / 'run'}"
+    proc = launch("metrics=genea", *speeds, *quick, run_dir, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     res = results(tmp_path / "run")
     assert res["preset"] == "genea"
