@@ -68,6 +68,11 @@ def test_one_line_per_kind_with_the_metric_against_the_level(tmp_path):
 def test_no_plot_without_a_swept_number(tmp_path):
     rows = [job(k, 0.1) for k in KINDS]  # only the kind (a string) differs
     assert write_sweep_plots(rows, tmp_path) == {}
+    models = [  # -m model=mean_pose,random_clip: only random_clip has a (numeric) seed
+        {"status": "ok", "metrics": {"fgd": 1.0}, "config": {"model": {"name": "mean_pose"}}},
+        {"status": "ok", "metrics": {"fgd": 2.0}, "config": {"model": {"seed": 0}}},
+    ]
+    assert write_sweep_plots(models, tmp_path) == {}
     assert not list(tmp_path.glob("*.png"))
 
 

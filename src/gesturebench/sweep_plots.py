@@ -4,7 +4,9 @@ value, one line per combination of the sweep's other options (e.g. `model.kind`)
 sweep's summary.
 
 The swept options are read from the jobs' recorded configs: the leaves that differ between the
-successful jobs. The x axis is the first numeric one (config order); the others label the lines.
+successful jobs. The x axis is the first numeric one taking at least two values (config order; an
+option only some models have, such as `model.seed` in `-m model=mean_pose,random_clip`, is no axis);
+the others label the lines.
 Leaves named `name` are labels made from other options (`perturbed_${model.kind}_${model.level}`),
 not options, so they neither split lines nor make an axis."""
 
@@ -44,7 +46,11 @@ def swept_options(configs: list[dict[str, Any]]) -> tuple[str | None, list[str]]
         for k in keys
         if k.rsplit(".", 1)[-1] != "name" and len({repr(c.get(k)) for c in configs}) > 1
     ]
-    numeric = [k for k in varying if all(is_number(c[k]) for c in configs if c.get(k) is not None)]
+    numeric = []
+    for k in varying:
+        values = [c[k] for c in configs if c.get(k) is not None]
+        if all(is_number(v) for v in values) and len(set(values)) > 1:
+            numeric.append(k)
     x = numeric[0] if numeric else None
     return x, [k for k in varying if k != x]
 
