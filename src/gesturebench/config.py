@@ -275,6 +275,7 @@ def _schemas() -> dict[str, dict[str, Any]]:
                 ("study_server", "StudyServerTask"),
                 ("study_export", "StudyExportTask"),
                 ("leaderboard", "LeaderboardTask"),
+                ("prepare_beat2", "PrepareBeat2Task"),
                 ("render", "RenderTask"),
             )
         },

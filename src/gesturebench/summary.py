@@ -18,6 +18,7 @@ from omegaconf import DictConfig
 from gesturebench import status
 from gesturebench.atomic import write_atomic
 from gesturebench.results import ERROR_FILE, RESULTS_FILE
+from gesturebench.sweep_plots import write_sweep_plots
 from gesturebench.tables import write_summary
 
 log = logging.getLogger(__name__)
@@ -59,6 +60,7 @@ class SweepSummaryCallback(Callback):
             return
         own = sweep_dir / "sweeps" / f"{self.started}_{sweep_id[:8]}"
         write_summary(own, rows, f"Sweep {sweep_id[:8]} of {sweep_dir}")
+        write_sweep_plots(rows, own)
         for name in ("summary.csv", "summary.md", "summary.json"):
             write_atomic(sweep_dir / name, (own / name).read_text())
         log.info(
