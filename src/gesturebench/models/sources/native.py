@@ -35,6 +35,8 @@ class NativeSource(RunSource):
 
     kind = "native"
     files: ClassVar[HubFiles]
+    #: whether generation draws random numbers (then from a seed option, named in `where`)
+    stochastic: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -105,4 +107,4 @@ class NativeSource(RunSource):
         )
 
     def where(self) -> dict[str, Any]:
-        return self.weights.info()
+        return {**self.weights.info(), "stochastic": self.stochastic}
