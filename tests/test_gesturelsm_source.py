@@ -17,6 +17,7 @@ from gesturebench.data.datamodule import open_dataset
 from gesturebench.data.records import SAMPLE_RATE
 from gesturebench.errors import CheckpointError, DataError
 from gesturebench.models.gesturelsm.features import UNK, Vocab
+from gesturebench.models.gesturelsm.inference import window_count
 from gesturebench.models.gesturelsm.pipeline import GestureLSM
 from gesturebench.models.gesturelsm.source import GestureLSMSource
 from gesturebench.tasks.common import build
@@ -207,7 +208,17 @@ def test_launch_scores_native_gesturelsm(release, tmp_path):
         f"hydra.run.dir={tmp_path / 'run'}",
         timeout=1800,
     )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    info = results(tmp_path / "run")["model_info"]
+    assert proc.returncode == 0, proc.stderr[-3000:]  # 960 frames → 912: whole windows only
+    res = results(tmp_path / "run")
+    info = res["model_info"]
     assert info["source"] == "native" and info["seed"] == 0
     assert info["copied_fields"] == ["expressions", "jaw", "trans"]
+    notes = [note for note in res["skipped"].values() if "copies" in note]
+    assert notes and all("GestureLSM copies" in note for note in notes)
+
+
+def test_the_length_shortfall_bounds_every_recording_length():
+    """Whole windows only: F = 16 + 112 · windows; the evaluation allows the largest T − F on top of
+    max_length_gap (brute force over lengths, against `window_count`)."""
+    shortfalls = [t - (16 + 112 * window_count(t, RELEASE_GENERATOR)) for t in range(128, 4000)]
+    assert max(shortfalls) <= round(GestureLSMSource.length_shortfall * 30) < max(shortfalls) + 8

@@ -60,6 +60,8 @@ class GestureLSMSource(NativeSource):
 
     files = GESTURELSM_FILES
     stochastic = True
+    #: the release drops up to 118 frames: to a multiple of 8, then the part of a 112-frame window
+    length_shortfall = 118 / 30
 
     def __init__(
         self,
