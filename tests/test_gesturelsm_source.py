@@ -6,12 +6,14 @@ are cached, and each missing input is one line that caches nothing."""
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from dataclasses import asdict, replace
 from types import SimpleNamespace
 
 import numpy as np
+import pandas as pd
 import pytest
 from hydra.errors import ConfigCompositionException
+from omegaconf import OmegaConf
 
 from gesturebench.data.datamodule import open_dataset
 from gesturebench.data.records import SAMPLE_RATE
@@ -21,6 +23,7 @@ from gesturebench.models.gesturelsm.inference import window_count
 from gesturebench.models.gesturelsm.pipeline import GestureLSM
 from gesturebench.models.gesturelsm.source import GestureLSMSource
 from gesturebench.tasks.common import build
+from tests import emage_support
 from tests.gesturelsm_support import RELEASE_GENERATOR, SMALL_CODECS, write_release
 from tests.helpers import composed
 from tests.launch import launch, results
@@ -222,3 +225,35 @@ def test_the_length_shortfall_bounds_every_recording_length():
     max_length_gap (brute force over lengths, against `window_count`)."""
     shortfalls = [t - (16 + 112 * window_count(t, RELEASE_GENERATOR)) for t in range(128, 4000)]
     assert max(shortfalls) <= round(GestureLSMSource.length_shortfall * 30) < max(shortfalls) + 8
+
+
+@pytest.mark.slow
+def test_sweep_runs_emage_and_gesturelsm_natively(release, tmp_path):
+    """``-m model=emage,gesturelsm`` with tiny weights for both (two model files that extend the
+    benchmark ones with them) writes a two-row summary."""
+    conf = tmp_path / "conf" / "model"
+    conf.mkdir(parents=True)
+    emage = emage_support.write_release(tmp_path / "emage_release")
+    (conf / "emage_tiny.yaml").write_text(f"defaults:\n  - emage\n  - _self_\n\nweights: {emage}\n")
+    folder = release[0]
+    tiny = {
+        "defaults": ["gesturelsm", "_self_"],
+        "weights": str(folder),
+        "mean_std": str(folder / "mean_std"),
+        "generator": asdict(RELEASE_GENERATOR),
+        "codec_codes": SMALL_CODECS["upper"].codes,
+        "codec_width": SMALL_CODECS["upper"].width,
+    }
+    OmegaConf.save(OmegaConf.create(tiny), conf / "gesturelsm_tiny.yaml")
+    proc = launch(
+        "-m",
+        "model=emage_tiny,gesturelsm_tiny",
+        f"hydra.searchpath=[file://{tmp_path / 'conf'}]",
+        "dataset.max_sequences=1",
+        "metrics=fast",
+        f"hydra.sweep.dir={tmp_path / 'sweep'}",
+        timeout=1800,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    table = pd.read_csv(tmp_path / "sweep" / "summary.csv")
+    assert sorted(table["model"]) == ["emage", "gesturelsm"] and set(table["status"]) == {"ok"}
