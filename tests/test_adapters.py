@@ -501,7 +501,7 @@ def test_model_source_picks_the_class_and_its_own_options(tmp_path):
         "module": {"target": "tests.fake_official_model.module:generate"},
     }
     for cls in (CommandSource, ModuleSource):
-        cfg = model_cfg(tmp_path, "model=semconflow", f"model.source={cls.kind}")
+        cfg = model_cfg(tmp_path, "model=semtalk", f"model.source={cls.kind}")
         cfg.model.update(options[cls.kind])
         model = build(cfg.model)
         assert type(model) is cls and model.describe()["source"] == cls.kind
