@@ -245,15 +245,9 @@ def test_sweep_runs_emage_and_gesturelsm_natively(release, tmp_path):
         "codec_width": SMALL_CODECS["upper"].width,
     }
     OmegaConf.save(OmegaConf.create(tiny), conf / "gesturelsm_tiny.yaml")
-    proc = launch(
-        "-m",
-        "model=emage_tiny,gesturelsm_tiny",
-        f"hydra.searchpath=[file://{tmp_path / 'conf'}]",
-        "dataset.max_sequences=1",
-        "metrics=fast",
-        f"hydra.sweep.dir={tmp_path / 'sweep'}",
-        timeout=1800,
-    )
+    models = ("model=emage_tiny,gesturelsm_tiny", f"hydra.searchpath=[file://{tmp_path / 'conf'}]")
+    small = ("dataset.max_sequences=1", "metrics=fast")
+    proc = launch("-m", *models, *small, f"hydra.sweep.dir={tmp_path / 'sweep'}", timeout=1800)
     assert proc.returncode == 0, proc.stderr[-3000:]
     table = pd.read_csv(tmp_path / "sweep" / "summary.csv")
     assert sorted(table["model"]) == ["emage", "gesturelsm"] and set(table["status"]) == {"ok"}
