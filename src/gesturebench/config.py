@@ -305,7 +305,12 @@ def _schemas() -> dict[str, dict[str, Any]]:
             "pairwise_schema": PairwiseStudyConfig,
             "pairwise_analysis_schema": schema("gesturebench.study.pairwise.PairwiseOptions"),
         },
-        "model": {"emage_schema": offered_schema("gesturebench.models.emage.source.EmageSource")},
+        "model": {
+            "emage_schema": offered_schema("gesturebench.models.emage.source.EmageSource"),
+            "gesturelsm_schema": offered_schema(
+                "gesturebench.models.gesturelsm.source.GestureLSMSource"
+            ),
+        },
         "trainer": {"trainer_schema": TrainerConfig},
         "logger": {"wandb_schema": WandbLoggerConfig, "csv_schema": CSVLoggerConfig},
     }

@@ -10,26 +10,18 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import torch
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from typing_extensions import Unpack
 
-from gesturebench.atomic import atomic_path
 from gesturebench.data.records import Motion, SequenceRecord
 from gesturebench.encoders.representation import rotation_6d
-from gesturebench.errors import DataError
 from gesturebench.models.emage.codecs import BodyCodec
 from gesturebench.models.emage.generator import EmageGenerator
 from gesturebench.models.emage.inference import generate
 from gesturebench.models.emage.release import RELEASE, load_release
-from gesturebench.models.sources.base import ModelCommandError, SharedOptions
-from gesturebench.models.sources.runs import RunSource
-from gesturebench.weights import resolve_weights
+from gesturebench.models.sources.native import NativeSource
 
 if TYPE_CHECKING:
     from gesturebench.metrics.base import GestureMetric
-    from gesturebench.metrics.context import MetricContext
 
 #: SMPL-X joints whose speed gives the foot contact (left/right ankle, left/right foot), and the
 #: per-frame displacement (m) below which a joint is in contact — BEAT2's ``footcontact/`` files as
@@ -54,38 +46,14 @@ def foot_contact(joints: torch.Tensor) -> torch.Tensor:
     return (step < CONTACT_STEP).to(feet.dtype)
 
 
-class EmageSource(RunSource):
-    """EMAGE's weights from `weights` (a folder in the release's layout), else
-    ``<checkpoints_dir>/emage/``, else downloaded there from the Hub; `progress` shows a bar over
-    each sequence's windows. Runs on the evaluation's device (``trainer=gpu``), in eval mode, in
-    float32; generation is deterministic (argmax over codes)."""
+class EmageSource(NativeSource):
+    """EMAGE's weights (`RELEASE`, in the Hugging Face layout), run in eval mode in float32;
+    generation is deterministic (argmax over codes)."""
 
-    kind = "native"
+    files = RELEASE
 
-    def __init__(
-        self,
-        name: str,
-        checkpoints_dir: str = "checkpoints",
-        weights: str | None = None,
-        progress: bool = True,
-        **shared: Unpack[SharedOptions],
-    ):
-        resolved = resolve_weights(RELEASE, weights, checkpoints_dir)
-        super().__init__(name, {"weights_sha256": resolved.sha256}, **shared)
-        self.weights, self.progress = resolved, progress
-        self.body_model: Any = None
-        self.run_device = torch.device("cpu")
-        self._nets: tuple[EmageGenerator, BodyCodec] | None = None
-
-    def prepare(self, context: MetricContext) -> None:
-        super().prepare(context)
-        self.body_model, self.run_device = context.body_model, torch.device(context.device)
-
-    def nets(self) -> tuple[EmageGenerator, BodyCodec]:
-        """The generator and codecs, loaded on first use (a fully cached run never loads them)."""
-        if self._nets is None:
-            self._nets = load_release(self.weights, self.run_device)
-        return self._nets
+    def load(self) -> tuple[EmageGenerator, BodyCodec]:
+        return load_release(self.weights, self.run_device)
 
     def seed(self, record: SequenceRecord, frames: int) -> tuple[torch.Tensor, torch.Tensor]:
         """The reference's first `frames` frames as EMAGE's motion input (1, frames, 337: 6D joints,
@@ -101,51 +69,24 @@ class EmageSource(RunSource):
         return torch.cat([rot, trans, contact], dim=-1)[None], trans[:1]
 
     def produce(self, record: SequenceRecord, work: Path) -> None:
-        if record.audio is None:
-            raise DataError(
-                f"sequence {record.id}", f"has no speech audio, which {self.title} needs"
-            )
+        wave = self.needs_audio(record)
         generator, codec = self.nets()
         seed, start = self.seed(record, generator.cfg.seed_frames)
-        audio = torch.as_tensor(np.asarray(record.audio, np.float32), device=self.run_device)[None]
-        columns = (
-            TextColumn(f"[bold]{self.name}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn(record.id),
-            TimeElapsedColumn(),
-        )
-        with Progress(*columns, disable=not self.progress, transient=True) as bar:
-            task = bar.add_task("windows")
-            try:
-                out = generate(
-                    generator,
-                    codec,
-                    audio,
-                    seed=seed,
-                    start_trans=start,
-                    on_window=lambda done, total: bar.update(task, completed=done, total=total),
-                )
-            except DataError as err:
-                raise DataError(f"sequence {record.id}", err.problem) from None
+        audio = torch.as_tensor(wave, device=self.run_device)[None]
+        with self.bar(record) as on_window:
+            out = generate(
+                generator, codec, audio, seed=seed, start_trans=start, on_window=on_window
+            )
         motion = Motion(
             poses=out["poses"][0].cpu().numpy(),
             trans=out["trans"][0].cpu().numpy(),
             betas=record.motion.betas,
             expressions=out["expressions"][0].cpu().numpy(),
         )
-        with atomic_path(work / "out" / f"{record.id}.npz") as tmp, open(tmp, "wb") as f:
-            np.savez(f, **motion.to_npz_dict())
-
-    def unusable(
-        self, err: DataError, folder: Path, record: SequenceRecord, what: str
-    ) -> ModelCommandError:
-        return ModelCommandError(
-            f"model={self.name}: its result for sequence {record.id} does not read: {err}"
-        )
+        self.save(motion, record, work)
 
     def where(self) -> dict[str, Any]:
-        return {**self.weights.info(), "from_reference": FROM_REFERENCE}
+        return {**super().where(), "from_reference": FROM_REFERENCE}
 
     def skip_notes(self, metrics: Iterable[GestureMetric]) -> dict[str, str]:
         """The base's notes, plus one for the values translation enters: its start is the
