@@ -17,15 +17,16 @@ from gesturebench.models.sources.base import ResultSource, SharedOptions
 
 
 class OutputsSource(ResultSource):
-    """The result files in `dir` (``{id}.npz``, ``res_{id}.npz``, … or `file_pattern`)."""
+    """The result files in `dir` (``{id}.npz``, ``res_{id}.npz``, … or `file_pattern`);
+    `availability` is added to the missing-outputs message (e.g. that a model releases no code)."""
 
     kind = "outputs"
 
     def __init__(
         self,
         name: str,
+        availability: str = "",
         dir: str | None = None,
-        availability: str | None = None,
         **shared: Unpack[SharedOptions],
     ):
         super().__init__(name, {"dir": dir}, **shared)
