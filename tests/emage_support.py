@@ -3,7 +3,10 @@ from a seed (tests/fixtures/emage_layout.json was made from these by the officia
 
 from __future__ import annotations
 
+import json
 import math
+from dataclasses import asdict
+from pathlib import Path
 
 import torch
 from torch import nn
@@ -12,6 +15,7 @@ from gesturebench.encoders.representation import rotation_6d
 from gesturebench.models.emage.codecs import PARTS, BodyCodec
 from gesturebench.models.emage.config import CodecConfig, GeneratorConfig
 from gesturebench.models.emage.generator import EmageGenerator
+from gesturebench.models.emage.release import CONFIG, WEIGHTS
 
 SMALL_GENERATOR = GeneratorConfig(audio_f=32, motion_f=32, hidden_size=64, vae_codebook_size=32)
 #: vae_test_dim of each part: jaw 6D + 100 expressions; 13 upper joints; 30 hand joints; 9 lower
@@ -71,3 +75,20 @@ def seeded_inputs(seed: int = SEED) -> dict[str, torch.Tensor]:
     trans = torch.randn(1, frames, 3, generator=g, dtype=torch.float64)
     contact = (torch.rand(1, frames, 4, generator=g, dtype=torch.float64) > 0.5).double()
     return {"audio": audio, "motion": torch.cat([rot, trans, contact], dim=-1)}
+
+
+def write_release(folder: Path, seed: int = SEED) -> Path:
+    """`small_models(seed)` in the released layout (float32 `pytorch_model.bin` + `config.json` with
+    the official files' extra keys, at the top and under ``emage_vq/<part>/``); returns `folder`."""
+    generator, codec = small_models(seed)
+    nets = {"": (generator, asdict(SMALL_GENERATOR), "emage_audio")}
+    for part in PARTS:
+        nets[f"emage_vq/{part}/"] = (codec.parts[part], asdict(SMALL_CODECS[part]), "emage_vq")
+    for sub, (net, config, kind) in nets.items():
+        (folder / sub).mkdir(parents=True, exist_ok=True)
+        (folder / sub / CONFIG).write_text(
+            json.dumps({"model_type": kind, "torch_dtype": "float32", **config}, indent=2)
+        )
+        state = {k: v.float() if v.is_floating_point() else v for k, v in net.state_dict().items()}
+        torch.save(state, folder / sub / WEIGHTS)
+    return folder

@@ -4,12 +4,17 @@ official code)."""
 
 from __future__ import annotations
 
+from dataclasses import asdict, replace
+from pathlib import Path
+
+import numpy as np
 import torch
 
 from gesturebench.models.gesturelsm.config import PART_WIDTHS, PARTS, CodecConfig, GeneratorConfig
 from gesturebench.models.gesturelsm.generator import GestureLSMGenerator
 from gesturebench.models.gesturelsm.inference import Normalisation, draw_noise, window_count
 from gesturebench.models.gesturelsm.rvqvae import RVQVAE
+from gesturebench.models.gesturelsm.weights import CODEC_FILES, GENERATOR_FILES, MEAN_STD_FILES
 from tests.emage_support import seeded_weights
 
 #: the official output layer assumes 128 latent channels per part, so input_dim stays
@@ -65,3 +70,34 @@ def seeded_inputs(seed: int = SEED) -> dict:
         "norm": norm,
         "noise": draw_noise(1, window_count(FRAMES, SMALL_GENERATOR), SMALL_GENERATOR, g),
     }
+
+
+#: the small generator of a tiny release whose word table holds every mini-BEAT2 word
+RELEASE_GENERATOR = replace(SMALL_GENERATOR, vocab_size=256)
+
+
+def write_release(folder: Path, seed: int = SEED) -> list[str]:
+    """Small seeded weights in the released layout (``module.``-prefixed generator, codecs under
+    ``net``) and `seeded_inputs`' normalisation as ``mean_std/`` files, in `folder`; returns the
+    ``model=gesturelsm`` overrides that run them."""
+    generator = GestureLSMGenerator(RELEASE_GENERATOR).double().eval()
+    generator.load_state_dict(seeded_weights(generator, seed))
+    _, codecs = small_models(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    state = {f"module.{k}": v.float() for k, v in generator.state_dict().items()}
+    torch.save({"model_state_dict": state}, folder / GENERATOR_FILES["shortcut"])
+    for part, codec in codecs.items():
+        net = {k: v.float() if v.is_floating_point() else v for k, v in codec.state_dict().items()}
+        torch.save({"net": net}, folder / CODEC_FILES[part])
+    norm = seeded_inputs(seed)["norm"]
+    (folder / "mean_std").mkdir(exist_ok=True)
+    for field, name in MEAN_STD_FILES.items():
+        np.save(folder / "mean_std" / name, getattr(norm, field).numpy())
+    codec = SMALL_CODECS["upper"]
+    return [
+        f"model.weights={folder}",
+        f"model.mean_std={folder / 'mean_std'}",
+        *(f"model.generator.{k}={v}" for k, v in asdict(RELEASE_GENERATOR).items()),
+        f"model.codec_codes={codec.codes}",
+        f"model.codec_width={codec.width}",
+    ]

@@ -258,7 +258,7 @@ def test_outputs_folder_matches_precomputed(
     ) in records:  # GestureLSM-style network output: 6D rotations, a batch axis, other key names
         batch = record_batch(record)
         write_result(tmp_path / "out", record.id, fake_gesture(batch), batch, "rot6d")
-    cfg = model_cfg(tmp_path, "model=gesturelsm", f"model.dir={tmp_path / 'out'}")
+    cfg = model_cfg(tmp_path, "model=semconflow", f"model.dir={tmp_path / 'out'}")
     assert_same_metrics(
         score(cfg, records, tmp_path / "run", body_model, monkeypatch), precomputed_results
     )
@@ -479,7 +479,7 @@ def test_processes_sharing_the_cache_run_a_sequence_once(records, tmp_path):
     ],
 )
 def test_benchmark_config_without_outputs_says_what_to_put_where(name, title, tmp_path):
-    cfg = model_cfg(tmp_path, f"model={name}")
+    cfg = model_cfg(tmp_path, f"model={name}", "model.source=outputs")
     with pytest.raises(CheckpointError) as err:
         build(cfg.model)
     text = str(err.value)
@@ -501,14 +501,14 @@ def test_model_source_picks_the_class_and_its_own_options(tmp_path):
         "module": {"target": "tests.fake_official_model.module:generate"},
     }
     for cls in (CommandSource, ModuleSource):
-        cfg = model_cfg(tmp_path, "model=semconflow", f"model.source={cls.kind}")
+        cfg = model_cfg(tmp_path, "model=semtalk", f"model.source={cls.kind}")
         cfg.model.update(options[cls.kind])
         model = build(cfg.model)
         assert type(model) is cls and model.describe()["source"] == cls.kind
     with pytest.raises(
         ConfigError,
         match=re.escape(
-            "model=emage: model.source='comand' is not one of outputs, command, module"
+            "model=emage: model.source='comand' is not one of outputs, command, module, native"
         ),
     ):
         build(model_cfg(tmp_path, "model=emage", "model.source=comand").model)
@@ -608,12 +608,18 @@ def test_sweep_reports_each_failing_job_and_runs_the_rest(test_split, tmp_path):
             tmp_path,
             test_split,
             f"hydra.searchpath=[file://{tmp_path / 'conf'}]",
-            "model=fake_fail,fake_hang,fake_truncate,emage,semtalk",
+            "model=fake_fail,fake_hang,fake_truncate,semconflow,semtalk",
         )
     )
     assert proc.returncode == 2
     table = pd.read_csv(tmp_path / "sweep" / "summary.csv").set_index("model")
-    assert sorted(table.index) == ["emage", "fake_fail", "fake_hang", "fake_truncate", "semtalk"]
+    assert sorted(table.index) == [
+        "fake_fail",
+        "fake_hang",
+        "fake_truncate",
+        "semconflow",
+        "semtalk",
+    ]
     assert set(table["status"]) == {"failed"}
     record = test_split[0]
     reasons = {
@@ -629,7 +635,7 @@ def test_sweep_reports_each_failing_job_and_runs_the_rest(test_split, tmp_path):
             and "fake_model.py" in error
         )
         assert f"error: model={model}: the command for sequence {record.id}" in proc.stderr
-    for name, title in (("emage", "EMAGE"), ("semtalk", "SemTalk")):
+    for name, title in (("semconflow", "SemConFlow"), ("semtalk", "SemTalk")):
         message = (
             f"model={name}: no outputs found in {tmp_path / 'checkpoints' / name / 'outputs'} "
             f"(the folder does not exist). Put {title}'s result files there"
@@ -641,14 +647,14 @@ def test_sweep_reports_each_failing_job_and_runs_the_rest(test_split, tmp_path):
 def test_sweep_with_outputs_in_place_writes_the_two_row_summary(test_split, tmp_path):
     record = test_split[0]
     batch = record_batch(record)
-    for name, fmt in (("emage", "beat2"), ("semtalk", "emage_test")):
+    for name, fmt in (("semconflow", "beat2"), ("semtalk", "emage_test")):
         write_result(
             tmp_path / "checkpoints" / name / "outputs", record.id, fake_gesture(batch), batch, fmt
         )
-    proc = launch(*sweep_args(tmp_path, test_split, "model=emage,semtalk"))
+    proc = launch(*sweep_args(tmp_path, test_split, "model=semconflow,semtalk"))
     assert proc.returncode == 0, proc.stderr[-3000:]
     table = pd.read_csv(tmp_path / "sweep" / "summary.csv")
-    assert sorted(table["model"]) == ["emage", "semtalk"] and set(table["status"]) == {"ok"}
+    assert sorted(table["model"]) == ["semconflow", "semtalk"] and set(table["status"]) == {"ok"}
     mjd = table["mjd"].tolist()
     assert mjd[0] > 0.01 and mjd[0] == pytest.approx(
         mjd[1], rel=1e-6

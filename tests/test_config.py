@@ -20,6 +20,7 @@ from omegaconf.errors import MissingMandatoryValue
 from gesturebench.config import build, job_dirname, register_configs
 from gesturebench.data.datamodule import open_dataset
 from gesturebench.errors import ConfigError, DataError
+from gesturebench.study.pairwise import PairwiseOptions
 from tests.helpers import CONF, REPO, composed
 
 GROUPS = (
@@ -147,9 +148,12 @@ def test_mandatory_value_left_unset_is_one_line(capsys):
 # --- every `_target_` of every group builds -------------------------------------------------------
 
 
-def test_tasks_build():
+def test_tasks_build(tmp_path):
     for option in options("task"):
-        task = build(with_option("task", option).task)
+        node = with_option("task", option).task
+        # a task's mandatory inputs (e.g. the study server's manifest) given a placeholder
+        mandatory = tuple(f"task.{k}={tmp_path}" for k in node if OmegaConf.is_missing(node, k))
+        task = build(with_option("task", option, *mandatory).task)
         assert task.name == option and callable(task)
 
 
@@ -164,6 +168,7 @@ def test_models_build(tmp_path):
     for option in options("model"):
         node = with_option("model", option).model
         outputs = (f"model.dir={tmp_path}",) if "dir" in node else ()
+        outputs += ("model.source=outputs",) if "source" in node else ()  # emage: not native
         assert build(with_option("model", option, *outputs).model).name
 
 
@@ -247,7 +252,11 @@ def test_annotators_build():
 def test_studies_build():
     for option in options("study"):
         study = with_option("study", option).study
-        assert build(study.analysis).reference_source == study.reference_source
+        analysis = build(study.analysis)
+        if study.get("kind") == "pairwise":  # comparisons of sources, from a file: nothing else
+            assert isinstance(analysis, PairwiseOptions)
+            continue
+        assert analysis.reference_source == study.reference_source
         if study.generator is not None:
             assert build(study.generator).clips_per_participant > 0
         for node in study.sources.values():
@@ -361,3 +370,13 @@ def test_installed_wheel_runs_from_any_folder(tmp_path, sandbox, mini_beat2):
         check=True,
     ).stdout
     assert import_path.startswith(str(target))
+
+
+def test_genea_preset_builds_the_leaderboards_metrics():
+    metrics = {k: build(node) for k, node in with_option("metrics", "genea").metrics.items()}
+    assert list(metrics) == ["fgd", "fd_g", "fd_k", "ba_a2m", "ba_m2a", "srgr", "div_pose", "div_k"]
+    assert all(m.name == k for k, m in metrics.items())
+    assert metrics["ba_a2m"].options()["direction"] == "audio_to_motion"
+    assert metrics["ba_m2a"].options()["direction"] == "motion_to_audio"
+    assert metrics["srgr"].options()["weight_scale"] == 0.1672
+    assert metrics["div_pose"].options()["global_orient"] == "zero"

@@ -32,3 +32,19 @@ def test_headline_table_lists_values_arrows_reasons_and_seconds():
     assert rows["sc"].split()[1:] == ["-", "no", "value"]
     # the slowest stage first; the sum of the stages
     assert lines[-1] == "  seconds per stage (sum 4.5): metric:mjd 3.0, model 1.0, smplx 0.5"
+
+
+def test_a_protocol_preset_shows_its_own_metrics():
+    """`metrics=genea` lists its eight metrics, not the paper's 15 with 13 "not computed"."""
+    names = ("fgd", "fd_g", "fd_k", "ba_a2m", "ba_m2a", "srgr", "div_pose", "div_k")
+    metrics = {m: None for m in PAPER_METRICS} | {m: 0.5 for m in names} | {"ba_a2m_ref": 0.6}
+    results = {
+        "model": "ground_truth",
+        "dataset": "beat2",
+        "metrics": metrics,
+        "directions": {"fd_g": "lower", "ba_a2m": "higher"},
+        "options": {m: {} for m in names},
+    }
+    lines = headline_table(results).splitlines()
+    assert [line.split()[0] for line in lines[1:]] == list(names)
+    assert lines[2].split()[1:] == ["↓", "0.5"]

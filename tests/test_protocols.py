@@ -50,3 +50,38 @@ def test_emage2025_preset_runs_and_reports_display_values(tmp_path):
     assert res["options"]["fgd"]["covariance_offset"] == 1e-6
     assert res["encoders"]["emage_fgd"]["sha256"] == sha256_file(weights)
     assert res["encoders"]["bc_mean_speed"]["sha256"] == sha256_file(mean_speed)
+
+
+def test_genea_preset_runs_on_mini_beat2(tmp_path):
+    mean_speed = EMAGE_DIR / EMAGE_MEAN_SPEED
+    if not mean_speed.is_file():
+        pytest.skip(f"EMAGE's {EMAGE_MEAN_SPEED} not found in {EMAGE_DIR} (the shared/ folder)")
+    speeds = [f"metrics.{name}.mean_speed_file={mean_speed}" for name in ("ba_a2m", "ba_m2a")]
+    weights = tmp_path / "AESKConv_240_100.bin"
+    torch.save({"model_state": released_state(7)}, weights)
+    quick = ["dataset.max_sequences=2", "logger=none", "task.render_clips=0"]
+    run_dir = f"hydra.run.dir={tmp_path / 'run'}"
+    proc = launch(
+        "metrics=genea",
+        f"metrics.fgd.weights={weights}",
+        *speeds,
+        *quick,
+        run_dir,
+        timeout=900,
+        encoders=False,  # the preset uses no trained encoder
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = results(tmp_path / "run")
+    assert res["preset"] == "genea"
+    values = res["metrics"]
+    # ground truth against itself: the raw-pose distances vanish, the rest are the reference's own
+    assert values["fgd"] == pytest.approx(-2 * 240 * 1e-6, abs=1e-9)  # EMAGE 2025's formula
+    assert res["encoders"]["emage_fgd"]["sha256"] == sha256_file(weights)
+    assert values["fd_g"] == pytest.approx(0.0, abs=1e-8)
+    assert values["fd_k"] == pytest.approx(0.0, abs=1e-8)
+    for name in ("ba_a2m", "ba_m2a"):
+        assert 0 < values[name] <= 1 and values[name] == values[f"{name}_ref"]
+    assert values["srgr"] > 0 and values["div_pose"] > 0 and values["div_k"] > 0
+    assert res["options"]["ba_m2a"]["direction"] == "motion_to_audio"
+    for name in ("ba_a2m", "ba_m2a"):
+        assert res["encoders"][f"{name}_mean_speed"]["sha256"] == sha256_file(mean_speed)

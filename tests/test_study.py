@@ -424,3 +424,42 @@ def test_windowed_source_cuts_whole_sequence_outputs_to_the_window(tmp_path):
         source = WindowedSource(OutputsSource("model", dir=str(tmp_path / folder)), name="model")
         assert source.name == "model"
         assert np.array_equal(source.generate(cut).poses, rec.motion.poses[345:645]), folder
+
+
+def test_figures_of_a_synthetic_study_are_stamped_and_figure3_rows_carry_directions(
+    synthetic, tmp_path
+):
+    from gesturebench.study import figures
+
+    *_, result = synthetic
+    t = result.tables
+
+    def stamps(fig) -> list[str]:
+        return [a.get_text() for a in fig.texts if a.get_text() == figures.SYNTHETIC_STAMP]
+
+    directions = {"fgd": "lower", "bc": "higher", "ldlj_rel": "zero"}
+    for synthetic_study in (True, False):
+        made = [
+            figures.plot_ratings(
+                t["figure2_source_means"], SOURCES, tmp_path / "f2.png", synthetic_study
+            ),
+            figures.plot_correlations(
+                t["figure3_metric_correlations"],
+                "holm",
+                60,
+                tmp_path / "f3.png",
+                directions,
+                synthetic_study,
+            ),
+            figures.plot_composites(
+                t["composite_predictions"],
+                t["table3_composites"],
+                SOURCES,
+                tmp_path / "fc.png",
+                synthetic_study,
+            ),
+        ]
+        assert [len(stamps(fig)) for fig in made] == [int(synthetic_study)] * 3
+    rows = [label.get_text() for label in made[1].axes[0].get_yticklabels()]
+    assert {"FGD ↓", "BC ↑", "LDLJ_rel →0", "Dice"} <= set(rows)  # no direction given: no arrow
+    assert (tmp_path / "f3.png").read_bytes()[:4] == b"\x89PNG"

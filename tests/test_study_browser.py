@@ -73,8 +73,17 @@ def test_a_browser_session_from_consent_to_completion_code(served, browser, tmp_
     study, url = served
     wait = WebDriverWait(browser, 30)
     browser.get(f"{url}/?participant_id=browser-1")
-    browser.find_element(By.ID, "continue").click()  # consent
-    browser.find_element(By.ID, "continue").click()  # instructions
+
+    def navigate(button_id: str) -> None:
+        """Click and wait for the next page (a busy machine may still show the old one)."""
+        from selenium.webdriver.support import expected_conditions
+
+        page = browser.find_element(By.TAG_NAME, "html")
+        browser.find_element(By.ID, button_id).click()
+        wait.until(expected_conditions.staleness_of(page))
+
+    navigate("continue")  # consent
+    navigate("continue")  # instructions
     session = Session()
     answers_by_page = [4, 6, 2, 5, 3]
     for page in range(10):
@@ -102,7 +111,7 @@ def test_a_browser_session_from_consent_to_completion_code(served, browser, tmp_
             browser.find_element(By.CSS_SELECTOR, f"input[name={d}][value='{value}']").click()
         if action == "/item/0":
             browser.save_screenshot(str(tmp_path / "rating_page.png"))
-        browser.find_element(By.ID, "submit").click()
+        navigate("submit")
         session.answers.append((action, [clip], {d: value for d in dimensions}))
     code = browser.find_element(By.TAG_NAME, "p").text
     (participant,) = study.store.participants()

@@ -120,6 +120,28 @@ def test_synthetic_study_writes_every_table_and_figure(run, composed):
         assert (out / "sources" / source / "results.json").is_file()
 
 
+def test_report_holds_tables_2_and_3_the_composites_and_the_notes(run):
+    out, summary = run
+    report = (out / "report.md").read_text()
+    assert report.startswith("# Study analysis: synthetic on mini_beat2")
+    assert "**Synthetic ratings**" in report  # a synthetic study says so
+    table2 = report.split("## Table 2")[1].split("## Table 3")[0]
+    assert table2.count("\n|") == 2 + len(summary["table2"])  # header, rule, one row per pair
+    assert "rho_generated" in table2 and "rho_all" in table2
+    table3 = report.split("## Table 3")[1].split("## The composites")[0]
+    for row in summary["table3"]:
+        assert f"| {row['dimension']} " in table3
+        assert f"{row['rho']:.4g}" in table3 and row["best_metric"] in table3
+    composites = report.split("## The composites")[1].split("## Predictors left out")[0]
+    for metric in summary["predictors"]["composite"]:
+        assert f"| {metric} " in composites
+    assert "| (intercept) " in composites
+    for note in summary["notes"]:
+        assert f"- {note}" in report
+    assert "- fgd: not computed by the configured metrics" in report
+    assert "![figure3](figure3_correlations.png)" in report
+
+
 def test_rerun_reuses_the_sources_and_csv_study_reproduces_the_analysis(run, composed, tmp_path):
     out, summary = run
     stamps = {p: p.stat().st_mtime_ns for p in (out / "sources").glob("*/results.json")}
@@ -131,6 +153,7 @@ def test_rerun_reuses_the_sources_and_csv_study_reproduces_the_analysis(run, com
     } == stamps  # same windows and config: nothing re-evaluated
     assert again["table3"] == summary["table3"] and again["figure3"] == summary["figure3"]
     assert again["study"] == "csv" and again["ratings"] == str(ratings)
+    assert "Synthetic ratings" not in (out / "report.md").read_text()  # rated by people
 
 
 def test_bad_rows_stop_the_analysis_unless_dropped(run, composed, tmp_path):

@@ -3,8 +3,9 @@
 Every config group has a dataclass schema, so a mistyped key or a wrong type fails when the config
 is composed, with Hydra's message. Each group option lists its schema first in its `defaults`
 (`conf/<group>/<option>.yaml`), except `model` and `metrics`, whose options take per-choice
-arguments: the top-level `Config` types them as open dicts. Schemas of objects built from a
-`_target_` are derived from the target (`schema`): a dataclass's fields or a constructor's
+arguments: the top-level `Config` types them as open dicts, and a model option may list its own
+(`model=emage`: `offered_schema`, every option of the sources it offers). Schemas of objects built
+from a `_target_` are derived from the target (`schema`): a dataclass's fields or a constructor's
 arguments, with their types and defaults, so an option is declared once, where it is used.
 """
 
@@ -29,7 +30,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from gesturebench.atomic import one_line
 from gesturebench.errors import ConfigError, GestureBenchError
-from gesturebench.models.sources.choice import source_target
+from gesturebench.models.sources.choice import NATIVE, SOURCES, source_target
 
 
 def build(node: Any, **kwargs: Any) -> Any:
@@ -91,6 +92,28 @@ def _arguments(obj: Any) -> Iterator[tuple[str, Any, Any]]:
                 yield argument
 
 
+def _fields(
+    obj: Any, exclude: tuple[str, ...] = (), nested: dict[str, type] | None = None
+) -> list[tuple[str, Any, Any]]:
+    """The schema fields of the arguments `obj` takes (see `schema`)."""
+    fields: list[tuple[str, Any, Any]] = []
+    for name, annotation, default in _arguments(obj):
+        if name in exclude:
+            continue
+        if nested and name in nested:
+            fields.append((name, nested[name], field(default_factory=nested[name])))
+        elif isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
+            inner = schema(f"{annotation.__module__}.{annotation.__qualname__}")
+            fields.append((name, inner, field(default_factory=inner)))
+        elif isinstance(default, (list, dict, tuple)):
+            fields.append(
+                (name, _checkable(annotation), field(default_factory=partial(deepcopy, default)))
+            )
+        else:
+            fields.append((name, _checkable(annotation), field(default=default)))
+    return fields
+
+
 def schema(
     target: str,
     exclude: tuple[str, ...] = (),
@@ -107,21 +130,24 @@ def schema(
     fields: list[tuple[str, Any, Any]] = (
         [("_target_", str, field(default=target))] if with_target else []
     )
-    for name, annotation, default in _arguments(get_object(target)):
-        if name in exclude:
-            continue
-        if nested and name in nested:
-            fields.append((name, nested[name], field(default_factory=nested[name])))
-        elif isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
-            inner = schema(f"{annotation.__module__}.{annotation.__qualname__}")
-            fields.append((name, inner, field(default_factory=inner)))
-        elif isinstance(default, (list, dict, tuple)):
-            fields.append(
-                (name, _checkable(annotation), field(default_factory=partial(deepcopy, default)))
-            )
-        else:
-            fields.append((name, _checkable(annotation), field(default=default)))
+    fields += _fields(get_object(target), exclude, nested)
     return dataclasses.make_dataclass(f"{target.rsplit('.', 1)[-1]}Schema", fields)
+
+
+def offered_schema(native: str) -> type:
+    """The schema of a model YAML that offers every source of `SOURCES` and its own class `native`
+    (``_target_: ${gb_source:${.source},${.native}}``): `source`, `native` and the arguments of all
+    those classes (each once; `ResultSource.offered` passes each class its own), less `identity`,
+    which each class gives its base itself."""
+    fields: list[tuple[str, Any, Any]] = [
+        ("_target_", str, field(default=MISSING)),
+        ("source", str, field(default=NATIVE)),
+        ("native", str, field(default=native)),
+    ]
+    for target in (native, *(t.replace(":", ".") for t in SOURCES.values())):
+        taken = {f[0] for f in fields}
+        fields += [f for f in _fields(get_object(target), ("identity",)) if f[0] not in taken]
+    return dataclasses.make_dataclass(f"{native.rsplit('.', 1)[-1]}OfferedSchema", fields)
 
 
 @dataclass
@@ -250,6 +276,7 @@ def _schemas() -> dict[str, dict[str, Any]]:
                 ("study_server", "StudyServerTask"),
                 ("study_export", "StudyExportTask"),
                 ("leaderboard", "LeaderboardTask"),
+                ("prepare_beat2", "PrepareBeat2Task"),
                 ("render", "RenderTask"),
             )
         },
@@ -278,6 +305,12 @@ def _schemas() -> dict[str, dict[str, Any]]:
             "generator_schema": schema("gesturebench.study.synthetic.SyntheticStudy"),
             "pairwise_schema": PairwiseStudyConfig,
             "pairwise_analysis_schema": schema("gesturebench.study.pairwise.PairwiseOptions"),
+        },
+        "model": {
+            "emage_schema": offered_schema("gesturebench.models.emage.source.EmageSource"),
+            "gesturelsm_schema": offered_schema(
+                "gesturebench.models.gesturelsm.source.GestureLSMSource"
+            ),
         },
         "trainer": {"trainer_schema": TrainerConfig},
         "stats": {"stats_schema": schema("gesturebench.stats.bootstrap.BootstrapOptions")},

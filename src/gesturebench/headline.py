@@ -1,6 +1,6 @@
-"""The table a single `task=evaluate` run prints at its end: the paper's headline metrics with their
-direction, the reason of each one skipped, and the seconds spent per stage; plain text, so that it
-reads the same in a terminal, a log file and a notebook."""
+"""The table a single `task=evaluate` run prints at its end: the headline metrics (the paper's, or a
+protocol preset's own) with their direction, the reason of each one skipped, and the seconds spent
+per stage; plain text, so that it reads the same in a terminal, a log file and a notebook."""
 
 from __future__ import annotations
 
@@ -9,15 +9,25 @@ import textwrap
 from gesturebench.results import ARROWS, PAPER_METRICS
 
 
+def headline_metrics(results: dict) -> tuple[str, ...]:
+    """The paper's 15 metrics (each one listed, computed or not) when the run's metrics are among
+    them; otherwise, e.g. `metrics=genea`, the run's own metrics in their configured order."""
+    configured = [m for m in results.get("options", {}) if m in results["metrics"]]
+    if all(m in PAPER_METRICS for m in configured):
+        return PAPER_METRICS
+    return tuple(configured)
+
+
 def headline_table(results: dict) -> str:
     """The headline lines of a results.json document (4 significant digits; `-` and the skip
     reason where a metric has no value)."""
     values, skipped = results["metrics"], results.get("skipped", {})
     directions = results.get("directions", {})
-    labels = {m: f"{m} {ARROWS.get(directions.get(m, ''), '')}".rstrip() for m in PAPER_METRICS}
+    names = headline_metrics(results)
+    labels = {m: f"{m} {ARROWS.get(directions.get(m, ''), '')}".rstrip() for m in names}
     width = max(map(len, labels.values()))
     lines = [f"{results['model']} on {results['dataset']}:"]
-    for metric in PAPER_METRICS:
+    for metric in names:
         value = values.get(metric)
         shown = f"{value:.4g}" if value is not None else f"-  {skipped.get(metric, 'no value')}"
         lines.append(f"  {labels[metric]:<{width}}  {shown}")

@@ -20,6 +20,7 @@ from gesturebench import status
 from gesturebench.atomic import write_atomic
 from gesturebench.results import ERROR_FILE, RESULTS_FILE
 from gesturebench.stats.comparisons import write_comparisons
+from gesturebench.sweep_plots import write_sweep_plots
 from gesturebench.tables import write_summary
 
 log = logging.getLogger(__name__)
@@ -61,6 +62,7 @@ class SweepSummaryCallback(Callback):
             return
         own = sweep_dir / "sweeps" / f"{self.started}_{sweep_id[:8]}"
         write_summary(own, rows, f"Sweep {sweep_id[:8]} of {sweep_dir}")
+        write_sweep_plots(rows, own)
         names = ["summary.csv", "summary.md", "summary.json"]
         if write_comparisons(own, rows) is not None:
             names += ["comparisons.csv", "comparisons.md"]

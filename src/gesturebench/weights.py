@@ -86,6 +86,13 @@ def _hf_cached(spec: HubFiles) -> dict[str, Path] | None:
     return found
 
 
+def hub_downloader() -> Downloader | None:
+    """huggingface_hub's `snapshot_download`, or None when `HF_HUB_OFFLINE` is set."""
+    from huggingface_hub import constants, snapshot_download
+
+    return None if constants.HF_HUB_OFFLINE else snapshot_download
+
+
 def resolve_weights(
     spec: HubFiles,
     configured: str | Path | None,
@@ -116,12 +123,9 @@ def resolve_weights(
         return _from_files(root, "hf_cache", cached)
     hint = f"put {', '.join(missing)} from {spec.url} into {root}/ (or set the weights path)"
     try:
+        download = download or hub_downloader()
         if download is None:
-            from huggingface_hub import constants, snapshot_download
-
-            if constants.HF_HUB_OFFLINE:
-                raise CheckpointError(f"{root}: weights missing and HF_HUB_OFFLINE is set: {hint}")
-            download = snapshot_download
+            raise CheckpointError(f"{root}: weights missing and HF_HUB_OFFLINE is set: {hint}")
         download(
             repo_id=spec.repo_id,
             repo_type=spec.repo_type,

@@ -377,6 +377,20 @@ def test_emage_variants_equal_the_official_code_on_the_real_sample(
     assert values["bc_ref"] == pytest.approx(official["reference"], abs=1e-6)
 
 
+GENEA = json.loads((REPO / "tests" / "fixtures" / "genea_official.json").read_text())
+
+
+@pytest.mark.parametrize("variant", ["genea_a2m", "genea_m2a"])
+def test_genea_variants_equal_the_leaderboard_code_on_the_real_sample(
+    official_inputs, tmp_path, variant
+):
+    assert GENEA["roll_frames"] == FIXTURE["generated_roll_frames"]  # the same generated motion
+    official = GENEA["values"]["bc_" + variant.removeprefix("genea_")]
+    values = emage_bc(official_inputs, tmp_path, variant)
+    assert values["bc"] == pytest.approx(official["generated"], abs=1e-6)
+    assert values["bc_ref"] == pytest.approx(official["reference"], abs=1e-6)
+
+
 def test_testing_the_threshold_at_the_minimum_changes_the_value(official_inputs, tmp_path):
     # the knob the official code differs by: without it, the parity above would fail
     official = FIXTURE["variants"]["emage2024"]["values"]

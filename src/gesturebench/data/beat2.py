@@ -269,6 +269,18 @@ class Beat2Dataset:
 def _split_ids(split_file: Path, split: str) -> list[str]:
     """The ids of `split` in BEAT2's ``train_test_split.csv`` (columns ``id,type``), in file
     order."""
+    table = read_split_table(split_file)
+    types = set(table["type"])
+    if split not in types:
+        raise ConfigError(
+            f"split '{split}' is not in {split_file}; available: {', '.join(sorted(types))}"
+        )
+    return list(table.loc[table["type"] == split, "id"])
+
+
+def read_split_table(split_file: Path) -> pd.DataFrame:
+    """BEAT2's ``train_test_split.csv`` as a table of stripped ``id`` and ``type`` strings, in file
+    order; a missing or malformed file is a `DataError`."""
     if not split_file.is_file():
         raise DataError(
             split_file,
@@ -282,9 +294,4 @@ def _split_ids(split_file: Path, split: str) -> list[str]:
     table.columns = [str(c).strip() for c in table.columns]
     if not {"id", "type"} <= set(table.columns):
         raise DataError(split_file, f"needs columns 'id,type', has {','.join(table.columns)}")
-    types = table["type"].str.strip()
-    if split not in set(types):
-        raise ConfigError(
-            f"split '{split}' is not in {split_file}; available: {', '.join(sorted(set(types)))}"
-        )
-    return [sid.strip() for sid in table.loc[types == split, "id"]]
+    return pd.DataFrame({"id": table["id"].str.strip(), "type": table["type"].str.strip()})

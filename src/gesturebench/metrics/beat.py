@@ -10,18 +10,19 @@ too (keyed by a hash of the samples): every model scored on the same data reuses
 
 `variant` names a whole convention (`VARIANTS`): ``paper`` (ours), or ``emage2024`` / ``emage2025``,
 which reproduce EMAGE's evaluation code (2024 `utils/metric.py` with its trainer, 2025
-`emage_evaltools`), including where it tests the speed threshold (`threshold_frame`), how it runs
-the body model (`translation`, `global_orient`), its fixed speed normaliser (`mean_speed_file`) and
-how it cuts the audio (`audio_segment`). Each of these knobs left unset takes the variant's value.
+`emage_evaltools`), or ``genea_a2m`` / ``genea_m2a``, the GENEA Leaderboard's two BA values (the
+2025 code, one per alignment direction). Each fixes where the speed threshold is tested
+(`threshold_frame`), how the body model runs (`translation`, `global_orient`), the speed
+normaliser (`mean_speed_file`) and how the audio is cut (`audio_segment`). Each of these knobs left
+unset takes the variant's value.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import io
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,11 +32,12 @@ import torch
 from gesturebench.atomic import write_atomic
 from gesturebench.body.joints import UPPER
 from gesturebench.body.output import BodyOutput
-from gesturebench.data.records import N_JOINTS, Motion, SequenceRecord
+from gesturebench.data.records import N_JOINTS, SequenceRecord
 from gesturebench.emage_eval_files import MEAN_SPEED
 from gesturebench.errors import ConfigError
 from gesturebench.metrics.base import SequenceMetric
 from gesturebench.metrics.context import MetricContext
+from gesturebench.metrics.convention import BodyConvention
 from gesturebench.metrics.functional.beat import (
     ALIGNMENTS,
     audio_onsets,
@@ -83,24 +85,16 @@ VARIANTS: dict[str, dict[str, Any]] = {
         "audio_segment": "emage2025",
     },
 }
+# The GENEA Leaderboard (GENEALeaderboard/objective_metric) calls the 2025 `emage_evaltools` BC on
+# the same inputs and reports both alignments: BA_a2m (mean over onsets) and BA_m2a (over beats).
+VARIANTS["genea_a2m"] = {**VARIANTS["emage2025"], "direction": "audio_to_motion"}
+VARIANTS["genea_m2a"] = {**VARIANTS["emage2025"], "direction": "motion_to_audio"}
 #: the allowed values of each variant knob that takes a name.
 CHOICES = {
     "direction": ALIGNMENTS,
     "threshold_frame": ("minimum", "official_offset"),
-    "translation": ("keep", "zero"),
-    "global_orient": ("keep", "zero"),
     "audio_segment": ("paper", "emage2024", "emage2025"),
 }
-
-
-def convention_motion(motion: Motion, translation: str, global_orient: str) -> Motion:
-    """`motion` with its translation and/or global orientation (the first 3 pose values) zeroed,
-    as EMAGE's evaluation runs SMPL-X for BC."""
-    poses = motion.poses.copy()
-    if global_orient == "zero":
-        poses[:, :3] = 0.0
-    trans = np.zeros_like(motion.trans) if translation == "zero" else motion.trans
-    return dataclasses.replace(motion, poses=poses, trans=trans)
 
 
 def body_positions(body: BodyOutput, root_aligned: bool) -> np.ndarray:
@@ -209,9 +203,9 @@ class BeatConsistency(SequenceMetric):
         self.mean_speed_source = "config" if mean_speed is not None else None
         self.onset_cache: Path | None = None
         self.mean_speed_file_path: Path | None = None
-        #: the body model's call, to rerun the motion under a zeroed translation or orientation (its
-        #: bound method, not the module: a module attribute would become a submodule of the metric)
-        self.body_forward: Callable[..., BodyOutput] | None = None
+        self.convention = BodyConvention(
+            self.name, self.settings["translation"], self.settings["global_orient"]
+        )
 
     def extra_options(self) -> dict:
         return {**self.settings, "mean_speed_source": self.mean_speed_source}
@@ -220,8 +214,7 @@ class BeatConsistency(SequenceMetric):
         """Keep the speech onsets' cache folder and the body model; load the mean speeds from
         `mean_speed_file`, or the train split's from the cache, or compute and cache them."""
         self.onset_cache = Path(context.cache_dir) / "onsets"
-        if context.body_model is not None:
-            self.body_forward = context.body_model.__call__
+        self.convention.prepare(context)
         if self.mean_speed is not None:
             return
         if self.settings["mean_speed_file"] is not None:
@@ -334,23 +327,6 @@ class BeatConsistency(SequenceMetric):
             )
         )
 
-    def _bodies(self, pair: MotionPair) -> tuple[BodyOutput, BodyOutput]:
-        """The generated and reference bodies, rerun through the body model where `translation`
-        or `global_orient` is ``zero``."""
-        translation, orient = self.settings["translation"], self.settings["global_orient"]
-        if translation == "keep" and orient == "keep":
-            return pair.gen_body, pair.ref_body
-        if self.body_forward is None:
-            raise ConfigError(
-                f"metric {self.name}: prepare(context) must run before update (body model)"
-            )
-        with torch.no_grad():
-            gen, ref = (
-                self.body_forward(convention_motion(m, translation, orient), vertices=False)
-                for m in (pair.generated, pair.reference)
-            )
-        return gen, ref
-
     def sequence_values(self, pair: MotionPair) -> tuple[list[float | None], float] | None:
         if self.mean_speed is None:
             raise ConfigError(
@@ -362,6 +338,6 @@ class BeatConsistency(SequenceMetric):
         onsets = self._onsets(pair.audio, pair.sample_rate, start, stop, pair.n_frames, pair.fps)
         values: list[float | None] = [
             self._score(body, onsets, self.mean_speed, start, stop, pair.fps)
-            for body in self._bodies(pair)
+            for body in self.convention.bodies(pair)
         ]
         return values, float(stop - start)

@@ -5,23 +5,41 @@ Two conventions: ours (`joints=body_hands`, `weighting=sequence`: the 51 joints 
 excluded, each sequence weighing 1) and EMAGE's evaluation code (`joints=all`, `weighting=frames`:
 all 55 joints, sequences weighted by their frame count, i.e. the total L1 spread over all frames
 divided by the number of frames).
+The GENEA Leaderboard's Div_pose is EMAGE's, on joints of the body rerun with zero global
+orientation (`global_orient=zero`).
+
+`PoseVariance` is the GENEA Leaderboard's Div_k (its code's ``var_k``): how much the raw axis-angle
+pose varies over time within a sequence.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import torch
+
 from gesturebench.body.joints import BODY_HANDS
 from gesturebench.data.records import N_JOINTS
 from gesturebench.errors import ConfigError
 from gesturebench.metrics.base import SequenceMetric
-from gesturebench.metrics.functional.diversity import l1_diversity
+from gesturebench.metrics.context import MetricContext
+from gesturebench.metrics.convention import BodyConvention
+from gesturebench.metrics.functional.diversity import l1_diversity, pose_variance
 from gesturebench.metrics.pair import MotionPair
 
 #: `joints` option → the joints summed over.
 JOINT_SETS = {"body_hands": BODY_HANDS, "all": tuple(range(N_JOINTS))}
 #: `weighting` option: each sequence weighs 1, or its number of frames.
 WEIGHTINGS = ("sequence", "frames")
+
+
+def orient_convention(metric: str, global_orient: str) -> BodyConvention:
+    """The bodies of a root-aligned joint metric under `global_orient` (``keep`` | ``zero``).
+
+    The translation does not change root-aligned joints; where the orientation is zeroed it is
+    zeroed too, as the EMAGE 2025 and GENEA code do, so the rerun is the one BC's variants share.
+    """
+    return BodyConvention(metric, "zero" if global_orient == "zero" else "keep", global_orient)
 
 
 class Diversity(SequenceMetric):
@@ -36,6 +54,7 @@ class Diversity(SequenceMetric):
         self,
         joints: str = "body_hands",
         weighting: str = "sequence",
+        global_orient: str = "keep",
         **kwargs: Any,
     ):
         super().__init__(**kwargs)
@@ -48,10 +67,31 @@ class Diversity(SequenceMetric):
                 f"metric {self.name}: weighting must be one of {WEIGHTINGS}, got {weighting!r}"
             )
         self.joint_ids, self.weighting = JOINT_SETS[joints], weighting
+        self.convention = orient_convention(self.name, global_orient)
+
+    def prepare(self, context: MetricContext) -> None:
+        self.convention.prepare(context)
 
     def sequence_values(self, pair: MotionPair) -> tuple[list[float | None], float]:
         gen, ref = (
-            l1_diversity(body.joints, self.joint_ids) for body in (pair.gen_body, pair.ref_body)
+            l1_diversity(body.joints, self.joint_ids) for body in self.convention.bodies(pair)
         )
         weight = float(pair.n_frames) if self.weighting == "frames" else 1.0
         return [float(gen), float(ref)], weight
+
+
+class PoseVariance(SequenceMetric):
+    """Div_k ↑ of the generated motion (``{name}_ref``: the reference's): the mean over the 165
+    axis-angle pose values of their variance over the sequence's frames, each sequence weighing
+    1."""
+
+    default_name = "var_k"
+    direction = "higher"
+    extras = reference_only = ("{name}_ref",)
+    reads = ("jaw", "eyes")  # every joint's rotation is a pose value
+
+    def sequence_values(self, pair: MotionPair) -> tuple[list[float | None], float]:
+        gen, ref = (
+            pose_variance(torch.from_numpy(m.poses)) for m in (pair.generated, pair.reference)
+        )
+        return [float(gen), float(ref)], 1.0

@@ -27,6 +27,9 @@ class GestureModel(pl.LightningModule):
 
     #: whether generated motion is worth caching (False for sources that are cheaper than the cache)
     cacheable: bool = True
+    #: seconds a model's motion falls short of the reference by design (it generates whole windows
+    #: only), allowed on top of max_length_gap
+    length_shortfall: float = 0.0
 
     def __init__(self, name: str, **hparams: Any):
         super().__init__()

@@ -1,4 +1,6 @@
-"""The study's figures as PNG files (matplotlib's object API, no global pyplot state)."""
+"""The study's figures as PNG files (matplotlib's object API, no global pyplot state). A figure made
+from synthetic ratings carries a visible "synthetic ratings" stamp, so that it cannot pass as human
+data; each `plot_*` saves its figure and returns it."""
 
 from __future__ import annotations
 
@@ -9,15 +11,33 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from gesturebench.atomic import atomic_path
+from gesturebench.results import ARROWS
 from gesturebench.study.schema import DIMENSIONS, SCALE, metric_label
 
 DPI = 150
+#: The text stamped on every figure of a synthetic study.
+SYNTHETIC_STAMP = "synthetic ratings"
 
 
-def _save(fig: Figure, path: Path) -> Path:
+def _save(fig: Figure, path: Path, synthetic: bool) -> Figure:
+    """Stamp `fig` when its ratings are synthetic, then write it to `path`."""
+    if synthetic:
+        fig.text(
+            0.5,
+            0.5,
+            SYNTHETIC_STAMP,
+            ha="center",
+            va="center",
+            rotation=20,
+            fontsize=40,
+            color="red",
+            alpha=0.25,
+            fontweight="bold",
+            gid="synthetic-stamp",
+        )
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=DPI, bbox_inches="tight")
-    return path
+    return fig
 
 
 CORRECTION_LABELS = {"holm": "Holm", "bh": "BH"}
@@ -27,13 +47,20 @@ def format_p(p: float) -> str:
     return "p<.001" if p < 0.001 else f"p={p:.3f}".replace("0.", ".", 1)
 
 
+def row_label(metric: str, directions: dict[str, str]) -> str:
+    """A metric's display name with its direction arrow (↑, ↓ or →0) where known."""
+    return f"{metric_label(metric)} {ARROWS.get(directions.get(metric, ''), '')}".rstrip()
+
+
 def _dimension_label(d: str) -> str:
     return f"{d.upper()}\n{DIMENSIONS.get(d, d)}".replace(
         "Absence of animation errors", "Absence of\nanim. errors"
     )
 
 
-def plot_ratings(means: pd.DataFrame, sources: list[str], path: Path) -> Path:
+def plot_ratings(
+    means: pd.DataFrame, sources: list[str], path: Path, synthetic: bool = False
+) -> Figure:
     """Figure 2: mean rating per source (bars) and dimension (groups), error bars = SD between
     sequences."""
     dims = [d for d in DIMENSIONS if d in set(means["dimension"])]
@@ -61,12 +88,20 @@ def plot_ratings(means: pd.DataFrame, sources: list[str], path: Path) -> Path:
     ax.set_title("Mean rating per source and dimension (error bars: SD between sequences)")
     ax.grid(axis="y", alpha=0.3)
     ax.legend(title="Source", loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-    return _save(fig, path)
+    return _save(fig, path, synthetic)
 
 
-def plot_correlations(table: pd.DataFrame, correction: str, n: int, path: Path) -> Path:
+def plot_correlations(
+    table: pd.DataFrame,
+    correction: str,
+    n: int,
+    path: Path,
+    directions: dict[str, str],
+    synthetic: bool = False,
+) -> Figure:
     """Figure 3: heatmap of Spearman ρ (metric × dimension) with stars, raw and corrected p in every
-    cell."""
+    cell; each row labelled with its metric's direction (`directions`: metric → lower, higher or
+    zero)."""
     metrics = list(dict.fromkeys(table["metric"]))
     dims = [d for d in DIMENSIONS if d in set(table["dimension"])]
     grid = table.set_index(["metric", "dimension"])
@@ -104,7 +139,7 @@ def plot_correlations(table: pd.DataFrame, correction: str, n: int, path: Path) 
                 color=colour,
             )
     ax.set_xticks(range(len(dims)), [_dimension_label(d) for d in dims])
-    ax.set_yticks(range(len(metrics)), [metric_label(m) for m in metrics])
+    ax.set_yticks(range(len(metrics)), [row_label(m, directions) for m in metrics])
     ax.set_xlabel("Perceptual dimension (mean rating per clip)")
     ax.set_ylabel("Objective metric")
     ax.set_title(
@@ -113,12 +148,16 @@ def plot_correlations(table: pd.DataFrame, correction: str, n: int, path: Path) 
         fontsize=10,
     )
     fig.colorbar(image, ax=ax, label="Spearman ρ", fraction=0.04, pad=0.02)
-    return _save(fig, path)
+    return _save(fig, path, synthetic)
 
 
 def plot_composites(
-    predictions: pd.DataFrame, table3: pd.DataFrame, sources: list[str], path: Path
-) -> Path:
+    predictions: pd.DataFrame,
+    table3: pd.DataFrame,
+    sources: list[str],
+    path: Path,
+    synthetic: bool = False,
+) -> Figure:
     """Out-of-fold (leave-one-out) composite prediction against the mean rating, one panel per
     dimension (each source in its Figure 2 colour)."""
     dims = list(table3["dimension"])
@@ -156,4 +195,4 @@ def plot_composites(
             title="Source", loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False, fontsize=8
         )
     fig.suptitle("Target-specific composites: leave-one-out predictions vs ratings", y=1.04)
-    return _save(fig, path)
+    return _save(fig, path, synthetic)

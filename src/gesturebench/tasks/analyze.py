@@ -9,8 +9,9 @@
    `ratings.csv`). Invalid rows stop the run with their line numbers unless
    `study.drop_invalid=true`.
 4. The analysis (`gesturebench.study.analysis`): CSV tables, Figures 2 and 3 and the composites'
-   scatter (PNG), `analysis.json`, `composites.json`; tables and figures to the logger (W&B by
-   default).
+   scatter (PNG, stamped "synthetic ratings" for a synthetic study), `report.md` (Tables 2-3, the
+   composites, the notes), `analysis.json`, `composites.json`; tables and figures to the logger
+   (W&B by default).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from gesturebench.study.pairwise import (
     read_pairwise,
 )
 from gesturebench.study.ratings import read_ratings, require_valid, write_ratings
+from gesturebench.study.report import report_markdown
 from gesturebench.study.synthetic import SyntheticStudy, generate_study
 from gesturebench.study.windows import (
     StudyWindows,
@@ -145,11 +147,12 @@ def source_config(cfg: DictConfig, name: str, node: DictConfig) -> DictConfig:
 
 def evaluate_sources(
     cfg: DictConfig, windows: list[Window], records: StudyWindows, root: Path
-) -> tuple[pd.DataFrame, dict]:
-    """The metrics table (index (source, sequence_id)) and, per metric, the reason a source skipped
-    it."""
+) -> tuple[pd.DataFrame, dict, dict]:
+    """The metrics table (index (source, sequence_id)), per metric the reason a source skipped it,
+    and per metric its direction (results.json `directions`)."""
     frames: list[pd.DataFrame] = []
     skipped: dict[str, str] = {}
+    directions: dict[str, str] = {}
     described = [dataclasses.asdict(w) for w in windows]
     for name, node in cfg.study.sources.items():
         src = source_config(cfg, name, node)
@@ -164,10 +167,11 @@ def evaluate_sources(
             results = score(src, records, out, config, chash)
         for metric, reason in results.get("skipped", {}).items():
             skipped.setdefault(metric, f"{name}: {reason}")
+        directions.update(results.get("directions", {}))
         frames.append(pd.DataFrame(results["per_sequence"]).assign(source=name))
     table = pd.concat(frames, ignore_index=True).set_index(["source", "sequence_id"])
     table = table.drop(columns=[c for c in NOT_METRICS if c in table.columns])
-    return table.apply(pd.to_numeric, errors="coerce").astype(float), skipped
+    return table.apply(pd.to_numeric, errors="coerce").astype(float), skipped, directions
 
 
 def is_synthetic(study: DictConfig) -> bool:
@@ -200,31 +204,46 @@ def metric_configs(cfg: DictConfig, predictors: list[str]) -> dict:
     return out
 
 
-def write_outputs(analysis: StudyAnalysis, sources: list[str], out: Path) -> dict[str, Path]:
-    """Every table as CSV and the figures as PNG in `out`; returns name → path."""
+def write_outputs(
+    analysis: StudyAnalysis,
+    sources: list[str],
+    out: Path,
+    directions: dict[str, str],
+    synthetic: bool,
+    title: str,
+) -> dict[str, Path]:
+    """Every table as CSV, the figures as PNG (stamped when `synthetic`) and report.md in `out`;
+    returns name → path."""
     files = {}
     for name, table in analysis.tables.items():
         files[name] = out / f"{name}.csv"
         write_atomic(files[name], table.to_csv(index=False))
     t = analysis.tables
-    files["figure2"] = figures.plot_ratings(
-        t["figure2_source_means"], sources, out / "figure2_ratings.png"
-    )
+    images = {"figure2": out / "figure2_ratings.png"}
+    figures.plot_ratings(t["figure2_source_means"], sources, images["figure2"], synthetic)
     if len(t["figure3_metric_correlations"]):
         n = int(t["figure3_metric_correlations"]["n"].max())
-        files["figure3"] = figures.plot_correlations(
+        images["figure3"] = out / "figure3_correlations.png"
+        figures.plot_correlations(
             t["figure3_metric_correlations"],
             analysis.options.correction,
             n,
-            out / "figure3_correlations.png",
+            images["figure3"],
+            directions,
+            synthetic,
         )
     if len(t["table3_composites"]):
-        files["composites_figure"] = figures.plot_composites(
+        images["composites_figure"] = out / "figure_composites.png"
+        figures.plot_composites(
             t["composite_predictions"],
             t["table3_composites"],
             sources,
-            out / "figure_composites.png",
+            images["composites_figure"],
+            synthetic,
         )
+    files.update(images)
+    files["report"] = out / "report.md"
+    write_atomic(files["report"], report_markdown(analysis, title, synthetic, images))
     return files
 
 
@@ -333,7 +352,7 @@ def analyze_study(cfg: DictConfig, out: Path) -> dict:
     path = out / "ratings.csv" if synthetic else ratings_file(study)
     if not synthetic:  # refuse bad ratings before the (long) evaluation
         ratings, valid = read_study_ratings(path, sources, windows, drop_invalid)
-    metrics, skipped = evaluate_sources(cfg, windows, records, out / "sources")
+    metrics, skipped, directions = evaluate_sources(cfg, windows, records, out / "sources")
     generator_notes = synthetic_ratings(study, metrics, path) if synthetic else []
     if synthetic:
         ratings, valid = read_study_ratings(path, sources, windows, drop_invalid)
@@ -353,7 +372,8 @@ def analyze_study(cfg: DictConfig, out: Path) -> dict:
     for metric, reason in analysis.left_out.items():
         if metric in skipped and reason.startswith("null"):
             analysis.left_out[metric] = f"{reason} ({skipped[metric]})"
-    files = write_outputs(analysis, sources, out)
+    title = f"Study analysis: {study.name} on {cfg.dataset.name}"
+    files = write_outputs(analysis, sources, out, directions, synthetic, title)
     if analysis.composites:
         files["composites"] = out / "composites.json"
         export_composites(cfg, analysis, windows, path, files["composites"])

@@ -82,7 +82,8 @@ def score(cfg: DictConfig, dataset, out: Path, config: dict, chash: str) -> dict
     context = make_context(cfg, body_model)
     model = build(cfg.model)
     model.prepare(context)
-    prescan(model, dataset, cfg.length_policy, cfg.max_length_gap)
+    max_gap = cfg.max_length_gap + model.length_shortfall
+    prescan(model, dataset, cfg.length_policy, max_gap)
     metrics = {name: build(mcfg) for name, mcfg in cfg.metrics.items()}
     for metric in metrics.values():
         metric.prepare(context)
@@ -93,7 +94,7 @@ def score(cfg: DictConfig, dataset, out: Path, config: dict, chash: str) -> dict
         metrics,
         MotionCache(context.cache_dir / "generated"),
         cfg.length_policy,
-        cfg.max_length_gap,
+        max_gap,
         needs_vertices=any(m.needs_vertices for m in metrics.values()),
         stats=build(cfg.stats),
     )

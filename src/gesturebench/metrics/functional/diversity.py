@@ -1,4 +1,5 @@
-"""L1 motion diversity of one sequence (EMAGE-style; docs/metrics.md, Diversity)."""
+"""Motion diversity of one sequence: L1 spread of joints (EMAGE-style; docs/metrics.md, Diversity)
+and pose variance over time (the GENEA Leaderboard's Div_k; docs/protocols.md)."""
 
 from __future__ import annotations
 
@@ -15,3 +16,9 @@ def l1_diversity(joints: torch.Tensor, joint_ids: Sequence[int] = BODY_HANDS) ->
     joints = joints.double()
     p = joints[:, list(joint_ids)] - joints[:, :1]
     return (p - p.mean(dim=0)).abs().sum(dim=(1, 2)).mean()
+
+
+def pose_variance(poses: torch.Tensor) -> torch.Tensor:
+    """Mean over the pose values (T,D) of their variance over the T frames (population variance,
+    as `numpy.var`); float64 scalar."""
+    return poses.double().reshape(poses.shape[0], -1).var(dim=0, correction=0).mean()

@@ -1,5 +1,9 @@
 """The `config.json` fields EMAGE's generator and motion codecs are built from (the Hugging Face
-layout of ``H-Liu1997/emage_audio``); other fields of those files are ignored."""
+layout of ``H-Liu1997/emage_audio``); other fields of those files are ignored.
+
+The released files hold every field read here. Their values: the generator's are `GeneratorConfig`'s
+defaults; the codecs' ``emage_vq/<part>/config.json`` give vae_length 256 and vae_codebook_size 256
+throughout, vae_layer 2 for the face and 4 for the lower body and the global autoencoder."""
 
 from __future__ import annotations
 
@@ -59,9 +63,10 @@ class GeneratorConfig(_FromJson):
 
 @dataclass(frozen=True)
 class CodecConfig(_FromJson):
-    """A body part's convolutional VQ-VAE (or, for the global motion, plain autoencoder)."""
+    """A body part's convolutional VQ-VAE (or, for the global motion, plain autoencoder): every
+    field is read from its config.json (they differ per part)."""
 
     vae_test_dim: int
-    vae_length: int = 256
-    vae_layer: int = 2
-    vae_codebook_size: int = 256
+    vae_length: int
+    vae_layer: int
+    vae_codebook_size: int

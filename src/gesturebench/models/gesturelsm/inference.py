@@ -12,6 +12,7 @@ are not generated (upstream copies the reference's: they are copied fields)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -132,11 +133,12 @@ def generate(
     trans: torch.Tensor,
     noise: torch.Tensor,
     sampling: SamplingConfig = PAPER,
+    on_window: Callable[[int, int], None] | None = None,
 ) -> dict[str, torch.Tensor]:
     """A recording: `audio` (B, S, 2) envelope and onset channels at 16 kHz, `words` (B, T) ids
     per motion frame, the reference `poses` (B, T, 165) and `trans` (B, T, 3), `noise` from
     `draw_noise` → ``poses`` (B, F, 165) axis-angle (F = 16 + 112 · windows ≤ T; jaw from the
-    reference) and ``latents`` (B, F / 4, 384)."""
+    reference) and ``latents`` (B, F / 4, 384). `on_window(done, total)` follows the windows."""
     cfg = generator.cfg
     windows = window_count(poses.shape[1], cfg)
     if windows < 1 or words.shape[1] < poses.shape[1]:
@@ -167,6 +169,8 @@ def generate(
         )
         pieces.append(window if i == 0 else window[:, s:])
         seed = window[:, -s:]
+        if on_window:
+            on_window(i + 1, windows)
     latents = torch.cat(pieces, dim=1)
     frames = cfg.squeeze * latents.shape[1]
     out = poses.new_zeros(poses.shape[0], frames, N_JOINTS, 3)

@@ -3,7 +3,7 @@ TextGrid's words, the reference motion and a seed — features, noise and genera
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,11 +71,12 @@ class GestureLSM:
         poses: np.ndarray,
         trans: np.ndarray,
         seed: int,
+        on_window: Callable[[int, int], None] | None = None,
     ) -> dict[str, np.ndarray]:
         """16 kHz mono `wave`, the TextGrid's `words`, reference `poses` (T, 165) and `trans`
         (T, 3) at 30 fps → ``poses`` (F, 165) with F = 16 + 112 · windows ≤ T (jaw from the
         reference; expressions and translation are the reference's, not generated), noise drawn
-        from `seed`."""
+        from `seed`; `on_window(done, total)` follows the windows."""
         param = next(self.generator.parameters())
         device, dtype = param.device, param.dtype
         cfg = self.generator.cfg
@@ -88,6 +89,15 @@ class GestureLSM:
         )
         ids = torch.as_tensor(word_ids(words, len(poses), self.vocab), device=device)[None]
         out = generate(
-            self.generator, self.codecs, self.norm, audio, ids, ref_poses, ref_trans, noise, PAPER
+            self.generator,
+            self.codecs,
+            self.norm,
+            audio,
+            ids,
+            ref_poses,
+            ref_trans,
+            noise,
+            PAPER,
+            on_window,
         )
         return {"poses": out["poses"][0].double().cpu().numpy()}

@@ -15,7 +15,7 @@ from gesturebench.data.records import Motion, SequenceRecord
 from gesturebench.errors import ConfigError, GestureBenchError
 from gesturebench.models.base import GestureModel
 from gesturebench.models.formats import DEFAULT_PATTERNS, FIELDS, identical_fields, read_result
-from gesturebench.models.sources.choice import SOURCES
+from gesturebench.models.sources.choice import NATIVE, SOURCES
 
 if TYPE_CHECKING:
     from gesturebench.metrics.base import GestureMetric
@@ -67,19 +67,21 @@ class ResultSource(GestureModel):
         self.seen: dict[str, tuple[list[str], list[str]]] = {}
 
     @classmethod
-    def offered(cls, source: str, **options: Any) -> ResultSource:
+    def offered(cls, source: str, native: str | None = None, **options: Any) -> ResultSource:
         """Build `cls` from a model YAML that offers every source (``model.source`` chose `cls`
-        through `choice.source_target`): the options that only the other sources take are left
+        through `choice.source_target`; `native`: the model's own class, "package.module.Name",
+        where gesturebench runs it itself): the options that only the other sources take are left
         out."""
-        if source not in SOURCES:
+        offers = {**SOURCES, **({NATIVE: native} if native else {})}
+        if source not in offers:
             raise ConfigError(
                 f"model={options.get('name')}: model.source={source!r} is not one of "
-                f"{', '.join(SOURCES)}"
+                f"{', '.join(offers)}"
             )
         own = inspect.signature(cls).parameters
         others = {
             option
-            for kind, target in SOURCES.items()
+            for kind, target in offers.items()
             if kind != source
             for option in inspect.signature(pkgutil.resolve_name(target)).parameters
         }

@@ -1,5 +1,7 @@
 """``model.source``: the class a model YAML offering every source builds, through the `gb_source`
-resolver (``_target_: ${gb_source:${.source}}``).
+resolver (``_target_: ${gb_source:${.source}}``, or ``${gb_source:${.source},${.native}}`` for a
+model gesturebench also runs itself: ``source: native`` then builds the class its ``native`` option
+names).
 
 Kept free of imports so that registering the resolver loads no model code.
 """
@@ -15,8 +17,14 @@ SOURCES = {
 BASE = "gesturebench.models.sources.base:ResultSource"
 
 
-def source_target(source: str) -> str:
-    """The `_target_` for ``model.source=source``: its class's `offered`. An unknown source gets the
-    base's, which names the valid ones: a resolver that raised would end the run in a traceback
-    instead of a one-line error."""
+NATIVE = "native"
+
+
+def source_target(source: str, native: str | None = None) -> str:
+    """The `_target_` for ``model.source=source``: its class's `offered` (for ``native``, that of
+    the model's own class `native`, "package.module.Name"). An unknown source gets the base's, which
+    names the valid ones: a resolver that raised would end the run in a traceback instead of a
+    one-line error."""
+    if source == NATIVE and native:
+        return f"{native}.offered"
     return SOURCES.get(source, BASE).replace(":", ".") + ".offered"

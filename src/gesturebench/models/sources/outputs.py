@@ -17,13 +17,22 @@ from gesturebench.models.sources.base import ResultSource, SharedOptions
 
 
 class OutputsSource(ResultSource):
-    """The result files in `dir` (``{id}.npz``, ``res_{id}.npz``, … or `file_pattern`)."""
+    """The result files in `dir` (``{id}.npz``, ``res_{id}.npz``, … or `file_pattern`);
+    `availability` is added to the missing-outputs message (e.g. that a model releases no code)."""
 
     kind = "outputs"
 
-    def __init__(self, name: str, dir: str | None = None, **shared: Unpack[SharedOptions]):
+    def __init__(
+        self,
+        name: str,
+        availability: str = "",
+        dir: str | None = None,
+        **shared: Unpack[SharedOptions],
+    ):
         super().__init__(name, {"dir": dir}, **shared)
         self.dir = Path(dir) if dir else None
+        #: what the model's authors released and which protocol their numbers use (for messages)
+        self.availability = f" ({availability})" if availability else ""
         if self.dir is None or not self.dir.is_dir() or not any(self.dir.glob("*.npz")):
             where = (
                 f"model.dir is not set. Put {self.title}'s result files in a folder"
@@ -33,8 +42,8 @@ class OutputsSource(ResultSource):
             )
             raise CheckpointError(
                 f"model={name}: {where}, one per sequence named {self.file_names()}, or set "
-                f"model.dir=/folder/with/them; gesturebench can also run the model itself "
-                f"(model.source=command or module where its YAML offers them, e.g. "
+                f"model.dir=/folder/with/them{self.availability}; gesturebench can also run the "
+                f"model itself (model.source=command or module where its YAML offers them, e.g. "
                 f"conf/model/emage.yaml; docs/bring_your_model.md)"
             )
 
@@ -98,7 +107,7 @@ class OutputsSource(ResultSource):
             f"{expected}: missing result for sequence {missing[0]}{more} of model={self.name} "
             f"(looked for {', '.join(p.format(id=missing[0]) for p in self.patterns)} in "
             f"{self.dir}; {held}){self._pattern_hint(others, ids)}. Put {self.title}'s result for "
-            f"every evaluated sequence there"
+            f"every evaluated sequence there{self.availability}"
         )
 
     def _pattern_hint(self, names: list[str], ids: list[str]) -> str:
