@@ -51,7 +51,17 @@ def test_readme_example_runs_and_matches_results_json(user_folder, capsys):
     assert list(table.columns[:5]) == api.COLUMNS
     assert table.loc[0, "mjd"] == results["metrics"]["mjd"] and len(table) == 1
     diagnostics = [m for m in results["metrics"] if m not in PAPER_METRICS]
-    assert list(table.columns[5:]) == [*PAPER_METRICS, *diagnostics]  # headline first
+    bounded = results["intervals"]  # each value followed by its interval where it has one
+    expected = [
+        c
+        for m in (*PAPER_METRICS, *diagnostics)
+        for c in (m, f"{m}_lo", f"{m}_hi")
+        if c == m or m in bounded
+    ]
+    assert list(table.columns[5:]) == expected  # headline first
+    assert (
+        table.loc[0, "mjd_lo"] == bounded["mjd"][0] and table.loc[0, "mjd_hi"] == bounded["mjd"][1]
+    )
     sequences = gesturebench.load_results(run, per_sequence=True)
     assert len(sequences) == len(results["per_sequence"])
     assert sequences["mjd"].tolist() == [r["mjd"] for r in results["per_sequence"]]
