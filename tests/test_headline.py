@@ -16,6 +16,7 @@ def test_headline_table_lists_values_arrows_reasons_and_seconds():
         "metrics": metrics,
         "directions": {"mjd": "lower", "pck": "higher", "ldlj_rel": "zero"},
         "skipped": {"fgd": "not computed: no metric named 'fgd' in metrics=fast"},
+        "intervals": {"pck": [0.85, 0.95]},
         "timings": {"model": 1.04, "metric:mjd": 2.96, "smplx": 0.5},
     }
     lines = headline_table(results).splitlines()
@@ -23,7 +24,7 @@ def test_headline_table_lists_values_arrows_reasons_and_seconds():
     rows = {line.split()[0]: line for line in lines[1 : 1 + len(PAPER_METRICS)]}
     assert list(rows) == list(PAPER_METRICS)  # the 15, in the paper's order, no diagnostics
     assert rows["mjd"].split()[1:] == ["↓", "0.01235"]
-    assert rows["pck"].split()[1:] == ["↑", "0.9"]
+    assert rows["pck"].split()[1:] == ["↑", "0.9", "[0.85,", "0.95]"]
     assert rows["ldlj_rel"].split()[1:] == ["→0", "-0.25"]
     assert rows["fgd"].split(maxsplit=2)[1:] == [
         "-",

@@ -19,10 +19,10 @@ def headline_metrics(results: dict) -> tuple[str, ...]:
 
 
 def headline_table(results: dict) -> str:
-    """The headline lines of a results.json document (4 significant digits; `-` and the skip
-    reason where a metric has no value)."""
+    """The headline lines of a results.json document (4 significant digits, the bootstrap interval
+    where there is one; `-` and the skip reason where a metric has no value)."""
     values, skipped = results["metrics"], results.get("skipped", {})
-    directions = results.get("directions", {})
+    directions, intervals = results.get("directions", {}), results.get("intervals", {})
     names = headline_metrics(results)
     labels = {m: f"{m} {ARROWS.get(directions.get(m, ''), '')}".rstrip() for m in names}
     width = max(map(len, labels.values()))
@@ -30,6 +30,8 @@ def headline_table(results: dict) -> str:
     for metric in names:
         value = values.get(metric)
         shown = f"{value:.4g}" if value is not None else f"-  {skipped.get(metric, 'no value')}"
+        if value is not None and metric in intervals:
+            shown += " [{:.4g}, {:.4g}]".format(*intervals[metric])
         lines.append(f"  {labels[metric]:<{width}}  {shown}")
     return "\n".join([*lines, *_timing_lines(results.get("timings", {}))])
 
