@@ -71,7 +71,8 @@ def test_real_sample_evaluates(beat2_sample, tmp_path):
     start = lines.index("ground_truth on beat2:")
     table = {line.split()[0]: line.split()[1:] for line in lines[start + 1 : start + 16]}
     assert list(table) == list(PAPER_METRICS)
-    assert table["mjd"] == ["↓", "0"] and table["pck"] == ["↑", "1"]
+    # each value with its bootstrap interval (the reference against itself: no spread)
+    assert table["mjd"] == ["↓", "0", "[0,", "0]"] and table["pck"] == ["↑", "1", "[1,", "1]"]
     assert table["fgd"][:2] == ["-", "not"]  # metrics=fast: not computed, and why
     assert lines[start + 16].startswith("  seconds per stage (sum ")
     assert not [word for word in NOISE if word in proc.stderr], proc.stderr
