@@ -7,6 +7,7 @@ from __future__ import annotations
 import textwrap
 
 from gesturebench.results import ARROWS, PAPER_METRICS
+from gesturebench.tables import with_interval
 
 
 def headline_metrics(results: dict) -> tuple[str, ...]:
@@ -29,9 +30,10 @@ def headline_table(results: dict) -> str:
     lines = [f"{results['model']} on {results['dataset']}:"]
     for metric in names:
         value = values.get(metric)
-        shown = f"{value:.4g}" if value is not None else f"-  {skipped.get(metric, 'no value')}"
-        if value is not None and metric in intervals:
-            shown += " [{:.4g}, {:.4g}]".format(*intervals[metric])
+        if value is not None:
+            shown = with_interval(value, intervals.get(metric))
+        else:
+            shown = f"-  {skipped.get(metric, 'no value')}"
         lines.append(f"  {labels[metric]:<{width}}  {shown}")
     return "\n".join([*lines, *_timing_lines(results.get("timings", {}))])
 

@@ -103,13 +103,17 @@ def results_markdown(rows: list[dict], columns: list[str], title: str) -> str:
     return "\n".join(out) + "\n"
 
 
+def with_interval(value: float, bounds: list[float] | None) -> str:
+    """`value` with 4 significant digits, followed by its interval ``[lo, hi]`` when it has one."""
+    return f"{value:.4g}" + (f" [{bounds[0]:.4g}, {bounds[1]:.4g}]" if bounds else "")
+
+
 def cell(row: dict, metric: str, notes: Footnotes) -> str:
     """A value with 4 significant digits (and its interval, ``value [lo, hi]``), or `–` and the
     footnote of why it is missing."""
     value = row.get("metrics", {}).get(metric)
     if value is not None:
-        bounds = row.get("intervals", {}).get(metric)
-        return f"{value:.4g}" + (f" [{bounds[0]:.4g}, {bounds[1]:.4g}]" if bounds else "")
+        return with_interval(value, row.get("intervals", {}).get(metric))
     if row.get("status", "ok") != "ok":
         return ""
     return "–" + notes.mark(row.get("skipped", {}).get(metric, "no value"))
