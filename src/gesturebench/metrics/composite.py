@@ -20,7 +20,6 @@ the per-sequence table work as for any `SequenceMetric`.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -35,6 +34,7 @@ from gesturebench.metrics.base import GestureMetric, SequenceMetric
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.pair import MotionPair
 from gesturebench.study.composites import predict
+from gesturebench.weights import sha256_file
 
 
 def score_alone(metric: GestureMetric, pair: MotionPair) -> dict[str, float | None]:
@@ -160,7 +160,7 @@ class CompositeRatings(DerivedMetric):
         self.extras = tuple(f"{name}_{d}" for d in dims[1:])
         super().__init__(name=f"{name}_{dims[0]}", **kwargs)
         self.path, self.dimensions = str(path), dims
-        self.sha256 = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        self.sha256 = sha256_file(Path(path))
         self.composites = {d: spec["composites"][d] for d in dims}
         needed = {p for d in dims for p in self.composites[d]["predictors"]}
         self.sub_metrics = self._build(spec["metrics"], needed)

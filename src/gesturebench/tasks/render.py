@@ -28,6 +28,7 @@ from gesturebench.render.clips import Camera, motion_frames, write_clip
 from gesturebench.study.schema import CONDITIONS, MANIFEST_COLUMNS
 from gesturebench.tasks.analyze import source_config, study_windows
 from gesturebench.tasks.common import make_body_model, make_context, run_dir
+from gesturebench.weights import sha256_file
 
 log = logging.getLogger(__name__)
 
@@ -50,10 +51,6 @@ class RenderTask:
 def stimulus_id(source: str, sequence_id: str, start: float, end: float, condition: str) -> str:
     key = f"{source}/{sequence_id}/{start:g}/{end:g}/{condition}"
     return hashlib.sha256(key.encode()).hexdigest()[:12]
-
-
-def file_sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def chosen_sources(cfg: DictConfig, names: list[str]) -> list[str]:
@@ -114,7 +111,7 @@ def render_stimuli(cfg: DictConfig, task: RenderTask, out: Path) -> dict:
                         "end": window.end,
                         "condition": condition,
                         "file": path.relative_to(folder).as_posix(),
-                        "sha256": file_sha256(path),
+                        "sha256": sha256_file(path),
                     }
                 )
         log.info("source %s: %d window(s) rendered", name, len(windows))
