@@ -20,6 +20,7 @@ from omegaconf.errors import MissingMandatoryValue
 from gesturebench.config import build, job_dirname, register_configs
 from gesturebench.data.datamodule import open_dataset
 from gesturebench.errors import ConfigError, DataError
+from gesturebench.protocol import metric_nodes
 from gesturebench.study.pairwise import PairwiseOptions
 from tests.helpers import CONF, REPO, composed
 
@@ -212,7 +213,7 @@ def test_mini_beat2_is_not_generated_into_a_mistyped_root(config, tmp_path):
 def test_metrics_build():
     for option in options("metrics"):
         cfg = with_option("metrics", option)
-        for name, node in cfg.metrics.items():
+        for name, node in metric_nodes(cfg.metrics).items():
             if OmegaConf.is_missing(node, "path"):  # composite: fitted by task=analyze first
                 with pytest.raises(MissingMandatoryValue):
                     build(node)
@@ -222,12 +223,17 @@ def test_metrics_build():
 
 @pytest.mark.parametrize(("preset", "offset"), [("emage2024", 0.0), ("emage2025", 1e-6)])
 def test_emage_presets_pin_each_convention(preset, offset):
-    metrics = {n: build(node) for n, node in with_option("metrics", preset).metrics.items()}
+    metrics = {
+        n: build(node) for n, node in metric_nodes(with_option("metrics", preset).metrics).items()
+    }
     assert set(metrics) == {"fgd", "bc", "diversity"}
     assert metrics["fgd"].encoder_name == "emage" and metrics["fgd"].covariance_offset == offset
     assert metrics["bc"].options()["variant"] == preset
     diversity = metrics["diversity"].options()
     assert (diversity["joints"], diversity["weighting"]) == ("all", "frames")
+    # the 2025 code runs the body with zero global orientation for L1div too, the 2024 code does not
+    assert diversity["global_orient"] == ("zero" if preset == "emage2025" else "keep")
+    assert metrics["fgd"].sqrt_check == ("emage2024" if preset == "emage2024" else "none")
 
 
 def test_body_model_builds(tmp_path):
@@ -373,7 +379,9 @@ def test_installed_wheel_runs_from_any_folder(tmp_path, sandbox, mini_beat2):
 
 
 def test_genea_preset_builds_the_leaderboards_metrics():
-    metrics = {k: build(node) for k, node in with_option("metrics", "genea").metrics.items()}
+    metrics = {
+        k: build(node) for k, node in metric_nodes(with_option("metrics", "genea").metrics).items()
+    }
     assert list(metrics) == ["fgd", "fd_g", "fd_k", "ba_a2m", "ba_m2a", "srgr", "div_pose", "div_k"]
     assert all(m.name == k for k, m in metrics.items())
     assert metrics["ba_a2m"].options()["direction"] == "audio_to_motion"

@@ -108,8 +108,10 @@ def build_results(
     model: GestureModel,
     metrics: dict[str, GestureMetric],
     raw: dict,
+    protocol: dict | None = None,
 ) -> dict:
-    """The results.json document (docs/design.md), with every paper metric key present."""
+    """The results.json document (docs/design.md), with every paper metric key present;
+    `protocol`: the preset's checked pin (`protocol.protocol_check`), None without one."""
     values = {k: finite_or_none(v) for k, v in raw["metrics"].items()}
     skipped = dict(raw["skipped"])
     for key in PAPER_METRICS:
@@ -138,6 +140,8 @@ def build_results(
         "model_info": model.describe(),
         "dataset": cfg.dataset.name,
         "preset": cfg_choice("metrics"),
+        "protocol": protocol,
+        "protocol_mismatch": (protocol or {}).get("differences") or None,
         "metrics": values,
         "display": display_values(metrics, values),
         "directions": directions,

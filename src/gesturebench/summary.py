@@ -18,6 +18,7 @@ from omegaconf import DictConfig
 
 from gesturebench import status
 from gesturebench.atomic import write_atomic
+from gesturebench.comparability import mixed_conventions
 from gesturebench.results import ERROR_FILE, RESULTS_FILE
 from gesturebench.stats.comparisons import write_comparisons
 from gesturebench.sweep_plots import write_sweep_plots
@@ -61,6 +62,8 @@ class SweepSummaryCallback(Callback):
         if not rows:
             return
         own = sweep_dir / "sweeps" / f"{self.started}_{sweep_id[:8]}"
+        for warning in mixed_conventions(rows).warnings:
+            log.warning("summary: %s", warning)
         write_summary(own, rows, f"Sweep {sweep_id[:8]} of {sweep_dir}")
         write_sweep_plots(rows, own)
         names = ["summary.csv", "summary.md", "summary.json"]

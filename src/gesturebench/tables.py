@@ -3,7 +3,8 @@ with their direction arrows, the diagnostics apart without arrows (most have no 
 4 significant digits in Markdown, every missing value with its reason as a footnote; CSV keeps 6
 significant digits (the exact values stay in each run's results.json). A value with a bootstrap
 interval (results.json `intervals`) reads ``value [lo, hi]`` in Markdown and has `<name>_lo` and
-`<name>_hi` columns in CSV."""
+`<name>_hi` columns in CSV. A sweep whose rows mix presets or a metric's options says so in warning
+lines and the columns `preset` and `variants` (`comparability.mixed_conventions`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from gesturebench.atomic import write_atomic
+from gesturebench.comparability import mixed_conventions
 from gesturebench.results import ARROWS, PAPER_METRICS, write_json
 
 #: significant digits of the CSV files (enough to rank and compare; results.json holds the rest)
@@ -66,9 +68,12 @@ class Footnotes:
         return [f"[^{i}]: {' '.join(text.split())}" for i, text in enumerate(self.texts, 1)]
 
 
-def results_markdown(rows: list[dict], columns: list[str], title: str) -> str:
-    """`title`, the headline table (arrows), the diagnostics table (none), then the footnotes: why a
-    value is missing (results.json `skipped`) and why a row failed."""
+def results_markdown(
+    rows: list[dict], columns: list[str], title: str, warnings: list[str] | None = None
+) -> str:
+    """`title`, the `warnings` (a quoted line each), the headline table (arrows), the diagnostics
+    table (none), then the footnotes: why a value is missing (results.json `skipped`) and why a row
+    failed."""
     headline, diagnostics = metric_columns(rows)
     notes = Footnotes()
     ids = []
@@ -95,7 +100,9 @@ def results_markdown(rows: list[dict], columns: list[str], title: str) -> str:
             lines.append("| " + " | ".join([*cells, *values]) + " |")
         return lines
 
-    out = [f"# {title}", "", "## Headline metrics", "", *table(headline, arrows=True)]
+    out = [f"# {title}", ""]
+    out += [line for w in warnings or [] for line in (f"> **Warning:** {w}", "")]
+    out += ["## Headline metrics", "", *table(headline, arrows=True)]
     if diagnostics:
         out += ["", "## Diagnostics", "", *table(diagnostics, arrows=False)]
     if notes.texts:
@@ -127,13 +134,19 @@ def write_summary(
     folder: str | Path, rows: list[dict], title: str = "Sweep summary"
 ) -> pd.DataFrame:
     """summary.csv (plain metric names, for scripts), summary.md (`results_markdown`) and
-    summary.json (metric → direction) in `folder`; returns the CSV's table."""
+    summary.json (metric → direction) in `folder`; returns the CSV's table. Rows that mix presets
+    or a metric's options add the columns `preset` and `variants` and the warning lines."""
     folder = Path(folder)
-    frame = results_frame(rows, SUMMARY_COLUMNS)
+    mix = mixed_conventions(rows)
+    columns = SUMMARY_COLUMNS
+    if mix.warnings:
+        columns = [*SUMMARY_COLUMNS, "preset", "variants"]
+        rows = [{**row, "variants": v} for row, v in zip(rows, mix.variants, strict=True)]
+    frame = results_frame(rows, columns)
     directions: dict[str, str] = {}
     for row in rows:
         directions.update(row.get("directions", {}))
     write_atomic(folder / "summary.csv", to_csv(frame))
-    write_atomic(folder / "summary.md", results_markdown(rows, SUMMARY_COLUMNS, title))
+    write_atomic(folder / "summary.md", results_markdown(rows, columns, title, mix.warnings))
     write_json(folder / "summary.json", {m: d for m, d in directions.items() if m in frame})
     return frame

@@ -12,6 +12,7 @@ from gesturebench.metrics.beat import BeatConsistency
 from gesturebench.metrics.composite import PerSequence
 from gesturebench.metrics.frechet import FGD
 from gesturebench.metrics.surface import Chamfer
+from gesturebench.protocol import metric_nodes
 from gesturebench.results import PAPER_METRICS
 from gesturebench.tasks.common import build
 from tests.helpers import body_pair, composed
@@ -48,7 +49,7 @@ PAPER_DIRECTIONS = {
 @pytest.fixture(scope="module")
 def paper() -> dict[str, GestureMetric]:
     cfg = composed("metrics=paper")
-    return {name: build(cfg.metrics[name]) for name in cfg.metrics}
+    return {name: build(node) for name, node in metric_nodes(cfg.metrics).items()}
 
 
 def test_paper_metrics_read_the_fields_of_the_copied_field_table(paper):

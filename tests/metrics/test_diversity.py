@@ -5,15 +5,21 @@ frames. PoseVariance (the GENEA Leaderboard's var_k) against a plain loop over t
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
 
 from gesturebench.body.output import BodyOutput
+from gesturebench.config import build
 from gesturebench.data.records import Motion
 from gesturebench.errors import ConfigError
 from gesturebench.metrics.diversity import Diversity, PoseVariance
 from gesturebench.metrics.pair import MotionPair
+from gesturebench.protocol import metric_nodes
+from tests.helpers import composed
 from tests.metrics.genea import GENEA, genea_motions, genea_pairs, pose_pair
 
 
@@ -119,5 +125,26 @@ def test_genea_div_pose_equals_the_leaderboard_code_on_the_real_sample(beat2_sam
     metric.prepare(context)
     metric.update(pairs[0])
     out, official = metric.compute(), GENEA["values"]["l1div"]
+    assert out["diversity"] == pytest.approx(official["generated"], abs=1e-6)
+    assert out["diversity_ref"] == pytest.approx(official["reference"], abs=1e-6)
+
+
+EMAGE2025_L1DIV = json.loads(
+    (Path(__file__).resolve().parents[1] / "fixtures" / "l1div_emage_official.json").read_text()
+)
+
+
+def test_emage2025_preset_diversity_equals_the_2025_code_on_the_real_sample(beat2_sample, tmp_path):
+    """`metrics=emage2025`'s diversity, as the preset configures it, against EMAGE 2025's `L1div` on
+    the same body's joints (zero translation and global orientation, as its evaluation_fn runs
+    SMPL-X). The pair's own bodies are empty: a preset that kept the orientation would read them."""
+    context, pairs = genea_pairs(
+        beat2_sample, tmp_path
+    )  # the sample rolled by 150 frames vs itself
+    assert EMAGE2025_L1DIV["roll_frames"] == GENEA["roll_frames"]
+    metric = build(metric_nodes(composed("metrics=emage2025").metrics)["diversity"])
+    metric.prepare(context)
+    metric.update(pairs[0])
+    out, official = metric.compute(), EMAGE2025_L1DIV["values"]
     assert out["diversity"] == pytest.approx(official["generated"], abs=1e-6)
     assert out["diversity_ref"] == pytest.approx(official["reference"], abs=1e-6)

@@ -11,6 +11,7 @@ import scipy.linalg
 import torch
 
 from gesturebench.encoders.representation import REP_DIM
+from gesturebench.errors import ConfigError
 from gesturebench.metrics.frechet import FGD
 from gesturebench.metrics.functional.frechet import (
     batch_moments,
@@ -285,3 +286,70 @@ def test_bootstrap_with_covariance_offset_and_unequal_counts_equals_recomputatio
             ]
             expected = float(frechet_distance(*stats, offset=offset))
             assert boot[name][b] == pytest.approx(expected, rel=1e-9, abs=1e-9), (name, b)
+
+
+# ---------- EMAGE 2024's square-root failure path (sqrt_check=emage2024) ----------
+
+
+def emage2024_official(gen: np.ndarray, ref: np.ndarray) -> float:
+    """EMAGE 2024's `FIDCalculator.frechet_distance(generated, reference)` written out from its
+    definition: np.cov, scipy's sqrtm of Σ_gen Σ_ref, retried with 1e-6·I on both where not
+    finite, 1e10 where the root's diagonal keeps an imaginary part above 1e-3."""
+    s1, s2 = np.cov(gen, rowvar=False), np.cov(ref, rowvar=False)
+    diff = gen.mean(0) - ref.mean(0)
+    covmean = scipy.linalg.sqrtm(s1 @ s2)
+    if not np.isfinite(covmean).all():
+        shift = np.eye(len(s1)) * 1e-6
+        covmean = scipy.linalg.sqrtm((s1 + shift) @ (s2 + shift))
+    if np.iscomplexobj(covmean):
+        if not np.allclose(np.diagonal(covmean).imag, 0, atol=1e-3):
+            return 1e10
+        covmean = covmean.real
+    return float(diff @ diff + np.trace(s1) + np.trace(s2) - 2 * np.trace(covmean))
+
+
+def feature_sets(seed: int, windows: int, scale: float = 1.0) -> list:
+    """Two sequences of (reference, generated) features: `windows` encoder features a side, of
+    spread `scale`."""
+    rng = np.random.default_rng(seed)
+    return [
+        [
+            ((rng.normal(size=(windows, LATENT)) + i) * scale, rng.normal(size=(windows, REP_DIM)))
+            for i in (0, 1)
+        ]
+        for _ in range(2)
+    ]
+
+
+def stacked(seqs, side: int) -> np.ndarray:
+    return np.concatenate([s[side][0] for s in seqs])
+
+
+def test_sqrt_check_emage2024_keeps_the_value_where_the_official_root_is_fine():
+    seqs = feature_sets(0, 40)
+    official = emage2024_official(stacked(seqs, 1), stacked(seqs, 0))
+    assert official < 1e10
+    metric = filled(seqs, sqrt_check="emage2024")
+    assert metric.skip_reason() is None
+    assert metric.compute()["fgd"] == pytest.approx(official, rel=1e-6)
+    assert metric.compute()["fgd"] == pytest.approx(filled(seqs).compute()["fgd"], rel=1e-12)
+
+
+def test_sqrt_check_emage2024_gives_no_value_where_the_official_code_returns_1e10():
+    # 4 features a side in 8 dimensions (rank-deficient), spread 1e4: scipy's root of the singular
+    # product carries imaginary parts of order 1, far above the code's 1e-3
+    seqs = feature_sets(0, 2, scale=1e4)
+    assert emage2024_official(stacked(seqs, 1), stacked(seqs, 0)) == 1e10
+    metric = filled(seqs, sqrt_check="emage2024")
+    assert metric.compute() == {"fgd": None, "fgd_raw_pose": None}
+    reason = metric.skip_reason()
+    assert reason is not None and "returns its 1e10 sentinel" in reason
+    exact = filled(seqs).compute()["fgd"]  # the exact trace exists: sqrt_check none reports it
+    assert exact is not None and 0 < exact < 1e10
+
+
+def test_sqrt_check_is_checked():
+    with pytest.raises(ConfigError, match="sqrt_check must be one of"):
+        filled(feature_sets(0, 3), sqrt_check="scipy")
+    with pytest.raises(ConfigError, match="needs covariance_offset 0"):
+        filled(feature_sets(0, 3), sqrt_check="emage2024", covariance_offset=1e-6)

@@ -7,6 +7,11 @@ per-frame representation (55 6D rotations + root velocity, REP_DIM values).
 `covariance_offset` ε adds ε·I to both covariances inside the matrix square root only, as EMAGE's
 2025 evaluation code does (ε = 1e-6; its traces stay unshifted); 0 is the plain formula (EMAGE's
 2024 code, which shifts only when the square root is not finite).
+
+`sqrt_check`: ``none`` takes the exact square root's trace, always real and finite; ``emage2024``
+follows EMAGE's 2024 code where its own square root (scipy's `sqrtm` of Σ_gen Σ_ref) fails: not
+finite → the 1e-6 offset, as that code retries; an imaginary diagonal part above 1e-3 (where that
+code returns 1e10) → no value, with the reason (docs/protocols.md, FGD).
 """
 
 from __future__ import annotations
@@ -19,9 +24,11 @@ import torch
 from torchmetrics.utilities import dim_zero_cat
 
 from gesturebench.encoders.representation import REP_DIM
+from gesturebench.errors import ConfigError
 from gesturebench.metrics.base import cat_state
 from gesturebench.metrics.functional.frechet import (
     batch_moments,
+    emage2024_sqrt,
     frechet_distance,
     merge_moments,
     psd_range,
@@ -33,6 +40,10 @@ from gesturebench.stats.bootstrap import Resamples
 
 #: Feature spaces of FGD's values, in `value_names` order: encoder features, raw pose.
 SPACES = ("feat", "raw")
+#: The `sqrt_check` options: the exact square root, or EMAGE 2024's failure path.
+SQRT_CHECKS = ("none", "emage2024")
+#: A feature set's mean and covariance.
+Moments = tuple[torch.Tensor, torch.Tensor]
 #: Resamples whose moments are held at once by `FGD.bootstrap`.
 BOOTSTRAP_CHUNK = 50
 
@@ -60,10 +71,20 @@ class FGD(MotionFeatureMetric):
         self,
         encoder_config: Mapping | None = None,
         covariance_offset: float = 0.0,
+        sqrt_check: str = "none",
         **kwargs: Any,
     ):
         super().__init__(encoder_config, **kwargs)
-        self.covariance_offset = covariance_offset
+        if sqrt_check not in SQRT_CHECKS:
+            raise ConfigError(
+                f"metric {self.name}: sqrt_check must be one of {SQRT_CHECKS}, got {sqrt_check!r}"
+            )
+        if sqrt_check == "emage2024" and covariance_offset:
+            raise ConfigError(
+                f"metric {self.name}: sqrt_check emage2024 is the 2024 code's plain formula and "
+                f"needs covariance_offset 0, got {covariance_offset}"
+            )
+        self.covariance_offset, self.sqrt_check = covariance_offset, sqrt_check
         for space in SPACES:
             for state in ("count", "mean", "scatter"):
                 self.add_state(f"{space}_{state}", default=[], dist_reduce_fx="cat")
@@ -110,24 +131,40 @@ class FGD(MotionFeatureMetric):
     def skip_reason(self) -> str | None:
         counts = cat_state(self.feat_count)
         count = torch.zeros(2) if counts is None else counts.reshape(-1, 2).sum(0)
-        if count.min() >= 2:
-            return None
-        return (
-            f"FGD needs at least 2 features of reference and of generated motion; got "
-            f"{int(count[REFERENCE])} and {int(count[GENERATED])}"
-        )
+        if count.min() < 2:
+            return (
+                f"FGD needs at least 2 features of reference and of generated motion; got "
+                f"{int(count[REFERENCE])} and {int(count[GENERATED])}"
+            )
+        failure = self.emage2024_path()[1]
+        return None if failure is None else f"EMAGE's 2024 code gives no distance here: {failure}"
+
+    def pooled(self, space: str) -> tuple[torch.Tensor, Moments, Moments]:
+        """Feature counts (2,) and the (mean, covariance) of reference and generated features
+        in `space`, pooled over the scored sequences."""
+        moments = self.sequence_moments(space)
+        assert moments is not None  # skip_reason: some windows were scored
+        n, mean, scatter = merge_moments(*moments[1:])
+        ref, gen = ((mean[i], scatter[i] / (n[i] - 1)) for i in (REFERENCE, GENERATED))
+        return n, ref, gen
+
+    def emage2024_path(self) -> tuple[float, str | None]:
+        """(covariance offset, failure) of the encoder features under `sqrt_check`
+        (`emage2024_sqrt`); (`covariance_offset`, None) with ``none``."""
+        if self.sqrt_check == "none":
+            return self.covariance_offset, None
+        _, ref, gen = self.pooled("feat")
+        return emage2024_sqrt(gen[1], ref[1])
 
     def compute_values(self) -> dict[str, float | None]:
         out: dict[str, float | None] = {}
         for name, space in zip(self.value_names, SPACES, strict=True):
-            moments = self.sequence_moments(space)
-            assert moments is not None  # skip_reason: some windows were scored
-            n, mean, scatter = merge_moments(*moments[1:])
+            n, ref, gen = self.pooled(space)
             if n.min() < 2:
                 out[name] = None
                 continue
-            ref, gen = ((mean[i], scatter[i] / (n[i] - 1)) for i in (REFERENCE, GENERATED))
-            out[name] = float(frechet_distance(*ref, *gen, offset=self.covariance_offset))
+            offset = self.emage2024_path()[0] if space == "feat" else self.covariance_offset
+            out[name] = float(frechet_distance(*ref, *gen, offset=offset))
         return out
 
     def bootstrap(self, resamples: Resamples) -> dict[str, np.ndarray]:

@@ -30,6 +30,7 @@ from gesturebench.config import build, resolved
 from gesturebench.data.datamodule import open_dataset
 from gesturebench.errors import ConfigError, DataError
 from gesturebench.loggers import finish, make_logger
+from gesturebench.protocol import metric_nodes
 from gesturebench.results import config_hash, load_complete, versions, write_json
 from gesturebench.stages import stage
 from gesturebench.study import figures
@@ -198,7 +199,7 @@ def metric_configs(cfg: DictConfig, predictors: list[str]) -> dict:
     """The `metrics` configs whose metrics produce the composites' predictors (resolved, with
     `_target_`)."""
     out = {}
-    for key, node in cfg.metrics.items():
+    for key, node in metric_nodes(cfg.metrics).items():
         if set(build(node).value_names) & set(predictors):
             out[key] = resolved(node)
     return out

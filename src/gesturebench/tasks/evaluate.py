@@ -20,6 +20,7 @@ from gesturebench.headline import headline_table
 from gesturebench.loggers import finish, log_results, make_logger
 from gesturebench.models.cache import MotionCache
 from gesturebench.models.prescan import prescan
+from gesturebench.protocol import metric_nodes, protocol_check
 from gesturebench.render.clips import Camera, motion_frames, write_clip
 from gesturebench.render.layout import side_by_side
 from gesturebench.results import (
@@ -53,6 +54,7 @@ class EvaluateTask:
 
 def run(cfg: DictConfig) -> dict:
     device_for(cfg)  # a GPU asked for where there is none: refused before any data is prepared
+    protocol_check(cfg, cfg_choice("metrics"))  # so is a run off its preset's pinned split
     out = run_dir()
     config = resolved(cfg)
     chash = config_hash(config)
@@ -73,6 +75,7 @@ def score(cfg: DictConfig, dataset, out: Path, config: dict, chash: str) -> dict
 
     Returns the results.json document on global rank 0 and `{}` on the other ranks.
     """
+    protocol = protocol_check(cfg, cfg_choice("metrics"))  # a refused pin stops before any work
     pl.seed_everything(cfg.seed, workers=True)
     # Scores must not depend on the device (docs/metrics.md): no TF32 in cuDNN convolutions (the
     # encoders) or matmuls.
@@ -84,7 +87,7 @@ def score(cfg: DictConfig, dataset, out: Path, config: dict, chash: str) -> dict
     model.prepare(context)
     max_gap = cfg.max_length_gap + model.length_shortfall
     prescan(model, dataset, cfg.length_policy, max_gap)
-    metrics = {name: build(mcfg) for name, mcfg in cfg.metrics.items()}
+    metrics = {name: build(mcfg) for name, mcfg in metric_nodes(cfg.metrics).items()}
     for metric in metrics.values():
         metric.prepare(context)
 
@@ -115,7 +118,9 @@ def score(cfg: DictConfig, dataset, out: Path, config: dict, chash: str) -> dict
         if not trainer.is_global_zero:
             return {}
         assert evaluator.results is not None  # set at the end of every test epoch
-        results = build_results(cfg, config, chash, dataset, model, metrics, evaluator.results)
+        results = build_results(
+            cfg, config, chash, dataset, model, metrics, evaluator.results, protocol
+        )
         write_per_sequence_csv(out / "per_sequence.csv", results["per_sequence"])
         write_json(out / RESULTS_FILE, results)
         clips = render_clips(cfg, dataset, model, evaluator, out)

@@ -1,0 +1,80 @@
+"""A protocol preset's pin (`metrics.protocol`): the BEAT2 split and speakers its published numbers
+were computed on (docs/protocols.md, "Pinned split and speakers").
+
+On real BEAT2 a run whose split, speakers or sequence limit differ is refused, unless
+`metrics.protocol.strict=false`, when results.json records the differences (`protocol_mismatch`).
+On a generated dataset (mini-BEAT2) the pin does not apply and is recorded as such.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from gesturebench.atomic import one_line
+from gesturebench.errors import ConfigError
+
+#: the key of `metrics` that holds the pin (every other key is a metric)
+PROTOCOL_KEY = "protocol"
+
+
+@dataclass
+class Protocol:
+    """The schema of `metrics.protocol`: the `dataset` option the numbers were published on, its
+    `split` and `speakers` (None: all); `strict=false` scores a differing run anyway."""
+
+    dataset: str
+    split: str = "test"
+    speakers: list[int] | None = None
+    strict: bool = True
+
+
+def metric_nodes(metrics: Any) -> dict[str, Any]:
+    """The metric configs of a `metrics` node: every key but the pin."""
+    return {name: node for name, node in metrics.items() if name != PROTOCOL_KEY}
+
+
+def _speakers(speakers: Any) -> str:
+    return "all" if not speakers else ",".join(str(s) for s in sorted(speakers))
+
+
+def protocol_check(cfg: DictConfig, preset: str) -> dict | None:
+    """The pin of `cfg.metrics` checked against `cfg.dataset`: None without a pin, else the pin
+    with `status` (matched | mismatch | not applicable) and `differences`. A mismatch under
+    `strict` is a ConfigError naming the dataset the preset was published on."""
+    node = cfg.metrics.get(PROTOCOL_KEY) if cfg.get("metrics") else None
+    if node is None:
+        return None
+    try:
+        pin = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(Protocol), node))
+    except OmegaConfBaseException as err:
+        raise ConfigError(f"metrics.protocol: {one_line(err)}") from None
+    assert isinstance(pin, Protocol)  # to_object builds the schema's dataclass
+    record: dict[str, Any] = {**asdict(pin), "differences": []}
+    dataset = cfg.dataset
+    if dataset.get("generate"):
+        return {**record, "status": "not applicable"}
+    differences = []
+    if dataset.split != pin.split:
+        differences.append(f"split {dataset.split} (pinned: {pin.split})")
+    if _speakers(dataset.get("speakers")) != _speakers(pin.speakers):
+        differences.append(
+            f"speakers {_speakers(dataset.get('speakers'))} (pinned: {_speakers(pin.speakers)})"
+        )
+    if dataset.get("max_sequences") is not None:
+        differences.append(f"max_sequences={dataset.max_sequences} (pinned: the whole split)")
+    if differences and pin.strict:
+        raise ConfigError(
+            f"metrics={preset} was published on dataset={pin.dataset} (split {pin.split}, speakers "
+            f"{_speakers(pin.speakers)}); this run has {'; '.join(differences)}: use "
+            f"dataset={pin.dataset}, or add metrics.protocol.strict=false to score it anyway "
+            "(results.json then records protocol_mismatch)"
+        )
+    return {
+        **record,
+        "status": "mismatch" if differences else "matched",
+        "differences": differences,
+    }

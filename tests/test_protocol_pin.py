@@ -1,0 +1,108 @@
+"""A protocol preset's pinned split and speakers (`metrics.protocol`, docs/protocols.md): matched,
+refused with one line naming the preset's dataset (exit 2), scored anyway with `strict=false`
+(results.json `protocol_mismatch`), and not applicable on mini-BEAT2."""
+
+from __future__ import annotations
+
+import pytest
+
+from gesturebench.errors import ConfigError
+from gesturebench.protocol import protocol_check
+from tests.helpers import composed
+from tests.launch import launch, results
+from tests.test_errors import SEQ, beat2_copy
+
+REAL = "dataset.root=/data/BEAT2"
+
+#: each protocol preset → (dataset option it pins, its speakers)
+PINS = {
+    "emage2024": ("beat2_speaker2", [2]),
+    "emage2025": ("beat2_speaker2", [2]),
+    "genea": ("beat2", None),
+    "paper": ("beat2", None),
+}
+
+
+def check(preset: str, *overrides: str) -> dict | None:
+    return protocol_check(composed(f"metrics={preset}", *overrides), preset)
+
+
+@pytest.mark.parametrize(("preset", "pin"), PINS.items())
+def test_each_preset_pins_its_published_split_and_matches_there(preset, pin):
+    dataset, speakers = pin
+    record = check(preset, f"dataset={dataset}", REAL)
+    assert record is not None
+    assert (record["dataset"], record["split"], record["speakers"]) == (dataset, "test", speakers)
+    assert (record["status"], record["differences"]) == ("matched", [])
+
+
+def test_a_differing_real_split_is_refused_naming_the_presets_dataset():
+    with pytest.raises(ConfigError) as err:
+        check("emage2024", "dataset=beat2", REAL)
+    message = str(err.value)
+    assert "\n" not in message
+    assert "metrics=emage2024 was published on dataset=beat2_speaker2" in message
+    assert "speakers all (pinned: 2)" in message and "metrics.protocol.strict=false" in message
+    with pytest.raises(ConfigError, match=r"split val \(pinned: test\)"):
+        check("paper", "dataset=beat2", REAL, "dataset.split=val")
+    with pytest.raises(ConfigError, match=r"max_sequences=3 \(pinned: the whole split\)"):
+        check("genea", "dataset=beat2", REAL, "dataset.max_sequences=3")
+
+
+def test_strict_false_scores_anyway_and_records_the_differences():
+    record = check("emage2025", "dataset=beat2", REAL, "metrics.protocol.strict=false")
+    assert record is not None and record["status"] == "mismatch"
+    assert record["differences"] == ["speakers all (pinned: 2)"]
+
+
+def test_the_pin_does_not_apply_to_mini_beat2():
+    record = check("emage2024", "dataset.max_sequences=2")  # mini_beat2, all speakers, a subset
+    assert record is not None
+    assert (record["status"], record["differences"]) == ("not applicable", [])
+
+
+def test_presets_without_a_pin_and_a_bad_pin():
+    assert check("fast", "dataset=beat2", REAL, "dataset.max_sequences=1") is None
+    with pytest.raises(ConfigError, match=r"^metrics\.protocol: .*speakerz"):
+        check("paper", "+metrics.protocol.speakerz=[2]")
+
+
+@pytest.mark.slow  # a launch.py subprocess: its start alone is slow on a busy machine
+def test_launch_refuses_with_one_line_and_exit_2(beat2_sample, tmp_path):
+    beat2_copy(beat2_sample, tmp_path / "data")
+    proc = launch(
+        "dataset=beat2",
+        f"dataset.root={tmp_path / 'data'}",
+        "metrics=emage2025",
+        "logger=none",
+        f"hydra.run.dir={tmp_path / 'run'}",
+        encoders=False,
+    )
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr + proc.stdout
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1, proc.stderr
+    assert "metrics=emage2025 was published on dataset=beat2_speaker2" in lines[0]
+    assert not (tmp_path / "run" / "results.json").exists()
+
+
+@pytest.mark.slow
+def test_launch_with_strict_false_records_protocol_mismatch(beat2_sample, tmp_path):
+    """`metrics=fast` with a pin added: the sample's one sequence (speaker 2) read as dataset=beat2
+    over all speakers."""
+    beat2_copy(beat2_sample, tmp_path / "data")
+    proc = launch(
+        "dataset=beat2",
+        f"dataset.root={tmp_path / 'data'}",
+        "metrics=fast",
+        "+metrics.protocol={dataset: beat2_speaker2, speakers: [2], strict: false}",
+        "logger=none",
+        "task.render_clips=0",
+        f"hydra.run.dir={tmp_path / 'run'}",
+        encoders=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = results(tmp_path / "run")
+    assert res["protocol"]["status"] == "mismatch"
+    assert res["protocol_mismatch"] == ["speakers all (pinned: 2)"]
+    assert res["per_sequence"][0]["sequence_id"] == SEQ
