@@ -1,13 +1,21 @@
 """What an evaluation logs to W&B, read from the offline run folder without syncing: the run's
 group (the sweep id) and tags, its metrics as summary values, results.json and per_sequence.csv as
-an artifact (issue 22, item 15); intervals as `<name>_lo`/`_hi` scalars (issue 19)."""
+an artifact, a sweep's summary as a table (issue 22, item 15); intervals as `<name>_lo`/`_hi`
+scalars (issue 19)."""
 
 from __future__ import annotations
 
 import json
+import math
+import os
+
+import pandas as pd
+from omegaconf import OmegaConf
 
 from gesturebench.loggers import OFFLINE_SUMMARY, finish, log_results, make_logger
+from gesturebench.summary import SweepSummaryCallback
 from tests.helpers import composed
+from tests.test_results import result
 
 
 def test_offline_run_is_readable_without_syncing(tmp_path, monkeypatch):
@@ -38,4 +46,36 @@ def test_offline_run_is_readable_without_syncing(tmp_path, monkeypatch):
     (records,) = list(run.glob("*.wandb"))  # W&B's own records, for `wandb sync`
     data = records.read_bytes()
     for text in ("sweep123", "model:m", "preset:fast", doc["artifact"]["name"].split(":")[0]):
+        assert text.encode() in data, text
+
+
+def test_a_sweeps_summary_is_a_table_of_an_offline_run_of_its_group(tmp_path, monkeypatch):
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("GESTUREBENCH_SWEEP_ID", "unset")  # the callback sets it: put back after
+    logger = OmegaConf.to_container(composed("logger=wandb").logger, resolve=True)
+    config = OmegaConf.create({"hydra": {"sweep": {"dir": str(tmp_path)}}, "logger": logger})
+    callback = SweepSummaryCallback()
+    callback.on_multirun_start(config)
+    sweep_id = os.environ["GESTUREBENCH_SWEEP_ID"]
+    for model, mjd in (("a", 0.25), ("b", None)):
+        (tmp_path / f"model={model}").mkdir()
+        doc = result(model, mjd, sweep_id=sweep_id)
+        (tmp_path / f"model={model}" / "results.json").write_text(json.dumps(doc))
+    callback.on_multirun_end(config)
+    (own,) = (tmp_path / "sweeps").iterdir()
+    (run,) = list((own / "wandb").glob("offline-run-*"))  # in the sweep's own folder
+    doc = json.loads((run / "files" / OFFLINE_SUMMARY).read_text())
+    assert doc["name"] == f"sweep-{sweep_id[:8]}" and doc["group"] == sweep_id
+    assert doc["tags"] == ["sweep"] and list(doc["tables"]) == ["summary"]
+    csv = pd.read_csv(own / "summary.csv")
+    (logged,) = list((run / "files" / "media" / "table").glob("summary_*.table.json"))  # W&B's
+    for table in (doc["tables"]["summary"], json.loads(logged.read_text())):
+        assert table["columns"] == list(csv.columns)
+        assert len(table["data"]) == len(csv) == 2
+        for row, (_, expected) in zip(table["data"], csv.iterrows()):
+            for got, want in zip(row, expected):  # an empty cell is null (NaN in the CSV)
+                assert got == want or (got is None and isinstance(want, float) and math.isnan(want))
+    (records,) = list(run.glob("*.wandb"))  # W&B's own records, for `wandb sync`
+    data = records.read_bytes()
+    for text in (sweep_id, "sweep-", logged.name):
         assert text.encode() in data, text

@@ -1,5 +1,5 @@
-"""Long stages announce themselves (what, why, first use and where the result is kept) and say
-their seconds when done (issue 22, item 1)."""
+"""Long stages announce themselves (what, why, first use and where the result is kept), show a
+bar in Lightning's look and say their seconds when done (issue 22, item 1)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,12 @@ import logging
 import re
 from pathlib import Path
 
+from gesturebench import stages
 from gesturebench.encoders.motion_ae_training import MotionAEConfig
-from gesturebench.stages import stage
+from gesturebench.metrics.beat import BeatConsistency
+from gesturebench.stages import progress, stage
+from tests.helpers import toy_context
+from tests.metrics.speech import MEAN_SPEED, bc_pairs
 
 
 def test_stage_says_what_why_and_seconds(caplog):
@@ -25,7 +29,7 @@ def test_stage_says_what_why_and_seconds(caplog):
 class StubConfig(MotionAEConfig):
     """Trains by writing "w", loads by reading it."""
 
-    def train(self, train, val, out_path, logger=None):
+    def train(self, train, val, out_path, logger=None, checkpoints_dir="checkpoints"):
         Path(out_path).write_text("w")
         return Path(out_path)
 
@@ -44,3 +48,49 @@ def test_encoder_training_is_announced_only_when_it_runs(tmp_path, caplog):
         assert f"first use, kept in {path}" in caplog.messages[0]
         cfg.load_or_train(tmp_path, "toy", lambda s: [], True, path)  # cached: silent
     assert len(caplog.messages) == 2
+
+
+def test_progress_announces_shows_a_lightning_bar_and_reports(caplog, capsys):
+    with caplog.at_level(logging.INFO, logger="gesturebench.stages"):
+        assert list(progress(iter("abc"), "reading", "a test", kept="/k", total=3)) == list("abc")
+    assert caplog.messages[0] == "reading (a test; first use, kept in /k) ..."
+    assert re.fullmatch(r"reading: done in \d+\.\d s", caplog.messages[1])
+    bar = capsys.readouterr().out  # off a terminal, rich draws the finished bar once
+    # Lightning's RichProgressBar columns: description, bar, done/total, elapsed • left, speed
+    assert re.search(r"reading .*3/3 0:00:00 • 0:00:00 [\d.]+it/s", bar), bar
+
+
+def test_bars_follow_enable_progress_bar(capsys):
+    stages.show_bars(False)
+    try:
+        assert list(stages.track(range(2), "hidden")) == [0, 1]
+    finally:
+        stages.show_bars(True)
+    assert capsys.readouterr().out == ""
+    with stages.bar("unknown length") as update:  # no total: "--", as Lightning shows it
+        update(advance=5)
+    assert "5/--" in capsys.readouterr().out
+
+
+def test_first_use_speech_onsets_announce_themselves(tmp_path, caplog):
+    """BC's onsets are computed while the sequences are scored (under the evaluation's bar): the
+    first one not cached announces the stage, the end of scoring says its count and seconds; a
+    cached run is silent."""
+    pairs = bc_pairs(2)
+    onsets = tmp_path / "onsets"
+    what = "bc: finding the speech onsets of each scored sequence's audio"
+    for run in ("first", "cached"):
+        caplog.clear()
+        metric = BeatConsistency(mean_speed=MEAN_SPEED)
+        metric.prepare(toy_context(tmp_path))
+        with caplog.at_level(logging.INFO, logger="gesturebench.stages"):
+            for pair in pairs:
+                metric.update(pair)
+            assert metric.compute()["bc"] is not None
+        if run == "first":
+            why = f"its beats; each segment once; first use, kept in {onsets}"
+            assert caplog.messages[0] == f"{what} ({why}) ..."
+            assert re.fullmatch(re.escape(what) + r": 2 done in \d+\.\d s", caplog.messages[1])
+            assert len(caplog.messages) == 2
+        else:
+            assert caplog.messages == []

@@ -20,15 +20,18 @@ from gesturebench.config import build, register_configs
 from gesturebench.errors import ConfigError, GestureBenchError
 from gesturebench.quiet import silence_known_noise
 from gesturebench.results import ERROR_FILE, write_json
+from gesturebench.stages import show_bars
 
 #: The configs shipped inside the package (`conf/` of the checkout, as package data).
 PACKAGED_CONFIGS = "pkg://gesturebench.conf"
 
 
 def run_config(cfg: DictConfig):
-    """Build `task` and run it on `cfg` (the command line and the Python API alike); a mandatory
-    value left unset (`???`) is a `ConfigError` naming it."""
+    """Build `task` and run it on `cfg` (the command line and the Python API alike), the stages'
+    bars shown as `trainer.enable_progress_bar` says; a mandatory value left unset (`???`) is a
+    `ConfigError` naming it."""
     silence_known_noise()
+    show_bars(cfg.trainer.get("enable_progress_bar", True))
     if cfg.get("threads"):
         torch.set_num_threads(cfg.threads)
     try:

@@ -2,10 +2,11 @@
 them.
 
 A W&B run is grouped by its sweep's id and tagged (model, dataset, metrics preset); an evaluation
-puts its metrics in the run summary and results.json + per_sequence.csv in a `results` artifact.
-Since an offline run folder holds W&B's records only in its binary `.wandb` log, the same summary,
-group, tags and artifact files are also written as `files/gesturebench_summary.json` there
-(readable without syncing, and synced with the run)."""
+puts its metrics in the run summary and results.json + per_sequence.csv in a `results` artifact;
+the end of a sweep logs its summary (and comparisons) as tables of one more run of its group, in
+the sweep's own folder. Since an offline run folder holds W&B's records only in its binary `.wandb`
+log, the same summary, group, tags, artifact files and tables are also written as
+`files/gesturebench_summary.json` there (readable without syncing, and synced with the run)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 from pytorch_lightning.loggers import Logger, WandbLogger
 
 from gesturebench.config import build
@@ -23,6 +25,11 @@ from gesturebench.quiet import drop_anonymous
 
 #: the readable copy of what an evaluation logs to a W&B run, in the run's files folder
 OFFLINE_SUMMARY = "gesturebench_summary.json"
+
+
+def is_wandb(node: Any) -> bool:
+    """Whether the logger config `node` (`cfg.logger`) is a W&B one."""
+    return node is not None and issubclass(pkgutil.resolve_name(node["_target_"]), WandbLogger)
 
 
 def make_logger(
@@ -35,7 +42,7 @@ def make_logger(
         return None
     os.environ.setdefault("WANDB_SILENT", "true")
     run: dict[str, Any] = {}
-    if issubclass(pkgutil.resolve_name(node["_target_"]), WandbLogger):
+    if is_wandb(node):
         run = {"group": os.environ.get("GESTUREBENCH_SWEEP_ID"), "tags": list(tags)}
     logger: Logger = drop_anonymous(build(node, save_dir=str(run_dir), name=run_name, **run))
     logger.log_hyperparams(config)
@@ -76,18 +83,8 @@ def log_results(
         for path in files:
             artifact.add_file(str(path))
         run.log_artifact(artifact)
-        offline = {
-            "name": run.name,
-            "group": run.group,
-            "tags": list(run.tags),
-            "summary": values,
-            "artifact": {
-                "name": artifact.name,
-                "type": "results",
-                "files": [p.name for p in files],
-            },
-        }
-        Path(run.dir, OFFLINE_SUMMARY).write_text(json.dumps(offline, indent=2) + "\n")
+        stored = {"name": artifact.name, "type": "results", "files": [p.name for p in files]}
+        write_offline(run, summary=values, artifact=stored)
         rows = results["per_sequence"]
         if rows:
             columns = list(dict.fromkeys(k for row in rows for k in row))
@@ -100,3 +97,28 @@ def log_results(
             logger.experiment.log(
                 {f"clips/{clip.stem}": wandb.Video(str(clip), format="mp4") for clip in clips}
             )
+
+
+def write_offline(run: Any, **contents: Any) -> None:
+    """`contents`, with the run's name, group and tags, as the run's readable
+    `files/gesturebench_summary.json`."""
+    doc = {"name": run.name, "group": run.group, "tags": list(run.tags), **contents}
+    Path(run.dir, OFFLINE_SUMMARY).write_text(json.dumps(doc, indent=2) + "\n")
+
+
+def log_sweep_tables(node: Any, folder: Path, name: str, tables: dict[str, Path]) -> None:
+    """With a W&B `node` (`cfg.logger`): the CSV `tables` (key → file: the sweep's summary and
+    comparisons) as W&B tables of a run `name` in `folder`, grouped by the sweep id, and as
+    {"columns", "data"} in its offline summary; nothing with another logger."""
+    if not is_wandb(node):
+        return
+    frames = {key: pd.read_csv(path) for key, path in tables.items()}
+    logger = make_logger(node, folder, name, {}, ("sweep",))
+    assert isinstance(logger, WandbLogger)
+    try:
+        for key, frame in frames.items():  # empty cells as None, not NaN, in a text column
+            logger.log_table(key, dataframe=frame.astype(object).where(frame.notna(), None))
+        readable = {k: f.to_json(orient="split", index=False) for k, f in frames.items()}
+        write_offline(logger.experiment, tables={k: json.loads(t) for k, t in readable.items()})
+    finally:
+        finish(logger)

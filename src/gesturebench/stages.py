@@ -1,16 +1,36 @@
-"""Announcements of the long stages, so that a run never looks hung: one line when a stage starts
-(what, why, whether it is a first use whose result is kept) and one with its seconds when it ends,
-both on the console (stderr) and in the run's log."""
+"""Announcements and progress bars of the long stages, so that a run never looks hung.
+
+A stage says one line when it starts (what, why, whether it is a first use whose result is kept)
+and one with its seconds when it ends, on the console (stderr) and in the run's log. Its loop shows
+a rich progress bar with the columns and theme of Lightning's `RichProgressBar` (the bar of the
+evaluation and of encoder training), so that every bar of a run looks the same: `stage` (no loop),
+`progress` (a stage with a bar over its items), `track` (a bar alone, inside a stage), `bar` (a bar
+updated by a callback) and `Deferred` (a stage whose work is spread over another loop, e.g. a cache
+filled as the sequences are scored)."""
 
 from __future__ import annotations
 
 import logging
+import math
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Sized
 from contextlib import contextmanager
+from typing import Any, TypeVar
+
+from pytorch_lightning.callbacks import RichProgressBar
+from rich.progress import Progress
 
 log = logging.getLogger("gesturebench.stages")
+T = TypeVar("T")
+#: whether bars are drawn at all (`trainer.enable_progress_bar`, set by `show_bars`)
+_shown = {"bars": True}
+
+
+def show_bars(enabled: bool) -> None:
+    """Draw the bars of this process (or not): the command line sets it from
+    `trainer.enable_progress_bar`, like Lightning's own bars."""
+    _shown["bars"] = bool(enabled)
 
 
 def _say(text: str) -> None:
@@ -21,12 +41,83 @@ def _say(text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
 
+def _announcement(what: str, why: str, kept: str | None) -> str:
+    first = f"; first use, kept in {kept}" if kept else ""
+    return f"{what} ({why}{first}) ..."
+
+
 @contextmanager
 def stage(what: str, why: str, kept: str | None = None) -> Iterator[None]:
     """Announce `what` (e.g. "training motion_ae on 48 sequences") and `why`; `kept`: where its
     result is kept for later runs (a first use), None when it is redone every run."""
-    first = f"; first use, kept in {kept}" if kept else ""
-    _say(f"{what} ({why}{first}) ...")
+    _say(_announcement(what, why, kept))
     start = time.perf_counter()
     yield
     _say(f"{what}: done in {time.perf_counter() - start:.1f} s")
+
+
+@contextmanager
+def bar(
+    description: str, total: float | None = None, transient: bool = False, enabled: bool = True
+) -> Iterator[Callable[..., None]]:
+    """A rich progress bar in Lightning's look (its `RichProgressBar` columns and theme); yields
+    `update(**fields)`, rich's `Progress.update` of the bar's task (`advance=1`,
+    `completed=`, `total=`, `description=`). `total` None: unknown (a pulsing bar, "--")."""
+    columns = RichProgressBar().configure_columns(None)  # type: ignore[arg-type]
+    shown = enabled and _shown["bars"]
+    with Progress(*columns, disable=not shown, transient=transient) as progress:
+        task = progress.add_task(description, total=math.inf if total is None else total)
+
+        def update(**fields: Any) -> None:
+            progress.update(task, **fields)
+
+        yield update
+
+
+def track(items: Iterable[T], description: str, total: float | None = None) -> Iterator[T]:
+    """`items`, with a bar advanced after each (`total`: their number, by default `len(items)`
+    when they have one)."""
+    if total is None and isinstance(items, Sized):
+        total = len(items)
+    with bar(description, total) as update:
+        for item in items:
+            yield item
+            update(advance=1)
+
+
+def progress(
+    items: Iterable[T],
+    what: str,
+    why: str,
+    kept: str | None = None,
+    total: float | None = None,
+    label: str | None = None,
+) -> Iterator[T]:
+    """`items` inside `stage(what, why, kept)`, with a bar over them (`track`) named `label` (a
+    short name: the announcement above it says the rest; default `what`)."""
+    with stage(what, why, kept):
+        yield from track(items, label or what, total)
+
+
+class Deferred:
+    """A stage whose pieces of work run inside a loop shown elsewhere (e.g. a cache filled as the
+    sequences are scored, under the evaluation's bar): announced before its first piece, its
+    seconds summed over the pieces, and said by `done()` (silent when no piece ran)."""
+
+    def __init__(self, what: str, why: str, kept: str | None = None):
+        self.what, self.why, self.kept = what, why, kept
+        self.pieces, self.seconds = 0, 0.0
+
+    @contextmanager
+    def piece(self) -> Iterator[None]:
+        if not self.pieces:
+            _say(_announcement(self.what, self.why, self.kept))
+        start = time.perf_counter()
+        yield
+        self.seconds += time.perf_counter() - start
+        self.pieces += 1
+
+    def done(self) -> None:
+        if self.pieces:
+            _say(f"{self.what}: {self.pieces} done in {self.seconds:.1f} s")
+        self.pieces, self.seconds = 0, 0.0

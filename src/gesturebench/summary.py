@@ -1,7 +1,8 @@
 """Hydra callback: tags a multirun with an id and, when it ends, writes summary.csv / .md / .json
 (and comparisons.csv / .md where it scored several models on the same sequences) into the sweep's
 own folder `sweeps/<start time>_<id>/` (kept) and, as the latest, beside the job folders (the sweep
-folder itself stays deterministic, so that rerunning a sweep resumes it)."""
+folder itself stays deterministic, so that rerunning a sweep resumes it); with W&B, the tables are
+also logged to a run of the sweep's group (`loggers.log_sweep_tables`)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from omegaconf import DictConfig
 from gesturebench import status
 from gesturebench.atomic import write_atomic
 from gesturebench.comparability import mixed_conventions
+from gesturebench.loggers import log_sweep_tables
 from gesturebench.results import ERROR_FILE, RESULTS_FILE
 from gesturebench.stats.comparisons import write_comparisons
 from gesturebench.sweep_plots import write_sweep_plots
@@ -41,6 +43,13 @@ def collect_jobs(sweep_dir: Path, sweep_id: str) -> list[dict]:
                 rows.append({"job": job_dir.name, "status": state, **doc})
                 break
     return rows
+
+
+def log_tables(config: DictConfig, own: Path, sweep_id: str, names: list[str]) -> None:
+    """The sweep's CSV tables (summary, comparisons) to its logger: with W&B, as tables of a run
+    `sweep-<id>` in the sweep's own folder `own`, grouped with the sweep's jobs."""
+    tables = {Path(name).stem: own / name for name in names if name.endswith(".csv")}
+    log_sweep_tables(config.get("logger"), own, f"sweep-{sweep_id[:8]}", tables)
 
 
 class SweepSummaryCallback(Callback):
@@ -71,6 +80,7 @@ class SweepSummaryCallback(Callback):
             names += ["comparisons.csv", "comparisons.md"]
         for name in names:
             write_atomic(sweep_dir / name, (own / name).read_text())
+        log_tables(config, own, sweep_id, names)
         log.info(
             "summary of %d jobs: %s (the latest also in %s)\n%s",
             len(rows),

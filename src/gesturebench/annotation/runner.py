@@ -25,14 +25,6 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-)
-
 from gesturebench.annotation.backends.base import (
     Annotator,
     RequestError,
@@ -49,6 +41,7 @@ from gesturebench.annotation.schema import (
 from gesturebench.annotation.store import AnnotationStore
 from gesturebench.atomic import one_line
 from gesturebench.errors import ConfigError
+from gesturebench.stages import bar
 
 log = logging.getLogger(__name__)
 
@@ -158,18 +151,10 @@ class AnnotationRunner:
         """Annotate every clip (stored ones are reused); returns counts and the record of each
         event."""
         summary = RunSummary()
-        columns = (
-            TextColumn("[bold]annotate"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.description}"),
-            TimeElapsedColumn(),
-        )
         with (
-            Progress(*columns, disable=not progress, transient=False) as bar,
+            bar(self._status(summary.counts), total, enabled=progress) as update,
             ThreadPoolExecutor(self.concurrency, thread_name_prefix="annotate") as pool,
         ):
-            task = bar.add_task(self._status(summary.counts), total=total)
             pending: set[Future] = set()
 
             def collect(done: set[Future]) -> None:
@@ -178,7 +163,7 @@ class AnnotationRunner:
                     if record is not None:
                         summary.records[record.event_id] = record
                         summary.counts[record.status] += 1
-                    bar.update(task, advance=1, description=self._status(summary.counts))
+                    update(advance=1, description=self._status(summary.counts))
 
             for clip in clips:
                 if self.budget.exhausted:
@@ -186,7 +171,7 @@ class AnnotationRunner:
                 if (record := self.stored(clip)) is not None:
                     summary.records[record.event_id] = record
                     summary.counts["skipped"] += 1
-                    bar.update(task, advance=1, description=self._status(summary.counts))
+                    update(advance=1, description=self._status(summary.counts))
                     continue
                 pending.add(pool.submit(self.annotate, clip))
                 if len(pending) >= 2 * self.concurrency:
@@ -202,7 +187,8 @@ class AnnotationRunner:
     @staticmethod
     def _status(counts: Counter) -> str:
         return (
-            f"[green]ok {counts['ok']}[/] · [yellow]invalid {counts['invalid']}[/] · "
+            f"[bold]annotate[/] [green]ok {counts['ok']}[/] · "
+            f"[yellow]invalid {counts['invalid']}[/] · "
             f"[red]error {counts['error']}[/] · skipped {counts['skipped']}"
         )
 

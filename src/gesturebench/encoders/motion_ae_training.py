@@ -76,7 +76,7 @@ class MotionAEConfig(EncoderConfig):
             "velocity_weight": self.velocity_weight,
         }
 
-    def fit_module(self, train, val, fit) -> Fitted:
+    def fit_module(self, train, val, fit, checkpoints_dir) -> Fitted:
         train_reps, train_w = _windows(train, self.window, self.train_hop, "train")
         _, val_w = _windows(val, self.window, self.hop, "val")
         module = MotionAutoencoder(**self.module_kwargs())

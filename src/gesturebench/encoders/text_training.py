@@ -20,9 +20,9 @@ from pytorch_lightning.callbacks import EarlyStopping
 from torch.utils.data import DataLoader, TensorDataset
 
 from gesturebench.data.records import SequenceRecord
+from gesturebench.encoders.text_model import OFFICIAL
 from gesturebench.encoders.text_motion import (
     FORMAT,
-    PACKAGED_TEXT_MODEL,
     SentenceEmbedder,
     TextMotionModel,
     load_text_motion,
@@ -49,7 +49,7 @@ class TextMotionConfig(EncoderConfig):
     """
 
     name: str = "text_motion"
-    text_model: str = PACKAGED_TEXT_MODEL
+    text_model: str = OFFICIAL
     window_s: float = 4.0
     hop_s: float = 2.0
     train_hop_s: float = 1.0
@@ -79,13 +79,13 @@ class TextMotionConfig(EncoderConfig):
                     f"encoder.{key}={getattr(self, key)} must be at least one frame (1/30 s)"
                 )
 
-    def fit_module(self, train, val, fit) -> Fitted:
+    def fit_module(self, train, val, fit, checkpoints_dir) -> Fitted:
         window = seconds_to_frames(self.window_s)
         train_w, train_t = worded_windows(
             train, window, seconds_to_frames(self.train_hop_s), "train"
         )
         val_w, val_t = worded_windows(val, window, seconds_to_frames(self.hop_s), "val")
-        embedder = SentenceEmbedder(self.text_model)
+        embedder = SentenceEmbedder(self.text_model, checkpoints_dir=checkpoints_dir)
         train_e, val_e = embedder(train_t), embedder(val_t)
 
         model = TextMotionModel(
@@ -127,6 +127,7 @@ class TextMotionConfig(EncoderConfig):
             "val_sc": float((val_m * val_x).sum(-1).mean()),
             "train_windows": len(train_t),
             "val_windows": len(val_t),
+            "text_model": embedder.info,
         }
         headline = f"val R@1={figures['val_r1']:.3f} (chance {figures['val_chance_r1']:.3f})"
         return Fitted(model, trainer, figures, headline)

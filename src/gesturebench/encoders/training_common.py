@@ -85,7 +85,7 @@ class EncoderConfig:
                 "the learned metrics need it and no checkpoint exists yet",
                 kept=str(path),
             ):
-                self.train(split("train"), split("val"), path)
+                self.train(split("train"), split("val"), path, checkpoints_dir=checkpoints_dir)
         return self.load(path)
 
     def fit_module(
@@ -93,10 +93,12 @@ class EncoderConfig:
         train: Sequence[SequenceRecord],
         val: Sequence[SequenceRecord],
         fit: Callable[..., pl.Trainer],
+        checkpoints_dir: str | Path,
     ) -> Fitted:
         """Build the encoder's module and fit it on `train`, early-stopping on `val`, with
         `fit(module, train_loader, val_loader, callbacks[, progress_bar])` (`fit` below, bound to
-        this config and the run's output path and logger)."""
+        this config and the run's output path and logger); `checkpoints_dir` holds the released
+        weights it may use (the text model)."""
         raise NotImplementedError
 
     def train(
@@ -105,6 +107,7 @@ class EncoderConfig:
         val: Sequence[SequenceRecord],
         out_path: str | Path,
         logger: Logger | None = None,
+        checkpoints_dir: str | Path = "checkpoints",
     ) -> Path:
         """Train on `train` (seeded by `seed`), early-stop on `val`, write the checkpoint at
         `out_path`, its summary being `fit_module`'s figures with the run's epochs, steps and
@@ -113,7 +116,10 @@ class EncoderConfig:
         started = time.perf_counter()
         pl.seed_everything(self.seed, workers=True)
         fitted = self.fit_module(
-            train, val, functools.partial(fit, cfg=self, out_path=out_path, logger=logger)
+            train,
+            val,
+            functools.partial(fit, cfg=self, out_path=out_path, logger=logger),
+            checkpoints_dir,
         )
         seconds = round(time.perf_counter() - started, 2)
         summary = {

@@ -49,7 +49,7 @@ from gesturebench.metrics.functional.beat import (
     trim_frames,
 )
 from gesturebench.metrics.pair import MotionPair
-from gesturebench.stages import stage
+from gesturebench.stages import Deferred, progress
 from gesturebench.weights import resolve_weights, sha256_file
 
 #: EMAGE's fixed per-joint speed normaliser (55 values, computed with SMPL-X over BEAT2), published
@@ -202,6 +202,8 @@ class BeatConsistency(SequenceMetric):
         self.mean_speed = None if mean_speed is None else np.asarray(mean_speed, dtype=np.float64)
         self.mean_speed_source = "config" if mean_speed is not None else None
         self.onset_cache: Path | None = None
+        #: the onsets not yet cached, announced at the first (a first use) and timed
+        self.onset_stage: Deferred | None = None
         self.mean_speed_file_path: Path | None = None
         self.convention = BodyConvention(
             self.name, self.settings["translation"], self.settings["global_orient"]
@@ -214,6 +216,11 @@ class BeatConsistency(SequenceMetric):
         """Keep the speech onsets' cache folder and the body model; load the mean speeds from
         `mean_speed_file`, or the train split's from the cache, or compute and cache them."""
         self.onset_cache = Path(context.cache_dir) / "onsets"
+        self.onset_stage = Deferred(
+            f"{self.name}: finding the speech onsets of each scored sequence's audio",
+            "its beats; each segment once",
+            kept=str(self.onset_cache),
+        )
         self.convention.prepare(context)
         if self.mean_speed is not None:
             return
@@ -235,14 +242,14 @@ class BeatConsistency(SequenceMetric):
         if path.is_file():
             speed = json.loads(path.read_text())["mean_speed"]
         else:
-            with stage(
+            records = progress(
+                context.split("train"),
                 f"building BC's joint speed statistics of {context.dataset_name}",
                 "BC normalises joint speeds by the train split's mean",
                 kept=str(path),
-            ):
-                speed = reference_mean_speed(
-                    context.split("train"), context.body_model, self.root_aligned
-                ).tolist()
+                label="BC speed statistics",
+            )
+            speed = reference_mean_speed(records, context.body_model, self.root_aligned).tolist()
             write_atomic(path, json.dumps({"dataset": context.dataset_name, "mean_speed": speed}))
         self.mean_speed = np.asarray(speed, dtype=np.float64)
         self.mean_speed_source = str(path)
@@ -261,6 +268,11 @@ class BeatConsistency(SequenceMetric):
             f"metric {self.name}: mean_speed_file {path} not found (nor in"
             f" {context.checkpoints_dir})"
         )
+
+    def compute_values(self) -> dict[str, float | None]:
+        if self.onset_stage is not None:  # scoring is over: the first-use onsets' seconds
+            self.onset_stage.done()
+        return super().compute_values()
 
     def provenance(self) -> dict:
         """The speed normaliser file and its SHA-256, when one was read."""
@@ -296,7 +308,9 @@ class BeatConsistency(SequenceMetric):
         path = self.onset_cache / f"{digest.hexdigest()[:32]}.npy"
         if path.is_file():
             return np.load(path)
-        onsets = self._segment_onsets(audio, sr, start, stop, n_frames, fps)
+        assert self.onset_stage is not None  # set with the cache folder
+        with self.onset_stage.piece():
+            onsets = self._segment_onsets(audio, sr, start, stop, n_frames, fps)
         buffer = io.BytesIO()
         np.save(buffer, onsets)
         write_atomic(path, buffer.getvalue())

@@ -3,15 +3,19 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
+from gesturebench.encoders.text_model import TextModelUnavailable
 from gesturebench.encoders.text_motion import TextMotionEncoder
 from gesturebench.encoders.text_training import TextMotionConfig
 from gesturebench.errors import ConfigError
 from gesturebench.metrics.base import SequenceMetric
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.pair import MotionPair
+
+log = logging.getLogger(__name__)
 
 
 class SemanticScore(SequenceMetric):
@@ -22,6 +26,7 @@ class SemanticScore(SequenceMetric):
     The encoder is the dataset's `text_motion` checkpoint (`checkpoint` overrides its path); where
     it is missing it is trained with `encoder` options when the context allows auto-training
     (mini-BEAT2). A sequence with no worded window counts as missing, like one without a transcript.
+    Without a sentence encoder (`encoders.text_model`) SC is skipped, its reason naming the extra.
     """
 
     default_name = "sc"
@@ -42,21 +47,32 @@ class SemanticScore(SequenceMetric):
         self.checkpoint = checkpoint
         self.encoder_cfg = TextMotionConfig.coerce(encoder)
         self.encoder: TextMotionEncoder | None = None
+        #: why SC cannot be scored on this machine (no sentence encoder), else None
+        self.unavailable: str | None = None
 
     def provenance(self) -> dict:
         return {"text_motion": self.encoder.info} if self.encoder is not None else {}
 
     def prepare(self, context: MetricContext) -> None:
-        model, info = self.encoder_cfg.load_or_train(
-            context.checkpoints_dir,
-            context.dataset_name,
-            context.split,
-            context.auto_train,
-            path=self.checkpoint,
-        )
-        self.encoder = TextMotionEncoder(model, info, context.device)
+        try:
+            model, info = self.encoder_cfg.load_or_train(
+                context.checkpoints_dir,
+                context.dataset_name,
+                context.split,
+                context.auto_train,
+                path=self.checkpoint,
+            )
+            self.encoder = TextMotionEncoder(model, info, context.device, context.checkpoints_dir)
+        except TextModelUnavailable as err:
+            self.unavailable = str(err)
+            log.warning("%s skipped: %s", self.name, err)
+
+    def skip_reason(self) -> str | None:
+        return self.unavailable or super().skip_reason()
 
     def sequence_values(self, pair: MotionPair) -> tuple[list[float | None], float] | None:
+        if self.unavailable:
+            return None
         if self.encoder is None:
             raise ConfigError(
                 f"metric {self.name}: prepare(context) must run before update (text_motion encoder)"

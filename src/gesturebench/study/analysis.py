@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from gesturebench.errors import ConfigError
+from gesturebench.stages import track
 from gesturebench.study.aggregate import clip_ratings, rating_matrix, source_means
 from gesturebench.study.composites import evaluate_composite, fit_composite
 from gesturebench.study.correlation import adjust, correlation_table, stars
@@ -179,7 +180,7 @@ def composite_tables(
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict]:
     """Table 3, the fitted coefficients, the out-of-fold predictions and the exported composites."""
     rows, coefficients, predictions, composites = [], [], [], {}
-    for d in dims:
+    for d in track(dims, "composites"):
         data = generated[generated[d].notna()]
         if not predictors or len(data) < MIN_CLIPS or data["sequence_id"].nunique() < 2:
             notes.append(

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from gesturebench.errors import DataError
+from gesturebench.stages import track
 from gesturebench.study.analysis import StudyStatistics
 from gesturebench.study.schema import ATTENTION, DIMENSIONS
 
@@ -135,7 +136,7 @@ def elo_table(frame: pd.DataFrame, options: PairwiseOptions) -> pd.DataFrame:
         people = part["participant_id"].unique()
         by_person = {p: g for p, g in part.groupby("participant_id")}
         draws = np.empty((options.bootstrap, len(sources)))
-        for b in range(options.bootstrap):
+        for b in track(range(options.bootstrap), f"bootstrap {dimension}"):
             sample = pd.concat([by_person[p] for p in rng.choice(people, len(people))])
             draws[b] = elo(
                 bradley_terry(win_matrix(sample, sources), options.prior), options.elo_base

@@ -309,7 +309,11 @@ def analyze_pairwise(cfg: DictConfig, out: Path) -> dict:
     (pairwise_elo.csv), participants' attention checks (qc_participants.csv), analysis.json."""
     options: PairwiseOptions = build(cfg.study.analysis)
     comparisons = read_pairwise(cfg.study.path)
-    table = elo_table(comparisons, options)
+    with stage(
+        f"Bradley-Terry scores with {options.bootstrap} bootstrap resamples",
+        "Elo intervals per dimension",
+    ):
+        table = elo_table(comparisons, options)
     excluded = excluded_participants(comparisons, options.exclude_at)
     files = {"pairwise_elo": out / "pairwise_elo.csv"}
     write_atomic(files["pairwise_elo"], table.to_csv(index=False))

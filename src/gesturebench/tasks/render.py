@@ -25,6 +25,7 @@ from gesturebench.config import build
 from gesturebench.errors import ConfigError, DataError
 from gesturebench.models.cache import MotionCache
 from gesturebench.render.clips import Camera, motion_frames, write_clip
+from gesturebench.stages import track
 from gesturebench.study.schema import CONDITIONS, MANIFEST_COLUMNS
 from gesturebench.tasks.analyze import source_config, study_windows
 from gesturebench.tasks.common import make_body_model, make_context, run_dir
@@ -91,7 +92,7 @@ def render_stimuli(cfg: DictConfig, task: RenderTask, out: Path) -> dict:
     for name in sources:
         model = build(source_config(cfg, name, cfg.study.sources[name]).model)
         model.prepare(context)
-        for window, record in zip(windows, records):
+        for window, record in track(zip(windows, records), name, len(windows)):
             motion = cache.get(model, record)
             frames = motion_frames(body_model, motion, task.camera)
             for condition in task.conditions:

@@ -46,7 +46,9 @@ class TrainEncoderTask:
             resolved(cfg),
         )
         try:
-            path = encoder.train(train, val, out_path, logger=logger)
+            path = encoder.train(
+                train, val, out_path, logger=logger, checkpoints_dir=cfg.paths.checkpoints
+            )
         finally:
             finish(logger)
         return {"checkpoint": str(path)}

@@ -26,7 +26,7 @@ from gesturebench.data.mini.speakers import DEFAULT_SPEAKERS, SPEAKER_NAMES, spe
 from gesturebench.data.mini.speech import synthesize_speech
 from gesturebench.data.records import FPS, Motion
 from gesturebench.errors import ConfigError, DataError
-from gesturebench.stages import stage
+from gesturebench.stages import progress
 
 # Part of the `.complete` marker: a folder written by another version is regenerated. 2: the legs
 # are solved on the procedural body's rest skeleton.
@@ -154,12 +154,14 @@ def generate_mini_beat2(root: str | Path, seed: int = 0, size: str = "default") 
     root.parent.mkdir(parents=True, exist_ok=True)
     tmp = root.with_name(f".{root.name}.partial-{uuid.uuid4().hex[:8]}")
     try:
-        with stage(
+        each = progress(
+            specs,
             f"generating mini-BEAT2 ({size}, seed {seed}, {len(specs)} sequences)",
             "the built-in synthetic dataset",
             kept=str(root),
-        ):
-            _write_sequences(tmp, int(seed), specs)
+            label="mini-BEAT2",
+        )
+        _write_sequences(tmp, int(seed), each)
         pd.DataFrame({"id": [s.id for s in specs], "type": [s.split for s in specs]}).to_csv(
             tmp / SPLIT_FILE, index=False
         )

@@ -1,8 +1,9 @@
 """`NativeSource`: the base of the models gesturebench runs itself (``model.source=native``): their
 released weights resolved by `gesturebench.weights` (a configured folder, else
 ``<checkpoints_dir>/<folder>``, else the Hub) and named by SHA-256 in the cache key, networks loaded
-on first use (a fully cached run never loads them), a rich progress bar over each sequence's
-windows, and result files kept in the generated-motion cache like a command's."""
+on first use (a fully cached run never loads them), a progress bar over each sequence's windows
+(`stages.bar`, Lightning's look), and result files kept in the generated-motion cache like a
+command's."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import torch
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from typing_extensions import Unpack
 
 from gesturebench.atomic import atomic_path
@@ -21,6 +21,7 @@ from gesturebench.data.records import Motion, SequenceRecord
 from gesturebench.errors import DataError
 from gesturebench.models.sources.base import ModelCommandError, SharedOptions
 from gesturebench.models.sources.runs import RunSource
+from gesturebench.stages import bar
 from gesturebench.weights import HubFiles, resolve_weights
 
 if TYPE_CHECKING:
@@ -80,17 +81,9 @@ class NativeSource(RunSource):
     def bar(self, record: SequenceRecord) -> Iterator[Callable[[int, int], None]]:
         """A progress bar over `record`'s windows, as an ``on_window(done, total)`` callback; a
         `DataError` inside names the sequence."""
-        columns = (
-            TextColumn(f"[bold]{self.name}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn(record.id),
-            TimeElapsedColumn(),
-        )
-        with Progress(*columns, disable=not self.progress, transient=True) as progress:
-            task = progress.add_task("windows")
+        with bar(f"{self.name} {record.id}", transient=True, enabled=self.progress) as update:
             try:
-                yield lambda done, total: progress.update(task, completed=done, total=total)
+                yield lambda done, total: update(completed=done, total=total)
             except DataError as err:
                 raise DataError(f"sequence {record.id}", err.problem) from None
 
