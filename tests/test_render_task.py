@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from gesturebench.study.schema import MANIFEST_COLUMNS
+from gesturebench.tasks.analyze import study_windows
 from tests.launch import launch
 
 pytestmark = pytest.mark.slow
@@ -67,6 +68,43 @@ def test_render_task_writes_the_study_stimuli_and_manifest(tmp_path):
     # the two sources differ on the same window, the two conditions show the same frames
     first = manifest[manifest["condition"] == "muted"].groupby("sequence_id")["sha256"].nunique()
     assert (first == 2).all()
+
+
+def test_render_task_renders_every_window_and_source_of_the_full_synthetic_study(tmp_path, config):
+    """The whole synthetic study as `task=analyze` rates it: its 15 windows of 10 s × its 5 sources
+    × muted and audio = 150 stimuli (64 px to keep the test short), every file as the manifest
+    says."""
+    out = tmp_path / "run"
+    ok(
+        launch(
+            "task=render",
+            "study=synthetic",
+            "task.camera.size=64",
+            "logger=none",
+            f"hydra.run.dir={out}",
+            timeout=900,
+            encoders=False,
+        )
+    )
+    cfg = config("study=synthetic")
+    windows, records = study_windows(cfg)
+    expected = {(r.id, w.start, w.end) for w, r in zip(windows, records, strict=True)}
+    sources = set(cfg.study.sources)
+    assert len(expected) == 15 and len(sources) == 5
+    folder = out / "stimuli"
+    manifest = pd.read_csv(folder / "manifest.csv", dtype={"sequence_id": str})
+    assert tuple(manifest.columns) == MANIFEST_COLUMNS
+    assert len(manifest) == len(expected) * len(sources) * 2 == 150
+    assert manifest["stimulus_id"].is_unique and manifest["file"].is_unique
+    for (source, condition), rows in manifest.groupby(["source", "condition"]):
+        assert source in sources and condition in ("muted", "audio")
+        assert set(zip(rows["sequence_id"], rows["start"], rows["end"])) == expected
+    for row in manifest.itertuples():
+        path = folder / row.file
+        assert path.parent.name == row.condition
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == row.sha256
+        assert imageio.get_reader(path).count_frames() == round((row.end - row.start) * 30)
+        assert any("Audio:" in s for s in streams(path)) == (row.condition == "audio")
 
 
 def test_evaluate_renders_n_side_by_side_clips_with_audio(tmp_path):
