@@ -5,6 +5,7 @@ run's files."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -13,16 +14,23 @@ import subprocess
 import time
 from pathlib import Path
 
+import imageio.v3 as iio
 import numpy as np
 import pytest
+import torch
 
 from gesturebench.annotation.backends.base import AnnotatorUnavailable
 from gesturebench.annotation.clip import EventClip
-from gesturebench.annotation.events import Event
+from gesturebench.annotation.events import Event, collect_events
 from gesturebench.annotation.runner import AnnotationRunner, RetryPolicy
 from gesturebench.annotation.store import AnnotationStore
+from gesturebench.body.model import BodyModel
+from gesturebench.data.records import Motion, SemInterval
 from gesturebench.errors import ConfigError
-from gesturebench.render.clips import Camera
+from gesturebench.metrics.context import MetricContext
+from gesturebench.metrics.pair import MotionPair
+from gesturebench.metrics.sgp import SemanticGesturePreservation
+from gesturebench.render.clips import Camera, clip_frames
 from tests.fake_llm import ANSWER, KEY, FakeLLM
 from tests.launch import REPO, command
 
@@ -283,3 +291,98 @@ def test_killed_annotate_run_resumes_without_duplicates_and_leaks_no_key(tmp_pat
         assert leaks == [] and KEY not in output
     finally:
         fake.close()
+
+
+# ------------------------------------------------------------------------------------------
+# SGP with mesh clips: the metric path renders the body surface the evaluator computed
+
+
+class CountingBody:
+    """A body model that counts its forwards (the metric must reuse the evaluator's vertices)."""
+
+    def __init__(self, body):
+        self.body, self.faces, self.calls = body, body.faces, 0
+
+    def __call__(self, motion, vertices: bool = True):
+        self.calls += 1
+        return self.body(motion, vertices=vertices)
+
+
+def test_sgp_metric_sends_mesh_clips_of_the_evaluators_vertices(server, sandbox, tmp_path):
+    """`annotator.camera.style=mesh` in the SGP metric: SGP from the fake server's answers (a beat
+    for one of the two valid events), and the frames sent are the shaded surface of the generated
+    motion, from the evaluator's vertices (no second forward) or, where it computed none, from a
+    forward of the clip's window; the same frames either way."""
+    pytest.importorskip("openai", reason="the openai backend needs the llm extra (openai)")
+    from gesturebench.annotation.backends.openai_compat import OpenAICompatAnnotator
+
+    torch.set_num_threads(1)
+    rng = np.random.default_rng(0)
+    n = 90
+    poses = rng.normal(0, 0.15, (n, 165))
+    reference = Motion(poses, np.tile([0.0, 1.0, 0.0], (n, 1)), np.zeros(10), np.zeros((n, 100)))
+    generated = Motion(
+        poses + rng.normal(0, 0.2, (n, 165)), reference.trans, np.zeros(10), reference.expressions
+    )
+    sem = [
+        SemInterval("iconic", 0.5, 1.0, 0.5, "the big one"),
+        SemInterval("deictic", 1.5, 2.0, 0.5, "over there"),
+        SemInterval("beat", 2.2, 2.5, 0.5, "so"),  # not a valid event: never asked
+    ]
+    server.answer = lambda body: json.dumps(
+        {
+            **ANSWER,
+            "class": "beat"
+            if '"the big one"' in body["messages"][0]["content"][-1]["text"]
+            else "iconic",
+        }
+    )
+    body = BodyModel(checkpoints_dir=sandbox.checkpoints)
+    camera = {"size": 64, "style": "mesh"}
+    sent = {}
+    for with_vertices in (True, False):
+        counting = CountingBody(body)
+        ctx = MetricContext("test", lambda name: [], tmp_path, tmp_path, counting)
+        annotator = OpenAICompatAnnotator(
+            base_url=f"{server.url}/v1", api_key_env=None, camera=camera, max_frames=2
+        )
+        metric = SemanticGesturePreservation(
+            annotator=annotator, store_root=str(tmp_path / str(with_vertices)), concurrency=1
+        )
+        metric.prepare(ctx)
+        gen_body, ref_body = (
+            body(generated, vertices=with_vertices),
+            body(reference, vertices=with_vertices),
+        )
+        before = len(server.requests)
+        metric.update(
+            MotionPair(0, "seq", generated, reference, gen_body, ref_body, sem=sem, model_name="m")
+        )
+        out = metric.compute()
+        assert out["sgp"] == pytest.approx(0.5) and out["sgp_invalid"] == 0
+        assert out["sgp_events"] == 2
+        assert counting.calls == (0 if with_vertices else 2)  # one window forward per clip
+        requests = server.requests[before:]
+        assert len(requests) == 2
+        sent[with_vertices] = [
+            iio.imread(base64.b64decode(part["image_url"]["url"].split(",", 1)[1]))
+            for r in requests
+            for part in r["body"]["messages"][0]["content"]
+            if part["type"] == "image_url"
+        ]
+    # independently: the first sampled frame of the first event's clip, from a forward of the window
+    event = collect_events("seq", sem)[0]
+    f0, f1 = event.window(n, 30, annotator.context)
+    window = body(generated.frames(f0, f1))
+    first = window.joints.numpy()[:1]
+    mesh = clip_frames(first, annotator.camera, lambda: (window.vertices[:1], body.faces))[0]
+    skeleton = clip_frames(first, Camera(size=64))[0]
+
+    def jpeg(frame: np.ndarray) -> np.ndarray:  # as the backend encodes it
+        return iio.imread(iio.imwrite("<bytes>", frame, extension=".jpeg")).astype(float)
+
+    for frames in sent.values():
+        assert len(frames) == 4 and frames[0].shape == (64, 64, 3)
+        error = np.abs(frames[0] - jpeg(mesh)).mean()
+        assert error < 0.5, error
+        assert np.abs(frames[0] - jpeg(skeleton)).mean() > 10 * max(error, 0.5)

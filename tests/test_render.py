@@ -127,7 +127,8 @@ def test_mesh_style_needs_a_surface_and_camera_options_are_checked():
 
 def test_annotation_clip_renders_the_mesh_when_its_camera_asks(body, tmp_path):
     """The annotation call site: `EventClip.frames()` draws the surface for `style=mesh` and the
-    skeleton otherwise, and the two are cached under different names."""
+    skeleton otherwise (sampled frames alone or the whole clip), and the two are cached under
+    different names."""
     joints, vertices = posed(body, n=4)
     event = Event("s", 0, 0.0, 0.1, "big", "05_iconic_l", 0.4, "iconic")
 
@@ -149,6 +150,8 @@ def test_annotation_clip_renders_the_mesh_when_its_camera_asks(body, tmp_path):
     expected = clip_frames(joints, mesh.camera, lambda: (vertices, body.faces))
     np.testing.assert_array_equal(mesh.frames(), expected)
     assert not np.array_equal(mesh.frames(), skeleton.frames())
+    # a backend that samples frames gets only those rendered, the same as in the whole clip
+    np.testing.assert_array_equal(clip("mesh").frames(np.array([1, 3])), expected[[1, 3]])
     assert mesh.video(with_audio=False).name != skeleton.video(with_audio=False).name
 
 

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from gesturebench.study.schema import MANIFEST_COLUMNS
+from gesturebench.tasks.analyze import study_windows
 from tests.launch import launch
 
 pytestmark = pytest.mark.slow
@@ -33,40 +34,48 @@ def streams(path) -> list[str]:
     return [line.strip() for line in proc.stderr.splitlines() if "Stream #" in line]
 
 
-def test_render_task_writes_the_study_stimuli_and_manifest(tmp_path):
-    """Two windows of the synthetic study, two of its sources, both conditions, small frames."""
+def test_render_task_writes_the_whole_synthetic_studys_stimuli_and_manifest(tmp_path, config):
+    """Every window of the synthetic study (its 15, selected at 2 s to keep the test short) × its 5
+    sources × muted and audio = 150 stimuli at 48 px, each file as the manifest says."""
     out = tmp_path / "run"
     ok(
         launch(
             "task=render",
             "study=synthetic",
-            "study.windows.n=2",
             "study.windows.seconds=2",
-            "task.sources=[ground_truth,jitter]",
             "task.camera.size=48",
             "threads=1",
             "logger=none",
             f"hydra.run.dir={out}",
+            timeout=1800,
+            encoders=False,
         )
     )
+    cfg = config("study=synthetic", "study.windows.seconds=2")
+    windows, records = study_windows(cfg)
+    expected = {(r.id, w.start, w.end) for w, r in zip(windows, records, strict=True)}
+    sources = set(cfg.study.sources)
+    assert len(expected) == 15 and len(sources) == 5
     folder = out / "stimuli"
     manifest = pd.read_csv(folder / "manifest.csv", dtype={"sequence_id": str})
     assert tuple(manifest.columns) == MANIFEST_COLUMNS
-    assert len(manifest) == 2 * 2 * 2 and manifest["stimulus_id"].is_unique
-    assert set(manifest["condition"]) == {"muted", "audio"}
-    assert set(manifest["source"]) == {"ground_truth", "jitter"}
-    assert ((manifest["end"] - manifest["start"]) == 2.0).all()
+    assert len(manifest) == len(expected) * len(sources) * 2 == 150
+    assert manifest["stimulus_id"].is_unique and manifest["file"].is_unique
+    for (source, condition), rows in manifest.groupby(["source", "condition"]):
+        assert source in sources and condition in ("muted", "audio")
+        assert set(zip(rows["sequence_id"], rows["start"], rows["end"], strict=True)) == expected
     for row in manifest.itertuples():
         path = folder / row.file
+        assert path.parent.name == row.condition
         assert hashlib.sha256(path.read_bytes()).hexdigest() == row.sha256
         assert row.source not in row.file and row.sequence_id not in row.file  # blind names
         kinds = streams(path)
         assert any("Video:" in s and "48x48" in s for s in kinds)
         assert any("Audio:" in s for s in kinds) == (row.condition == "audio")
         assert imageio.get_reader(path).count_frames() == 60  # 2 s at 30 fps
-    # the two sources differ on the same window, the two conditions show the same frames
-    first = manifest[manifest["condition"] == "muted"].groupby("sequence_id")["sha256"].nunique()
-    assert (first == 2).all()
+    # the five sources differ on every window
+    muted = manifest[manifest["condition"] == "muted"]
+    assert (muted.groupby("sequence_id")["sha256"].nunique() == len(sources)).all()
 
 
 def test_evaluate_renders_n_side_by_side_clips_with_audio(tmp_path):

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import torch
 
 from gesturebench.annotation.events import CONTEXT_SECONDS, Event
 from gesturebench.annotation.prompt import render_prompt
@@ -62,15 +66,19 @@ class EventClip:
         return render_prompt(self.event, self.start_seconds, self.seconds, version)
 
     def frames(self, indices: np.ndarray | None = None) -> np.ndarray:
-        """The clip's frames, all or only `indices`; a backend that samples a few skeleton frames
-        renders only those (the view is fixed by the clip's first frame, which is rendered with
-        them); a mesh clip is rendered whole once."""
+        """The clip's frames, all or only `indices`; a backend that samples a few frames gets only
+        those rendered (the view is fixed by the clip's first frame, which is rendered with them),
+        unless the whole clip was rendered already."""
         joints = self.joints
-        with (
-            _RENDER_LOCK
-        ):  # matplotlib is not thread-safe: the runner's workers render one at a time
-            if self._frames is None and indices is not None and self.camera.style == "skeleton":
-                return clip_frames(joints[np.r_[0, indices]], self.camera)[1:]
+        # matplotlib is not thread-safe: the runner's workers draw skeletons one at a time (the
+        # mesh renderer is torch, which is)
+        with _RENDER_LOCK if self.camera.style == "skeleton" else nullcontext():
+            if self._frames is None and indices is not None:
+                picked = np.r_[0, indices]
+                surface = None
+                if self.surface_fn is not None:
+                    surface = partial(_picked_surface, self.surface_fn, picked)
+                return clip_frames(joints[picked], self.camera, surface)[1:]
             if self._frames is None:
                 self._frames = clip_frames(joints, self.camera, self.surface_fn)
         return self._frames if indices is None else self._frames[indices]
@@ -88,6 +96,12 @@ class EventClip:
         return path
 
 
+def _picked_surface(surface: Callable[[], tuple], picked: np.ndarray) -> tuple:
+    """The (vertices, faces) of `surface` at frames `picked` only."""
+    vertices, faces = surface()
+    return vertices[picked], faces
+
+
 def window_audio(
     audio: np.ndarray | None, f0: int, f1: int, fps: int, sample_rate: int = SAMPLE_RATE
 ):
@@ -95,6 +109,23 @@ def window_audio(
     if audio is None:
         return None
     return audio[f0 * sample_rate // fps : f1 * sample_rate // fps]
+
+
+def surface_of(
+    forward: Callable[[Motion], Any],
+    faces: torch.Tensor,
+    motion: Motion,
+    vertices: torch.Tensor | None = None,
+) -> Callable[[int, int], tuple]:
+    """Frames [f0, f1) → (vertices, faces) of `motion` for mesh clips: a slice of `vertices`, the
+    whole motion's, where a body forward already computed them (the evaluator's, when a metric
+    needed vertices), else the body model `forward` of the window alone."""
+
+    def window(f0: int, f1: int) -> tuple:
+        verts = forward(motion.frames(f0, f1)).vertices if vertices is None else vertices[f0:f1]
+        return verts, faces
+
+    return window
 
 
 def make_clip(

@@ -32,11 +32,12 @@ import torch
 
 from gesturebench.annotation.backends.base import Annotator
 from gesturebench.annotation.backends.kinematic import KinematicAnnotator
-from gesturebench.annotation.clip import EventClip, make_clip
+from gesturebench.annotation.clip import EventClip, make_clip, surface_of
 from gesturebench.annotation.events import Event, collect_events
 from gesturebench.annotation.runner import AnnotationRunner, RequestBudget
 from gesturebench.annotation.schema import AnnotationRecord
 from gesturebench.annotation.store import AnnotationStore, store_path
+from gesturebench.body.output import BodyOutput
 from gesturebench.data.records import Motion
 from gesturebench.errors import CheckpointError, ConfigError
 from gesturebench.gestures import GESTURE_CLASSES, SEMANTIC_CLASSES
@@ -105,6 +106,10 @@ class SemanticGesturePreservation(SequenceMetric):
         self.concurrency = int(concurrency)
         self.budget = RequestBudget(max_requests)
         self.reference: AnnotationStore | None = None
+        #: the context's body model (its forward, not the module, which would become a submodule)
+        #: and faces: mesh clips, their vertices where the evaluator computed none
+        self.body_forward: Any = None
+        self.faces: torch.Tensor | None = None
 
     def extra_options(self) -> dict:
         return {"annotator": self.annotator.describe(), "store_root": str(self.store_root)}
@@ -112,6 +117,9 @@ class SemanticGesturePreservation(SequenceMetric):
     def prepare(self, context: MetricContext) -> None:
         store_root = self.store_root or Path(context.cache_dir) / "annotations"
         self.store_root = store_root
+        if context.body_model is not None:
+            self.body_forward = context.body_model.__call__
+            self.faces = context.body_model.faces
         self.annotator.prepare(context, store_root)
         self.reference = AnnotationStore(store_path(store_root, "reference", self.annotator.name))
         needs_reference = self.valid_from == "annotator" and not self.annotator.offline
@@ -150,21 +158,28 @@ class SemanticGesturePreservation(SequenceMetric):
         events: list[Event],
         source: str,
         motion: Motion,
-        joints: torch.Tensor,
+        body: BodyOutput,
         audio: np.ndarray | None,
     ) -> dict[str, EventClip]:
+        """The clips of `events` in `motion`: joints from the evaluator's `body` output, and for
+        mesh clips (`annotator.camera.style=mesh`) its vertices where it computed them, else the
+        body model's forward of each clip's window (only when the clip is rendered)."""
         clip_dir = self._store_root() / "clips" / source
+        surface = None
+        if self.body_forward is not None and self.faces is not None:
+            surface = surface_of(self.body_forward, self.faces, motion, body.vertices)
         out = {}
         for event in events:
             clip = make_clip(
                 event,
                 source,
                 motion,
-                lambda a, b: joints[a:b].detach().cpu().numpy(),
+                lambda a, b: body.joints[a:b].detach().cpu().numpy(),
                 audio,
                 context=self.annotator.context,
                 camera=self.annotator.camera,
                 clip_dir=clip_dir,
+                surface_of=surface,
             )
             if clip is not None:
                 out[event.id] = clip
@@ -191,9 +206,7 @@ class SemanticGesturePreservation(SequenceMetric):
                         f"reference annotation in {self.reference.path}"
                     )
                 )
-            clips = self._clips(
-                missing, "reference", pair.reference, pair.ref_body.joints, pair.audio
-            )
+            clips = self._clips(missing, "reference", pair.reference, pair.ref_body, pair.audio)
             found.update(self._runner(self.reference).run(clips.values()).records)
         return _ok_classes(found, events)
 
@@ -203,7 +216,7 @@ class SemanticGesturePreservation(SequenceMetric):
         store = None
         if self.annotator.writes_store and not self.annotator.offline:
             store = AnnotationStore(store_path(self._store_root(), source, self.annotator.name))
-        clips = self._clips(events, source, pair.generated, pair.gen_body.joints, pair.audio)
+        clips = self._clips(events, source, pair.generated, pair.gen_body, pair.audio)
         return _ok_classes(self._runner(store).run(clips.values()).records, events)
 
     def valid_events(self, pair: MotionPair) -> list[Event]:

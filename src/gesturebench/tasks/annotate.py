@@ -25,7 +25,7 @@ import numpy as np
 from omegaconf import DictConfig, open_dict
 
 from gesturebench.annotation.backends.base import Annotator
-from gesturebench.annotation.clip import EventClip, make_clip
+from gesturebench.annotation.clip import EventClip, make_clip, surface_of
 from gesturebench.annotation.events import collect_events
 from gesturebench.annotation.review import (
     class_agreement,
@@ -152,7 +152,7 @@ def run_source(
                     context=annotator.context,
                     camera=annotator.camera,
                     clip_dir=root / "clips" / source,
-                    surface_of=_surface_of(body_model, motion),
+                    surface_of=surface_of(body_model, body_model.faces, motion),
                 )
                 if clip is None:
                     log.warning(
@@ -240,11 +240,6 @@ def model_motion(cfg: DictConfig, model, context) -> tuple[str, Callable[[Sequen
 
 def _joints_of(body_model, motion: Motion) -> Callable[[int, int], np.ndarray]:
     return lambda f0, f1: body_model(motion.frames(f0, f1), vertices=False).joints.cpu().numpy()
-
-
-def _surface_of(body_model, motion: Motion) -> Callable[[int, int], tuple]:
-    """Frames [f0, f1) → (vertices, faces) for mesh clips (`annotator.camera.style=mesh`)."""
-    return lambda f0, f1: (body_model(motion.frames(f0, f1)).vertices, body_model.faces)
 
 
 def annotate(
