@@ -148,7 +148,7 @@ def refused_before_the_end(browser, action: str, clip: str) -> int:
         const body = new URLSearchParams({stimulus_a: clip});
         names.forEach(n => body.append(n, "4"));
         fetch(action, {method: "POST", body: body, redirect: "manual"})
-          .then(r => done(r.status));""",
+          .then(r => done(r.status), e => done(String(e)));""",
         action,
         clip,
         sorted(names),
