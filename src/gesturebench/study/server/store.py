@@ -65,12 +65,21 @@ participants = Table(
     Column("active_at", DateTime(timezone=True), nullable=False),
     Column("completed_at", DateTime(timezone=True)),
 )
+
+
+def _block_item() -> list[Column]:
+    """A row's id and the block item it is about: participant and position."""
+    return [
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("participant", Integer, ForeignKey("participants.id"), nullable=False),
+        Column("position", Integer, nullable=False),
+    ]
+
+
 responses = Table(
     "responses",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("participant", Integer, ForeignKey("participants.id"), nullable=False),
-    Column("position", Integer, nullable=False),
+    *_block_item(),
     Column("kind", String(16), nullable=False),
     Column("dimension", String(16), nullable=False),
     Column("stimulus_a", String(200), nullable=False),
@@ -87,11 +96,9 @@ responses = Table(
 plays = Table(
     "plays",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("participant", Integer, ForeignKey("participants.id"), nullable=False),
-    Column("position", Integer, nullable=False),
-    Column("stimulus", String(200), nullable=False),
+    *_block_item(),
     Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("stimulus", String(200), nullable=False),
     UniqueConstraint("participant", "position", "stimulus"),
 )
 
