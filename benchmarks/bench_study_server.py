@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -30,13 +29,14 @@ sys.path.insert(0, str(REPO))
 from gesturebench.study.server.export import ratings_table  # noqa: E402
 from gesturebench.study.server.manifest import read_manifest  # noqa: E402
 from gesturebench.study.server.store import Store, open_engine  # noqa: E402
-from tests.study_support import Page, asked_answer, make_stimuli, participate  # noqa: E402
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.study_support import (  # noqa: E402
+    Page,
+    asked_answer,
+    free_port,
+    make_stimuli,
+    participate,
+    wait_ready,
+)
 
 
 def start_server(folder: Path, manifest: Path, port: int, block: int) -> subprocess.Popen:
@@ -53,19 +53,6 @@ def start_server(folder: Path, manifest: Path, port: int, block: int) -> subproc
     ]
     env = {**os.environ, "GESTUREBENCH_STUDY_TOKEN": "load-test"}
     return subprocess.Popen(command, cwd=folder, env=env)
-
-
-def wait_ready(url: str, deadline: float, server: subprocess.Popen) -> None:
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise SystemExit(f"the server exited with {server.returncode}")
-        try:
-            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    raise SystemExit("the server did not start in time")
 
 
 def one_participant(url: str, number: int, latencies: list[float]):

@@ -141,3 +141,27 @@ def trained_sc(mini_records, tmp_path_factory):
     finally:
         torch.set_num_threads(threads)
     return metric, ctx
+
+
+# The study windows of `rendered_stimuli`: task=analyze on the same overrides finds the same ones.
+RENDERED_WINDOWS = ("study.windows.n=4", "study.windows.seconds=2")
+
+
+@pytest.fixture(scope="session")
+def rendered_stimuli(tmp_path_factory) -> Path:
+    """`python launch.py task=render` for real, small (the synthetic study's five sources on four
+    windows of 2 s, both conditions, 48 px): its manifest.csv, rendered once per session."""
+    out = tmp_path_factory.mktemp("render") / "run"
+    proc = launch(
+        "task=render",
+        "study=synthetic",
+        *RENDERED_WINDOWS,
+        "task.camera.size=48",
+        "threads=1",
+        "logger=none",
+        f"hydra.run.dir={out}",
+        timeout=900,
+        encoders=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out / "stimuli" / "manifest.csv"

@@ -1,11 +1,15 @@
 """The study server's test support, shared by tests/test_study_server.py and
-benchmarks/bench_study_server.py: tiny stimuli with a manifest in `task=render`'s format, and a
-simulated participant that walks a running study's pages over HTTP (TestClient or a real server)."""
+benchmarks/bench_study_server.py: tiny stimuli with a manifest in `task=render`'s format, a
+simulated participant that walks a running study's pages over HTTP (TestClient or a real server),
+and waiting for a server started as a process."""
 
 from __future__ import annotations
 
 import csv
 import re
+import socket
+import subprocess
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,6 +67,8 @@ class Page:
     stimuli: list[str]
     dimensions: list[str]
     notice: str | None
+    # where the page's script reports a clip played to its end (block items only)
+    ended: str | None
 
 
 def read_page(html: str) -> Page | None:
@@ -71,12 +77,22 @@ def read_page(html: str) -> Page | None:
     if action is None:
         return None
     notice = re.search(r'id="notice">(.*?)</p>', html, re.S)
+    ended = re.search(r'const endedAction = "(/ended/\d+)"', html)
     return Page(
         action.group(1),
         re.findall(r'name="stimulus_[ab]" value="([^"]+)"', html),
         list(dict.fromkeys(re.findall(r'type="radio" name="(\w+)"', html))),
         notice.group(1) if notice else None,
+        ended.group(1) if ended else None,
     )
+
+
+def play_to_end(client: httpx.Client, page: Page) -> None:
+    """What the page's script does when each clip has played to its end."""
+    if page.ended:
+        for sid in page.stimuli:
+            response = client.post(page.ended, data={"stimulus": sid})
+            assert response.status_code == 204, response.text
 
 
 def asked_answer(notice: str) -> str:
@@ -98,8 +114,8 @@ class Session:
 def participate(
     client: httpx.Client, participant_id: str | None, decide: Callable[[Page], dict]
 ) -> Session:
-    """Walk the study as one participant, answering each question page with `decide(page)` (a
-    dimension → answer mapping); every response must succeed."""
+    """Walk the study as one participant, playing each clip to its end and answering each question
+    page with `decide(page)` (a dimension → answer mapping); every response must succeed."""
     session = Session()
     query = {"participant_id": participant_id} if participant_id else {}
     response = client.get("/", params=query, follow_redirects=True)
@@ -116,8 +132,29 @@ def participate(
             assert action, html
             response = client.post(action.group(1), follow_redirects=True)
             continue
+        play_to_end(client, page)
         answers = decide(page)
         form = {f"stimulus_{s}": sid for s, sid in zip("ab", page.stimuli)}
         response = client.post(page.action, data={**form, **answers}, follow_redirects=True)
         session.answers.append((page.action, page.stimuli, answers))
     raise AssertionError("the study never ended")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_ready(url: str, deadline: float, server: subprocess.Popen) -> None:
+    """Until `url`/healthz answers (by `deadline`, a `time.monotonic()`; SystemExit otherwise)."""
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise SystemExit(f"the server exited with {server.returncode}")
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    raise SystemExit("the server did not start in time")

@@ -1,7 +1,9 @@
 """A real browser (headless Chromium through Selenium) takes a whole participant session of the
 study server running under uvicorn: consent, instructions, practice, clips played to their end
-before the questions unlock, ratings clicked, an attention check, the completion code; the export
-then equals what was clicked. A screenshot of a rating page is saved in the test's folder.
+(reported to the server, which refuses the answers before) before the questions unlock, ratings
+clicked, an attention check, the completion code; the export then equals what was clicked. A
+screenshot of a rating page is saved in the test's folder. Once on tiny synthetic clips, once
+(`slow`) on `task=render`'s real output.
 
 Needs Debian's `chromium` and `chromium-driver` (.ci/run installs them where apt-get works); skipped
 with the reason where they are absent."""
@@ -9,15 +11,18 @@ with the reason where they are absent."""
 from __future__ import annotations
 
 import shutil
-import socket
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
+from sqlalchemy import select
 
 from gesturebench.study.server.app import create_app
 from gesturebench.study.server.design import AttentionChecks, StudyDesign
-from tests.study_support import Session, asked_answer, make_stimuli
+from gesturebench.study.server.store import plays
+from tests.study_support import Session, asked_answer, free_port, make_stimuli
 from tests.test_study_server import exported_as_clicked, make_study
 
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
@@ -28,17 +33,15 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-@pytest.fixture
-def served(tmp_path):
-    """The study running under uvicorn on a free loopback port: (study, base URL)."""
+@contextmanager
+def served(manifest, folder) -> Iterator[tuple]:
+    """A study of `manifest` (3 clips, a check after 2) running under uvicorn on a free loopback
+    port: (study, base URL)."""
     import uvicorn
 
-    manifest = make_stimuli(tmp_path / "stimuli", ["ground_truth", "a", "b"], ["s00", "s01"])
     design = StudyDesign(block_size=3, attention=AttentionChecks(after=[2]))
-    study = make_study(manifest, tmp_path / "db", design)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    study = make_study(manifest, folder, design)
+    port = free_port()
     server = uvicorn.Server(
         uvicorn.Config(create_app(study), host="127.0.0.1", port=port, log_level="warning")
     )
@@ -48,9 +51,11 @@ def served(tmp_path):
         if server.started:
             break
         time.sleep(0.05)
-    yield study, f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(10)
+    try:
+        yield study, f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
 
 
 @pytest.fixture
@@ -66,11 +71,11 @@ def browser():
     driver.quit()
 
 
-def test_a_browser_session_from_consent_to_completion_code(served, browser, tmp_path):
+def take_session(browser, study, url: str, folder) -> None:
+    """One participant's whole session in `browser`, checked against the export."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
-    study, url = served
     wait = WebDriverWait(browser, 30)
     browser.get(f"{url}/?participant_id=browser-1")
 
@@ -95,6 +100,8 @@ def test_a_browser_session_from_consent_to_completion_code(served, browser, tmp_
         # locked until the clip has played
         assert browser.find_element(By.ID, "answers").get_property("disabled")
         assert not browser.find_element(By.CSS_SELECTOR, "input[type=radio]").is_enabled()
+        if action == "/item/0":  # the server refuses answers to a clip not reported ended
+            assert refused_before_the_end(browser, action, clip) == 409
         for button in browser.find_elements(By.CSS_SELECTOR, "button.play"):
             button.click()
         wait.until(lambda d: not d.find_element(By.ID, "answers").get_property("disabled"))
@@ -110,7 +117,7 @@ def test_a_browser_session_from_consent_to_completion_code(served, browser, tmp_
         for d in dimensions:
             browser.find_element(By.CSS_SELECTOR, f"input[name={d}][value='{value}']").click()
         if action == "/item/0":
-            browser.save_screenshot(str(tmp_path / "rating_page.png"))
+            browser.save_screenshot(str(folder / "rating_page.png"))
         navigate("submit")
         session.answers.append((action, [clip], {d: value for d in dimensions}))
     code = browser.find_element(By.TAG_NAME, "p").text
@@ -125,4 +132,36 @@ def test_a_browser_session_from_consent_to_completion_code(served, browser, tmp_
     ]
     assert participant.block[2]["kind"] == "attention"
     exported_as_clicked(study, "browser-1", session)
-    assert (tmp_path / "rating_page.png").read_bytes()[:4] == b"\x89PNG"
+    assert (folder / "rating_page.png").read_bytes()[:4] == b"\x89PNG"
+    with study.store.engine.connect() as conn:
+        ended = conn.execute(select(plays.c.position, plays.c.stimulus)).all()
+    assert sorted(ended) == [(k, item["a"]) for k, item in enumerate(participant.block)]
+
+
+def refused_before_the_end(browser, action: str, clip: str) -> int:
+    """The status of the page's answers (all 4) posted from the page before its clip ended."""
+    names = {
+        r.get_attribute("name") for r in browser.find_elements("css selector", "input[type=radio]")
+    }
+    return browser.execute_async_script(
+        """const [action, clip, names, done] = arguments;
+        const body = new URLSearchParams({stimulus_a: clip});
+        names.forEach(n => body.append(n, "4"));
+        fetch(action, {method: "POST", body: body, redirect: "manual"})
+          .then(r => done(r.status), e => done(String(e)));""",
+        action,
+        clip,
+        sorted(names),
+    )
+
+
+def test_a_browser_session_from_consent_to_completion_code(browser, tmp_path):
+    manifest = make_stimuli(tmp_path / "stimuli", ["ground_truth", "a", "b"], ["s00", "s01"])
+    with served(manifest, tmp_path / "db") as (study, url):
+        take_session(browser, study, url, tmp_path)
+
+
+@pytest.mark.slow
+def test_a_browser_session_on_the_render_tasks_real_clips(browser, rendered_stimuli, tmp_path):
+    with served(rendered_stimuli, tmp_path / "db") as (study, url):
+        take_session(browser, study, url, tmp_path)

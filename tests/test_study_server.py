@@ -5,14 +5,25 @@ tests/test_study_browser.py, the load test in benchmarks/bench_study_server.py."
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import shutil
+import subprocess
+import tempfile
+import time
 from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
+import httpx
 import numpy as np
 import pandas as pd
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import func, select
+from hydra.errors import ConfigCompositionException
+from sqlalchemy import event, func, select
 
 from gesturebench.config import build
 from gesturebench.errors import DataError
@@ -26,7 +37,17 @@ from gesturebench.study.server.export import pairwise_table, ratings_table
 from gesturebench.study.server.manifest import read_manifest
 from gesturebench.study.server.store import SCHEMA_VERSION, Store, open_engine, responses
 from gesturebench.study.synthetic import SyntheticStudy, latent_ratings, usable_terms
-from tests.study_support import Page, asked_answer, make_stimuli, participate
+from tests.conftest import RENDERED_WINDOWS
+from tests.helpers import REPO
+from tests.launch import command, launch
+from tests.study_support import (
+    Page,
+    asked_answer,
+    free_port,
+    make_stimuli,
+    participate,
+    wait_ready,
+)
 from tests.test_study import FAST, MODEL, SEQUENCES, SOURCES, metrics_table  # noqa: F401
 
 TOKEN = "s3cret-admin-token"
@@ -93,6 +114,11 @@ def first_item(page: str) -> tuple[str, dict]:
     return sid, {d: 3 for d in dims}
 
 
+def ended(client: TestClient, position: int, sid: str) -> int:
+    """Report clip `sid` of item `position` played to its end, as the page's script does."""
+    return client.post(f"/ended/{position}", data={"stimulus": sid}).status_code
+
+
 # ---------- the participant flow ----------
 
 
@@ -147,6 +173,7 @@ def test_a_reload_or_reopened_tab_resumes_and_an_id_cannot_be_taken_over(study):
     for _ in range(2):
         sid, answers = first_item(client.get("/study").text)
         position = int(re.search(r'action="/item/(\d+)"', client.get("/study").text).group(1))
+        assert ended(client, position, sid) == 204
         assert (
             client.post(f"/item/{position}", data={"stimulus_a": sid, **answers}).status_code == 303
         )
@@ -167,7 +194,8 @@ def test_restart_keeps_everything_and_a_foreign_schema_version_is_refused(manife
     study = make_study(manifest, tmp_path)
     client, page = entered(study)
     sid, answers = first_item(page)
-    client.post("/item/0", data={"stimulus_a": sid, **answers})
+    ended(client, 0, sid)
+    assert client.post("/item/0", data={"stimulus_a": sid, **answers}).status_code == 303
     before = ratings_table(study.store)
     study.store.engine.dispose()
     again = make_study(manifest, tmp_path)  # the server restarted on the same database
@@ -186,11 +214,23 @@ def test_restart_keeps_everything_and_a_foreign_schema_version_is_refused(manife
 def test_bad_submissions_are_refused_and_store_nothing(study):
     client, page = entered(study, "p1")
     sid, answers = first_item(page)
-    dimension = next(iter(answers))
+    dimension, last = next(iter(answers)), list(answers)[-1]
     other = next(s for s in study.stimuli if s != sid)
+    # the clip was not reported played to its end: refused, whatever the answers
+    assert client.post("/item/0", data={"stimulus_a": sid, **answers}).status_code == 409
+    for form, position, status in [
+        ({"stimulus": "no-such-clip"}, 0, 404),
+        ({"stimulus": other}, 0, 422),  # a real clip, not this item's
+        ({"stimulus": sid}, 1, 409),  # an item ahead
+        ({"stimulus": sid}, 99, 404),
+    ]:
+        assert client.post(f"/ended/{position}", data=form).status_code == status, form
+    assert client_of(study).post("/ended/0", data={"stimulus": sid}).status_code == 401
+    assert ended(client, 0, sid) == 204 and ended(client, 0, sid) == 204  # idempotent
     bad = [
         ({"stimulus_a": sid, **answers, dimension: SCALE[1] + 1}, 0, 422),  # out of range
         ({"stimulus_a": sid, **answers, dimension: 0}, 0, 422),
+        ({"stimulus_a": sid, **answers, last: 0}, 0, 422),  # only the last rating is bad
         ({"stimulus_a": sid, **answers, dimension: "4.5"}, 0, 422),
         ({"stimulus_a": sid}, 0, 422),  # no answers
         ({"stimulus_a": "no-such-clip", **answers}, 0, 404),  # unknown stimulus
@@ -209,6 +249,52 @@ def test_bad_submissions_are_refused_and_store_nothing(study):
     changed = {**answers, dimension: 1 + answers[dimension] % SCALE[1]}
     assert client.post("/item/0", data={"stimulus_a": sid, **changed}).status_code == 409
     assert stored(study) == n and ratings_table(study.store)["rating"].eq(3).all()
+    # the next item's clip is not played yet: its answers are refused
+    next_sid, next_answers = first_item(client.get("/study").text)
+    assert client.post("/item/1", data={"stimulus_a": next_sid, **next_answers}).status_code == 409
+    assert stored(study) == n
+
+
+def test_each_rating_is_its_own_transaction_and_a_crash_between_two_is_resumable(
+    study, monkeypatch
+):
+    """The server dies after storing an item's first rating: nothing of the item is exported, the
+    participant sees the item again, and its next answers (other ones) replace the stored one."""
+    client, page = entered(study)
+    sid, answers = first_item(page)
+    assert len(answers) > 1
+    ended(client, 0, sid)
+    transactions = []
+    original = study.store.rate
+
+    def crash_at_second(*args, **kwargs):
+        transactions.append(args[2]["dimension"])
+        if len(transactions) == 2:
+            raise RuntimeError("server killed")
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(study.store, "rate", crash_at_second)
+    with pytest.raises(RuntimeError, match="killed"):
+        client.post("/item/0", data={"stimulus_a": sid, **answers})
+    assert stored(study) == 1  # the first rating's own transaction was committed
+    assert ratings_table(study.store).empty  # an unfinished item is not an answer
+    monkeypatch.setattr(study.store, "rate", original)
+    assert 'action="/item/0"' in client.get("/study").text  # the item again
+    again = {d: 6 for d in answers}
+    assert client.post("/item/0", data={"stimulus_a": sid, **again}).status_code == 303
+    table = ratings_table(study.store)
+    assert list(table["dimension"]) == list(answers) and table["rating"].eq(6).all()
+    assert stored(study) == len(answers) and 'action="/item/1"' in client.get("/study").text
+    assert client.post("/item/0", data={"stimulus_a": sid, **again}).status_code == 303
+    assert client.post("/item/0", data={"stimulus_a": sid, **answers}).status_code == 409
+    assert stored(study) == len(answers)
+    # one commit per rating
+    sid, answers = first_item(client.get("/study").text)
+    ended(client, 1, sid)
+    commits = []
+    event.listen(study.store.engine, "commit", commits.append)
+    assert client.post("/item/1", data={"stimulus_a": sid, **answers}).status_code == 303
+    assert len(commits) == len(answers)
 
 
 def test_sessions_are_the_token_not_the_participant_id(study):
@@ -356,6 +442,87 @@ def test_export_and_server_tasks_from_the_config(config, manifest, tmp_path, mon
     assert stimuli["participants"].sum() == 8 and len(stimuli) == len(study.stimuli)
 
 
+def test_the_database_is_study_server_db_url_for_both_tasks(
+    config, manifest, tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    url = f"sqlite:///{tmp_path / 'elsewhere.db'}"
+    cfg = config("task=study_server", f"task.manifest={manifest}", f"study_server.db_url={url}")
+    study = build(cfg.task).study_app(cfg)
+    participate(client_of(study), "p1", honest())
+    assert (tmp_path / "elsewhere.db").is_file() and not (tmp_path / "outputs").exists()
+    cfg = config("task=study_export", f"study_server.db_url={url}")
+    build(cfg.task)(cfg)
+    assert (tmp_path / "ratings.csv").read_text() == ratings_csv(ratings_table(study.store))
+    for typo in ("task.db_url=x", "study_server.db_ur=x"):  # the old key, a typo: compose errors
+        with pytest.raises(ConfigCompositionException, match="db_ur"):
+            config("task=study_server", f"task.manifest={manifest}", typo)
+
+
+# ---------- PostgreSQL ----------
+
+
+@pytest.fixture(scope="module")
+def postgres_url() -> Iterator[str]:
+    """A throwaway PostgreSQL cluster on a Unix socket in a temporary folder (initdb + pg_ctl,
+    as the postgres user when run as root): its SQLAlchemy URL. Skipped where the server's
+    binaries or the psycopg driver are absent."""
+    pytest.importorskip("psycopg", reason="the PostgreSQL driver psycopg is not installed")
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/pg_ctl"))
+    if not found:
+        pytest.skip("no PostgreSQL server (/usr/lib/postgresql/*/bin): apt-get install postgresql")
+    bindir = found[-1].parent
+    folder = Path(tempfile.mkdtemp(prefix="gb-pg-"))
+    folder.chmod(0o755)
+    as_user: list[str] = []
+    if os.geteuid() == 0:  # initdb refuses root
+        shutil.chown(folder, "postgres")
+        as_user = ["runuser", "-u", "postgres", "--"]
+    data = folder / "data"
+
+    def run(*args: str) -> None:
+        subprocess.run([*as_user, *args], check=True, capture_output=True, timeout=60)
+
+    run(str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust")
+    options = f"-k {folder} -c listen_addresses='' -c fsync=off"
+    pg_ctl = str(bindir / "pg_ctl")
+    run(pg_ctl, "-D", str(data), "-o", options, "-l", str(folder / "log"), "-w", "start")
+    try:
+        yield f"postgresql+psycopg://postgres@/postgres?host={folder}"
+    finally:
+        run(pg_ctl, "-D", str(data), "-m", "immediate", "stop")
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_the_study_runs_on_postgresql(postgres_url, manifest, tmp_path):
+    """The same app on a PostgreSQL database: whole sessions exported as clicked, a replay and
+    refusals storing nothing, concurrent double submissions stored once, a restart keeping all."""
+    store = Store(open_engine(postgres_url))
+    study = Study(read_manifest(manifest), SMALL, store, TOKEN)
+    assert store.engine.dialect.name == "postgresql"
+    session = participate(client_of(study), "pg-1", honest(6))
+    exported_as_clicked(study, "pg-1", session)
+    n = stored(study)
+    client, page = entered(study, "pg-2")
+    sid, answers = first_item(page)
+    assert client.post("/item/0", data={"stimulus_a": sid, **answers}).status_code == 409
+    assert ended(client, 0, sid) == 204
+    cookie = {SESSION_COOKIE: client.cookies[SESSION_COOKIE]}
+    tabs = [client_of(study, cookies=cookie) for _ in range(4)]
+    with ThreadPoolExecutor(4) as pool:
+        codes = list(
+            pool.map(
+                lambda tab: tab.post("/item/0", data={"stimulus_a": sid, **answers}).status_code,
+                tabs,
+            )
+        )
+    assert codes == [303] * 4 and stored(study) == n + len(answers)
+    store.engine.dispose()
+    again = Store(open_engine(postgres_url))
+    assert [p.position for p in again.participants()] == [5, 1]
+    assert len(ratings_table(again)) == len(ratings_table(store))
+
+
 # ---------- round trip: synthetic participants → export → analysis ----------
 
 
@@ -415,3 +582,102 @@ def test_synthetic_participants_through_the_server_recover_the_planted_model(
             assert np.sign(top.at[m, "rho"]) == np.sign(w) and top.at[m, "p_holm"] < 0.01, (d, m)
     table3 = result.tables["table3_composites"].set_index("dimension")
     assert all(table3.at[d, "best_metric"] in spec["weights"] for d, spec in MODEL.items())
+
+
+# ---------- the issue's "done when": render → study_server → export → analyze, for real ----------
+
+#: How good each rendered source looks to the simulated participants (their mean rating).
+QUALITY = {"ground_truth": 6, "delayed": 5, "jitter": 4, "rotation_noise": 3, "random_clip": 2}
+
+
+def rater(client: httpx.Client, stimuli: dict, rng: np.random.Generator):
+    """A participant fetching each clip of a page (checked: video/mp4, the file's bytes) and
+    rating it by its source's `QUALITY` ± 1; attention checks as asked."""
+
+    def decide(page: Page) -> dict:
+        for sid in page.stimuli:
+            media = client.get(f"/media/{sid}")
+            assert media.headers["content-type"] == "video/mp4"
+            assert media.content == stimuli[sid].path.read_bytes()
+        if page.notice:
+            return {d: int(asked_answer(page.notice)) for d in page.dimensions}
+        mean = QUALITY[stimuli[page.stimuli[0]].source]
+        return {d: int(np.clip(mean + rng.integers(-1, 2), *SCALE)) for d in page.dimensions}
+
+    return decide
+
+
+@pytest.mark.slow
+def test_render_then_study_server_serves_a_study_that_export_and_analyze_read(
+    rendered_stimuli, tmp_path
+):
+    """`python launch.py task=render`'s real output served by `python launch.py task=study_server`
+    (a process on loopback): 16 participants take the whole study over HTTP, fetching each clip
+    (video/mp4, the rendered file byte for byte) and reporting it played to its end; then
+    `task=study_export` writes the ratings file and `task=analyze` reads it unchanged and fits
+    the composite metrics."""
+    stimuli = read_manifest(rendered_stimuli)
+    database = f"sqlite:///{tmp_path / 'study.db'}"
+    port = free_port()
+    cmd, env = command(
+        "task=study_server",
+        f"task.manifest={rendered_stimuli}",
+        f"task.port={port}",
+        f"study_server.db_url={database}",
+        "task.design.block_size=10",
+        "task.design.attention.after=[5]",
+        "logger=none",
+        f"hydra.run.dir={tmp_path / 'server'}",
+        env={"GESTUREBENCH_STUDY_TOKEN": TOKEN},
+    )
+    url = f"http://127.0.0.1:{port}"
+    rng = np.random.default_rng(0)
+    with open(tmp_path / "server.log", "w") as log:
+        server = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log, stderr=log)
+        try:
+            wait_ready(url, time.monotonic() + 120, server)
+            for n in range(16):
+                with httpx.Client(base_url=url, timeout=60) as client:
+                    participant = rater(client, stimuli, rng)
+                    assert participate(client, f"rater{n:02d}", participant).code
+            served = httpx.get(f"{url}/admin/export.csv", params={"token": TOKEN}).text
+        finally:
+            server.terminate()
+            server.wait(30)
+    export = launch(
+        "task=study_export",
+        f"study_server.db_url={database}",
+        f"task.manifest={rendered_stimuli}",
+        "logger=none",
+        f"hydra.run.dir={tmp_path / 'export'}",
+        encoders=False,
+    )
+    assert export.returncode == 0, export.stderr[-3000:]
+    ratings = tmp_path / "export" / "ratings.csv"
+    assert ratings.read_text() == served
+    table = pd.read_csv(ratings)
+    rated = table[table["dimension"] != "attention"]
+    assert len(rated) == 8 * 10 * 3 + 8 * 10 * 2  # 8 participants per condition, 10 clips each
+    counts = pd.read_csv(tmp_path / "export" / "progress_stimuli.csv")
+    assert len(counts) == len(stimuli) and (counts["participants"] == 4).all()  # balanced
+    analyze = launch(
+        "task=analyze",
+        "study=csv",
+        f"study.path={ratings}",
+        *RENDERED_WINDOWS,
+        "study.windows.splits=[test,val,train]",
+        "metrics=fast",
+        "study.analysis.bootstrap=50",
+        "study.analysis.permutations=9",
+        "logger=none",
+        f"hydra.run.dir={tmp_path / 'analyze'}",
+        encoders=False,
+    )
+    assert analyze.returncode == 0, analyze.stderr[-3000:]
+    out = tmp_path / "analyze"
+    windows = pd.read_csv(out / "windows.csv", dtype={"sequence_id": str})
+    assert set(windows["sequence_id"]) == {s.sequence_id for s in stimuli.values()}
+    qc = pd.read_csv(out / "qc_participants.csv")
+    assert len(qc) == 16 and not qc["excluded"].any()
+    composites = json.loads((out / "composites.json").read_text())
+    assert composites

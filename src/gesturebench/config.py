@@ -229,6 +229,15 @@ class PairwiseStudyConfig:
 
 
 @dataclass
+class StudyServerConfig:
+    """`study_server`: the database of `task=study_server` and `task=study_export`, any
+    SQLAlchemy URL; null: the SQLite file study.db in the study's folder
+    (`tasks.study_server.database_url`)."""
+
+    db_url: str | None = None
+
+
+@dataclass
 class Config:
     """The top level. The groups are typed by their options' schemas (`defaults` of each option);
     `model` and `metrics` are open: their options' arguments differ per `_target_`."""
@@ -245,6 +254,7 @@ class Config:
     stats: Any = MISSING
     logger: Any = None
     paths: PathsConfig = field(default_factory=PathsConfig)
+    study_server: StudyServerConfig = field(default_factory=StudyServerConfig)
     seed: int = 0
     threads: int | None = None
     resume: bool = True

@@ -53,8 +53,9 @@ def write_json(path: str | Path, obj: Any) -> None:
 
 
 def config_hash(config: dict) -> str:
-    """Hash of a resolved config without the keys that do not change results (resume, logger)."""
-    relevant = {k: v for k, v in config.items() if k not in ("resume", "logger")}
+    """Hash of a resolved config without the keys that do not change results (resume, logger, the
+    study server's database)."""
+    relevant = {k: v for k, v in config.items() if k not in ("resume", "logger", "study_server")}
     return hashlib.sha256(json.dumps(relevant, sort_keys=True, default=str).encode()).hexdigest()
 
 

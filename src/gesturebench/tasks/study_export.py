@@ -21,7 +21,7 @@ from gesturebench.study.server.export import pairwise_table, progress_tables, ra
 from gesturebench.study.server.manifest import read_manifest
 from gesturebench.study.server.store import Store, open_engine
 from gesturebench.tasks.common import run_dir
-from gesturebench.tasks.study_server import default_db_url
+from gesturebench.tasks.study_server import database_url
 
 log = logging.getLogger(__name__)
 
@@ -31,16 +31,15 @@ class StudyExportTask:
     """`task=study_export` (conf/task/study_export.yaml)."""
 
     name: str = "study_export"
+    # the study whose default database is read (unless `study_server.db_url` is set)
     study: str = "study"
-    # null: the study_server default of `study`
-    db_url: str | None = None
     # the manifest served (optional): per-stimulus counts in progress_stimuli.csv
     manifest: str | None = None
     exclude_at: int = 2
 
     def __call__(self, cfg: DictConfig) -> dict:
         out = run_dir()
-        store = Store(open_engine(self.db_url or default_db_url(cfg.paths.root, self.study)))
+        store = Store(open_engine(database_url(cfg, self.study)))
         files = {}
         ratings, pairs = ratings_table(store), pairwise_table(store)
         if len(ratings):

@@ -1,9 +1,9 @@
 """`task=study_server`: serve a perceptual study of `task=render`'s stimuli (docs/study_server.md).
 
-The database is `task.db_url` (any SQLAlchemy URL) or, by default, the SQLite file study.db in the
-study's folder `outputs/study_server/<task.study>/`, the run folder: restarting the task with the
-same `task.study` continues the same study. The experimenter pages need the token in the environment
-variable `task.admin_token_env`.
+The database is `study_server.db_url` (any SQLAlchemy URL) or, by default, the SQLite file study.db
+in the study's folder `outputs/study_server/<task.study>/`, the run folder: restarting the task with
+the same `task.study` continues the same study. The experimenter pages need the token in the
+environment variable `task.admin_token_env`.
 """
 
 from __future__ import annotations
@@ -23,9 +23,12 @@ from gesturebench.study.server.store import Store, open_engine
 log = logging.getLogger(__name__)
 
 
-def default_db_url(root: str, study: str) -> str:
-    """The study's SQLite file in its folder (study_server's run folder)."""
-    folder = Path(root).resolve() / "outputs" / "study_server" / study
+def database_url(cfg: DictConfig, study: str) -> str:
+    """`study_server.db_url`, or the SQLite file study.db in the folder of `study`
+    (study_server's run folder, created)."""
+    if cfg.study_server.db_url:
+        return cfg.study_server.db_url
+    folder = Path(cfg.paths.root).resolve() / "outputs" / "study_server" / study
     folder.mkdir(parents=True, exist_ok=True)
     return f"sqlite:///{folder / 'study.db'}"
 
@@ -39,7 +42,6 @@ class StudyServerTask:
     manifest: str = MISSING
     verify: bool = True
     study: str = "study"
-    db_url: str | None = None
     host: str = "127.0.0.1"
     port: int = 8000
     # seconds an idle connection stays open: longer than a clip plus its questions, so that a
@@ -51,7 +53,7 @@ class StudyServerTask:
     def study_app(self, cfg: DictConfig) -> Study:
         """The study to serve: manifest read, database opened, admin token from the environment."""
         stimuli = read_manifest(self.manifest, verify=self.verify)
-        url = self.db_url or default_db_url(cfg.paths.root, self.study)
+        url = database_url(cfg, self.study)
         token = os.environ.get(self.admin_token_env) or None
         if token is None:
             log.warning("%s is not set: the experimenter pages are off", self.admin_token_env)

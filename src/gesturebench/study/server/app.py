@@ -8,6 +8,10 @@ its participant id. Every submission is validated against the participant's own 
 that page, the condition's dimensions, the answer range) before anything is stored: a bad one gets a
 4xx and changes nothing. Answering an item already answered with the same answers is acknowledged
 as if it were new (a double click, a resent form); with other answers it is refused.
+
+The video-end rule holds on the server too: the page posts `/ended/<position>` when a clip of a
+block item has played to its end (then unlocks the questions), and the item's answers are refused
+(409, nothing stored) until every clip of the item was reported so.
 """
 
 from __future__ import annotations
@@ -145,6 +149,7 @@ class Study:
                 answer=CHOICE_LABELS[answer] if pairwise else answer
             )
         sides = ("a", "b") if pairwise else ("a",)
+        in_block = participant.step == "block"
         return render(
             "item",
             title=self.design.title,
@@ -161,8 +166,9 @@ class Study:
                 for d in self.design.dimensions(participant.condition)
             ],
             action=action,
+            ended_action=f"/ended/{participant.position}" if in_block else None,
             progress=f"Item {participant.position + 1} of {len(participant.block)}"
-            if participant.step == "block"
+            if in_block
             else "",
         )
 
@@ -253,21 +259,43 @@ def create_app(study: Study) -> FastAPI:
         await run_in_threadpool(step("practice"), request)
         return see_other("/study")
 
-    @app.post("/item/{position}")
-    async def answer(position: int, request: Request) -> RedirectResponse:
-        participant = await run_in_threadpool(study.participant, request)
+    def block_item(participant: Participant, position: int) -> dict:
+        """The participant's block item `position`, if it may be answered now (else 404/409)."""
         if STEPS.index(participant.step) < STEPS.index("block"):
             raise HTTPException(409, "the block has not started yet")
         if not 0 <= position < len(participant.block):
             raise HTTPException(404, f"no item {position} in this block")
         if position > participant.position:
             raise HTTPException(409, f"item {position} comes after the next one")
-        rows = study.answer_rows(participant, participant.block[position], await request.form())
+        return participant.block[position]
+
+    @app.post("/ended/{position}", status_code=204)
+    async def ended(position: int, request: Request) -> None:
+        participant = await run_in_threadpool(study.participant, request)
+        item = block_item(participant, position)
+        stimulus = str((await request.form()).get("stimulus", ""))
+        if stimulus not in study.stimuli:
+            raise HTTPException(404, f"unknown stimulus {stimulus!r}")
+        if stimulus not in (item["a"], item.get("b")):
+            raise HTTPException(422, f"stimulus {stimulus!r} is not a clip of item {position}")
+        await run_in_threadpool(study.store.played, participant, position, stimulus)
+
+    @app.post("/item/{position}")
+    async def answer(position: int, request: Request) -> RedirectResponse:
+        participant = await run_in_threadpool(study.participant, request)
+        item = block_item(participant, position)
+        rows = study.answer_rows(participant, item, await request.form())
+        clips = [item[s] for s in ("a", "b") if s in item]
+        unplayed = await run_in_threadpool(study.store.unplayed, participant, position, clips)
+        if unplayed:
+            raise HTTPException(409, f"clip {unplayed[0]!r} has not been played to its end")
         outcome = await run_in_threadpool(study.store.answer, participant, position, rows)
         if outcome == "ahead":
             raise HTTPException(409, f"item {position} comes after the next one")
         if outcome == "different":
-            raise HTTPException(409, f"item {position} was answered already, differently")
+            raise HTTPException(
+                409, f"item {position} was answered differently already (or at the same time)"
+            )
         return see_other("/study")
 
     @app.get("/media/{stimulus_id}")

@@ -1,6 +1,7 @@
 """The participant and experimenter pages: Jinja2 templates with autoescaping (no stored or
 configured text reaches a page unescaped), plain HTML forms, a few lines of JavaScript that unlock
-the questions when every clip has played to its end."""
+the questions when every clip has played to its end (on a block item, once the server has recorded
+each clip's end)."""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ ITEM = """{% extends "base" %}{% block body %}
 {% if notice %}<p class="notice" id="notice">{{ notice }}</p>{% endif %}
 <div class="clips">{% for clip in clips %}<div class="clip">{% if clips|length > 1 %}
 <h3>Clip {{ clip.label }}</h3>{% endif %}
-<video class="stimulus" src="/media/{{ clip.stimulus_id }}" preload="auto" playsinline
+<video class="stimulus" src="/media/{{ clip.stimulus_id }}" data-stimulus="{{ clip.stimulus_id }}"
+ preload="auto" playsinline
  {% if muted %}muted{% endif %}></video><br>
 <button type="button" class="play">Play clip {{ clip.label }}</button></div>{% endfor %}</div>
 <form method="post" action="{{ action }}" id="answers-form">
@@ -46,13 +48,22 @@ ITEM = """{% extends "base" %}{% block body %}
 {% endfor %}
 <span class="end">{{ scale_labels[1] }}</span>{% endif %}</fieldset>{% endfor %}
 <button type="submit" id="submit">Next</button></fieldset></form>
-<p>{{ progress }}</p>
+<p id="status"></p><p>{{ progress }}</p>
 <script>
 const videos = Array.from(document.querySelectorAll("video.stimulus"));
+const endedAction = {{ ended_action|tojson }};
 const ended = new Set();
 videos.forEach((v, k) => {
   document.querySelectorAll("button.play")[k].addEventListener("click", () => v.play());
-  v.addEventListener("ended", () => {
+  v.addEventListener("ended", async () => {
+    if (endedAction) {
+      const body = new URLSearchParams({stimulus: v.dataset.stimulus});
+      const reply = await fetch(endedAction, {method: "POST", body: body});
+      if (!reply.ok) {
+        document.getElementById("status").textContent = "Could not reach the server: play again.";
+        return;
+      }
+    }
     ended.add(k);
     if (ended.size === videos.length) document.getElementById("answers").disabled = false;
   });

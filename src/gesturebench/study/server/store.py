@@ -1,10 +1,14 @@
 """The study's database through SQLAlchemy Core: participants (their block, progress and session
-token) and responses, one row per answered question; a versioned schema.
+token), responses (one row per rating) and plays (a clip reported played to its end); a versioned
+schema.
 
-Any SQLAlchemy URL works (SQLite file by default, PostgreSQL, …). Each answered item is committed in
-its own transaction together with the participant's progress, so a crash or restart loses nothing
-that was acknowledged; a unique (participant, position, dimension) key makes a replayed submission a
-no-op even when two arrive at once.
+Any SQLAlchemy URL works (SQLite file by default, PostgreSQL, …). Each rating is committed in its
+own transaction; the one that stores an item's last rating also advances the participant past the
+item. Every such transaction first touches the participant's row (`active_at`), which serialises
+one participant's writes on every database (a row lock; SQLite's write lock). An item is answered
+once its participant is past it: a crash between two ratings of an item leaves that item
+unanswered, its stored ratings unacknowledged and left out of the export; the participant is shown
+the item again and the next submission overwrites them. A replay of an answered item is a no-op.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from gesturebench.errors import DataError
 
 #: Version of the tables below; a database written with another version is refused.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 metadata = MetaData()
 schema_version = Table("schema_version", metadata, Column("version", Integer, nullable=False))
@@ -57,14 +61,25 @@ participants = Table(
     Column("position", Integer, nullable=False),
     Column("completion_code", String(64), nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
+    # the last write for this participant: set first in each of its transactions (the lock)
+    Column("active_at", DateTime(timezone=True), nullable=False),
     Column("completed_at", DateTime(timezone=True)),
 )
+
+
+def _block_item() -> list[Column]:
+    """A row's id and the block item it is about: participant and position."""
+    return [
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("participant", Integer, ForeignKey("participants.id"), nullable=False),
+        Column("position", Integer, nullable=False),
+    ]
+
+
 responses = Table(
     "responses",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("participant", Integer, ForeignKey("participants.id"), nullable=False),
-    Column("position", Integer, nullable=False),
+    *_block_item(),
     Column("kind", String(16), nullable=False),
     Column("dimension", String(16), nullable=False),
     Column("stimulus_a", String(200), nullable=False),
@@ -77,6 +92,14 @@ responses = Table(
     Column("passed", Boolean),
     Column("created_at", DateTime(timezone=True), nullable=False),
     UniqueConstraint("participant", "position", "dimension"),
+)
+plays = Table(
+    "plays",
+    metadata,
+    *_block_item(),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("stimulus", String(200), nullable=False),
+    UniqueConstraint("participant", "position", "stimulus"),
 )
 
 #: A participant's steps before and after its block.
@@ -164,6 +187,7 @@ class Store:
         """A new participant numbered in arrival order; `assign(number)` gives its condition and
         block. `ParticipantExists` if the id is taken."""
         token = secrets.token_urlsafe(32)
+        now = _now()
         try:
             with self.engine.begin() as conn:
                 inserted = conn.execute(
@@ -176,7 +200,8 @@ class Store:
                         step=STEPS[0],
                         position=0,
                         completion_code=completion_code or secrets.token_hex(4).upper(),
-                        created_at=_now(),
+                        created_at=now,
+                        active_at=now,
                     )
                 ).inserted_primary_key
                 assert inserted is not None
@@ -212,7 +237,18 @@ class Store:
                 .values(step=following)
             )
 
-    def answered(self, conn: Connection, participant: Participant, position: int) -> dict:
+    @staticmethod
+    def _lock(conn: Connection, participant: Participant) -> int:
+        """Touch the participant's row (serialising its writes) and return its position."""
+        conn.execute(
+            update(participants).where(participants.c.id == participant.pk).values(active_at=_now())
+        )
+        return conn.execute(
+            select(participants.c.position).where(participants.c.id == participant.pk)
+        ).scalar_one()
+
+    @staticmethod
+    def answered(conn: Connection, participant: Participant, position: int) -> dict:
         rows = conn.execute(
             select(responses.c.dimension, responses.c.rating, responses.c.choice).where(
                 responses.c.participant == participant.pk, responses.c.position == position
@@ -221,64 +257,111 @@ class Store:
         return {r.dimension: r.rating if r.choice is None else r.choice for r in rows}
 
     def answer(self, participant: Participant, position: int, rows: list[dict]) -> str:
-        """Store the answers `rows` (responses' columns) of block item `position`, and advance.
+        """Store the ratings `rows` (responses' columns) of block item `position`, each in its own
+        transaction (`rate`); the last one advances the participant.
 
-        Returns "stored"; "same" for a replay of what is stored; "different" for another answer to
-        an answered item, "ahead" for an item after the next one (both store nothing)."""
+        Returns "stored"; "same" for a replay of an answered item; "different" for other answers to
+        an answered item, or when another submission of the item changed a rating meanwhile;
+        "ahead" for an item after the next one (the last three store nothing more)."""
         answers = {
             r["dimension"]: r["rating"] if r.get("choice") is None else r["choice"] for r in rows
         }
-        try:
-            with self.engine.begin() as conn:
-                current = conn.execute(
-                    select(participants.c.position).where(participants.c.id == participant.pk)
-                ).scalar_one()
-                if position > current:
-                    return "ahead"
-                if position < current:
-                    return (
-                        "same"
-                        if self.answered(conn, participant, position) == answers
-                        else "different"
-                    )
-                now = _now()
+        for k, row in enumerate(rows):
+            outcome = self.rate(participant, position, row, answers, last=k + 1 == len(rows))
+            if outcome != "stored":
+                return outcome
+        return "stored"
+
+    def rate(
+        self, participant: Participant, position: int, row: dict, answers: dict, last: bool
+    ) -> str:
+        """One rating of the participant's current item in one transaction (a rating stored by an
+        unfinished earlier submission is overwritten); with `last`, it is stored only if the item's
+        ratings then equal `answers` (another submission may have changed one meanwhile), and the
+        participant advances. See `answer` for the outcomes."""
+        with self.engine.begin() as conn:
+            current = self._lock(conn, participant)
+            stored = self.answered(conn, participant, position)
+            if position > current:
+                return "ahead"
+            if position < current:
+                return "same" if stored == answers else "different"
+            dimension = row["dimension"]
+            if last and {**stored, dimension: answers[dimension]} != answers:
+                return "different"
+            now = _now()
+            values = {**row, "participant": participant.pk, "position": position, "created_at": now}
+            if dimension in stored:
                 conn.execute(
-                    insert(responses),
-                    [
-                        {
-                            **r,
-                            "participant": participant.pk,
-                            "position": position,
-                            "created_at": now,
-                        }
-                        for r in rows
-                    ],
+                    update(responses)
+                    .where(
+                        responses.c.participant == participant.pk,
+                        responses.c.position == position,
+                        responses.c.dimension == dimension,
+                    )
+                    .values(**values)
                 )
-                last = position + 1 == len(participant.block)
+            else:
+                conn.execute(insert(responses).values(**values))
+            if last:
+                done = position + 1 == len(participant.block)
                 conn.execute(
                     update(participants)
-                    .where(participants.c.id == participant.pk, participants.c.position == position)
+                    .where(participants.c.id == participant.pk)
                     .values(
                         position=position + 1,
-                        **({"step": "complete", "completed_at": now} if last else {}),
+                        **({"step": "complete", "completed_at": now} if done else {}),
                     )
-                )
-        except IntegrityError:  # the same item submitted twice at once: the other one won
-            with self.engine.connect() as conn:
-                return (
-                    "same" if self.answered(conn, participant, position) == answers else "different"
                 )
         return "stored"
 
+    def played(self, participant: Participant, position: int, stimulus: str) -> None:
+        """Record that `stimulus` of block item `position` played to its end (idempotent)."""
+        with self.engine.begin() as conn:
+            self._lock(conn, participant)
+            found = conn.execute(
+                select(plays.c.id).where(
+                    plays.c.participant == participant.pk,
+                    plays.c.position == position,
+                    plays.c.stimulus == stimulus,
+                )
+            ).first()
+            if found is None:
+                conn.execute(
+                    insert(plays).values(
+                        participant=participant.pk,
+                        position=position,
+                        stimulus=stimulus,
+                        created_at=_now(),
+                    )
+                )
+
+    def unplayed(self, participant: Participant, position: int, stimuli: list[str]) -> list[str]:
+        """Those of `stimuli` not recorded played to their end at block item `position`."""
+        with self.engine.connect() as conn:
+            done = set(
+                conn.execute(
+                    select(plays.c.stimulus).where(
+                        plays.c.participant == participant.pk, plays.c.position == position
+                    )
+                ).scalars()
+            )
+        return [s for s in stimuli if s not in done]
+
     def responses(self) -> list[Any]:
-        """Every response joined with its participant, in participant then block order."""
+        """Every rating of an answered item (one its participant is past) joined with its
+        participant, in participant then block order."""
         query = (
             select(
                 participants.c.participant_id,
                 participants.c.condition,
                 responses,
             )
-            .join(participants, participants.c.id == responses.c.participant)
+            .join(
+                participants,
+                (participants.c.id == responses.c.participant)
+                & (responses.c.position < participants.c.position),
+            )
             .order_by(participants.c.id, responses.c.position, responses.c.id)
         )
         with self.engine.connect() as conn:
