@@ -30,12 +30,13 @@ from gesturebench.data.records import FPS, SAMPLE_RATE, Motion
 from gesturebench.errors import CheckpointError, ConfigError, DataError
 from gesturebench.models import formats
 from gesturebench.models.batch import record_batch
+from gesturebench.models.sampling import build_model
 from gesturebench.models.sources.base import ModelCommandError, ResultSource
 from gesturebench.models.sources.command import CommandSource
 from gesturebench.models.sources.module import ModuleSource
 from gesturebench.models.sources.outputs import OutputsSource
 from gesturebench.tasks import evaluate
-from gesturebench.tasks.common import build, make_body_model
+from gesturebench.tasks.common import make_body_model
 from tests.fake_official_model import fake_model
 from tests.fake_official_model.fake_model import FORMATS, fake_gesture, write_result
 from tests.helpers import REPO, composed
@@ -481,7 +482,7 @@ def test_processes_sharing_the_cache_run_a_sequence_once(records, tmp_path):
 def test_benchmark_config_without_outputs_says_what_to_put_where(name, title, tmp_path):
     cfg = model_cfg(tmp_path, f"model={name}", "model.source=outputs")
     with pytest.raises(CheckpointError) as err:
-        build(cfg.model)
+        build_model(cfg.model)
     text = str(err.value)
     assert text.startswith(
         f"model={name}: no outputs found in {tmp_path / 'ckpt' / name / 'outputs'} (the folder "
@@ -503,7 +504,7 @@ def test_model_source_picks_the_class_and_its_own_options(tmp_path):
     for cls in (CommandSource, ModuleSource):
         cfg = model_cfg(tmp_path, "model=semtalk", f"model.source={cls.kind}")
         cfg.model.update(options[cls.kind])
-        model = build(cfg.model)
+        model = build_model(cfg.model)
         assert type(model) is cls and model.describe()["source"] == cls.kind
     with pytest.raises(
         ConfigError,
@@ -511,19 +512,20 @@ def test_model_source_picks_the_class_and_its_own_options(tmp_path):
             "model=emage: model.source='comand' is not one of outputs, command, module, native"
         ),
     ):
-        build(model_cfg(tmp_path, "model=emage", "model.source=comand").model)
+        build_model(model_cfg(tmp_path, "model=emage", "model.source=comand").model)
 
 
 def test_precomputed_is_the_outputs_source_with_clear_errors(records, tmp_path):
     with pytest.raises(CheckpointError, match=r"^model=precomputed: model\.dir is not set"):
-        build(model_cfg(tmp_path, "model=precomputed").model)
+        build_model(model_cfg(tmp_path, "model=precomputed").model)
     missing = tmp_path / "nowhere"
     with pytest.raises(
         CheckpointError, match=re.escape(f"model=precomputed: no outputs found in {missing}")
     ):
-        build(model_cfg(tmp_path, "model=precomputed", f"model.dir={missing}").model)
+        build_model(model_cfg(tmp_path, "model=precomputed", f"model.dir={missing}").model)
     write_motion_npz(tmp_path / "out" / f"{records[0].id}.npz", expected(records[0]))
-    model = build(model_cfg(tmp_path, "model=precomputed", f"model.dir={tmp_path / 'out'}").model)
+    out = tmp_path / "out"
+    model = build_model(model_cfg(tmp_path, "model=precomputed", f"model.dir={out}").model)
     assert type(model) is OutputsSource
     assert_motion_close(model.generate(records[0]), expected(records[0]))
     with pytest.raises(CheckpointError) as err:
@@ -568,7 +570,7 @@ def test_bring_your_model_examples_run_from_a_searchpath_folder(records, test_sp
         if name == "my_model_cmd":
             assert cfg.model.command.startswith("conda run -n mymodel python")
             cfg.model.command = command("--split-dir {split_dir} --id {id} --out {out}")
-        model = build(cfg.model)
+        model = build_model(cfg.model)
         model.prepare(context)
         for record in records:  # float32 weights: the module's gain is 0.3 to 1e-8
             assert_motion_close(model.generate(record), expected(record), atol=1e-6)

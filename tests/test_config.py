@@ -20,6 +20,7 @@ from omegaconf.errors import MissingMandatoryValue
 from gesturebench.config import build, job_dirname, register_configs
 from gesturebench.data.datamodule import open_dataset
 from gesturebench.errors import ConfigError, DataError
+from gesturebench.models.sampling import build_model
 from gesturebench.protocol import metric_nodes
 from gesturebench.study.pairwise import PairwiseOptions
 from tests.helpers import CONF, REPO, composed
@@ -170,7 +171,7 @@ def test_models_build(tmp_path):
         node = with_option("model", option).model
         outputs = (f"model.dir={tmp_path}",) if "dir" in node else ()
         outputs += ("model.source=outputs",) if "source" in node else ()  # emage: not native
-        assert build(with_option("model", option, *outputs).model).name
+        assert build_model(with_option("model", option, *outputs).model).name
 
 
 @pytest.mark.parametrize(
@@ -186,13 +187,13 @@ def test_models_build(tmp_path):
 def test_perturbed_level_outside_its_range_is_refused(kind, level):
     node = composed("model=perturbed", f"model.kind={kind}", f"model.level={level}").model
     with pytest.raises(ConfigError, match=rf"^model.level={level} for model.kind={kind}: must be"):
-        build(node)
+        build_model(node)
 
 
 def test_perturbed_levels_inside_their_range_build():
     for kind, level in (("rotation_noise", 0), ("time_shift", -0.5), ("freeze", 1)):
         node = composed("model=perturbed", f"model.kind={kind}", f"model.level={level}").model
-        assert build(node).level == level
+        assert build_model(node).level == level
 
 
 def test_dataset_fps_is_not_a_setting():

@@ -22,7 +22,8 @@ from gesturebench.errors import CheckpointError, DataError
 from gesturebench.models.emage.inference import generate
 from gesturebench.models.emage.release import RELEASE
 from gesturebench.models.emage.source import EmageSource, foot_contact
-from gesturebench.tasks.common import build, make_body_model
+from gesturebench.models.sampling import build_model
+from gesturebench.tasks.common import make_body_model
 from gesturebench.weights import sha256_file
 from tests.emage_support import small_models, write_release
 from tests.helpers import composed
@@ -53,7 +54,7 @@ def body_model():
 def native(tmp_path, body_model, *overrides: str) -> EmageSource:
     """`model=emage` built from its YAML, prepared with a cache under `tmp_path`."""
     cfg = composed(f"paths.checkpoints={tmp_path / 'ckpt'}", "model=emage", *overrides)
-    model = build(cfg.model)
+    model = build_model(cfg.model)
     model.prepare(
         SimpleNamespace(cache_dir=tmp_path / "cache", body_model=body_model, device="cpu")
     )

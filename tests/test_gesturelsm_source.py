@@ -22,7 +22,7 @@ from gesturebench.models.gesturelsm.features import UNK, Vocab
 from gesturebench.models.gesturelsm.inference import window_count
 from gesturebench.models.gesturelsm.pipeline import GestureLSM
 from gesturebench.models.gesturelsm.source import GestureLSMSource
-from gesturebench.tasks.common import build
+from gesturebench.models.sampling import build_model
 from tests import emage_support
 from tests.gesturelsm_support import RELEASE_GENERATOR, SMALL_CODECS, write_release
 from tests.helpers import composed
@@ -71,7 +71,7 @@ def native(tmp_path, dataset, release, *overrides: str, auto_train=False) -> Ges
         *release[1],
         *overrides,
     )
-    model = build(cfg.model)
+    model = build_model(cfg.model)
     model.prepare(context(tmp_path, dataset, auto_train))
     return model
 

@@ -9,7 +9,7 @@ import pytest
 
 from gesturebench.data.datamodule import open_dataset
 from gesturebench.errors import CheckpointError
-from gesturebench.tasks.common import build
+from gesturebench.models.sampling import build_model
 from tests.helpers import composed
 
 
@@ -43,7 +43,7 @@ def test_semtalk_reads_its_released_test_npz_layout(tmp_path):
     rng = np.random.default_rng(0)
     written = {r.id: write_semtalk_release(release, r, rng) for r in records}
     cfg = composed(f"paths.checkpoints={tmp_path}", "model=semtalk", f"model.dir={release}")
-    model = build(cfg.model)
+    model = build_model(cfg.model)
     for record in records:
         motion = model.generate(record)
         for key in ("poses", "expressions", "trans"):
@@ -56,14 +56,14 @@ def test_semtalk_reads_its_released_test_npz_layout(tmp_path):
 def test_semtalk_without_its_results_names_the_layout(tmp_path):
     cfg = composed(f"paths.checkpoints={tmp_path}", "model=semtalk")
     with pytest.raises(CheckpointError) as err:
-        build(cfg.model)
+        build_model(cfg.model)
     assert "res_{sequence_id}.npz" in str(err.value) and "\n" not in str(err.value)
 
 
 def test_semconflow_says_nothing_is_released_and_names_its_protocol(tmp_path):
     cfg = composed(f"paths.checkpoints={tmp_path}", "model=semconflow")
     with pytest.raises(CheckpointError) as err:
-        build(cfg.model)
+        build_model(cfg.model)
     text = str(err.value)
     assert "\n" not in text and "releases no code or weights" in text
     assert "25-speaker BEAT2 protocol" in text

@@ -143,6 +143,7 @@ def offered_schema(native: str) -> type:
         ("_target_", str, field(default=MISSING)),
         ("source", str, field(default=NATIVE)),
         ("native", str, field(default=native)),
+        ("samples", int, field(default=1)),  # not a constructor argument: models.sampling
     ]
     for target in (native, *(t.replace(":", ".") for t in SOURCES.values())):
         taken = {f[0] for f in fields}

@@ -6,6 +6,11 @@ motion shared by all metrics (one in all when the generated motion is the refere
 `MotionPair` to every metric. At epoch end every process computes (metric states are reduced across
 processes) and rank 0 keeps the results, with each scored value's bootstrap interval
 (docs/statistics.md) from the reduced states.
+
+With ``model.samples`` K > 1 (docs/statistics.md, "Several samples per input") each sequence is
+generated K times, sample k drawing from ``model.seed + k``, and scored by the k-th of K alike
+metric sets; a value is the mean of its K sample values, its interval that of the mean of their
+replicates on the same resamples, and `SampleDiversity` (div_sample) sees the K samples together.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -21,10 +27,11 @@ import torch
 from torchmetrics import Metric
 
 from gesturebench.data.lengths import align_lengths
-from gesturebench.data.records import SequenceRecord
+from gesturebench.data.records import Motion, SequenceRecord
 from gesturebench.memory import release_freed_memory
 from gesturebench.metrics.base import GestureMetric, cat_state
 from gesturebench.metrics.pair import MotionPair
+from gesturebench.metrics.sample_diversity import SampleDiversity
 from gesturebench.models.base import GestureModel
 from gesturebench.models.cache import MotionCache
 from gesturebench.stats.bootstrap import BootstrapOptions, Resamples, percentile_interval
@@ -53,15 +60,28 @@ class FrameLog(Metric):
         return {int(i): {"frames": int(n), "dropped_frames": int(d)} for i, n, d in rows.tolist()}
 
 
+@dataclass
+class SampleScores:
+    """One sample's scores at epoch end: values, skip reasons, bootstrap replicates (names of the
+    distributional ones in `distributional`) and per-sequence rows by split index."""
+
+    values: dict[str, float | None] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+    replicates: dict[str, np.ndarray] = field(default_factory=dict)
+    distributional: set[str] = field(default_factory=set)
+    per_sequence: dict[int, dict[str, float]] = field(default_factory=dict)
+
+
 class Evaluator(pl.LightningModule):
-    """Scores `model` against the reference with `metrics` (a dict name → GestureMetric); `stats`
-    sets the intervals (None or 0 resamples: none)."""
+    """Scores `model` against the reference with `metrics`, one metric set (name → GestureMetric)
+    per sample of the model (`model.samples`, built alike); `stats` sets the intervals (None or 0
+    resamples: none)."""
 
     def __init__(
         self,
         model: GestureModel,
         body_model: torch.nn.Module,
-        metrics: dict[str, GestureMetric],
+        metrics: list[dict[str, GestureMetric]],
         cache: MotionCache,
         length_policy: str = "truncate",
         max_length_gap: float = 1.0,
@@ -71,10 +91,14 @@ class Evaluator(pl.LightningModule):
         super().__init__()
         self.model = model
         self.body_model = body_model
-        self.metrics = torch.nn.ModuleDict(metrics)
-        #: the same metrics, typed (the ModuleDict registers them as submodules)
+        self.metrics = torch.nn.ModuleList(torch.nn.ModuleDict(m) for m in metrics)
+        #: the same metric sets, typed (the ModuleList registers them as submodules)
         self.gesture_metrics = metrics
-        self.frame_log = FrameLog()
+        self.frame_logs = [FrameLog() for _ in metrics]
+        self.frame_log_modules = torch.nn.ModuleList(self.frame_logs)  # registered as submodules
+        self.sample_diversity = SampleDiversity()
+        #: the seed of each sample (a single sample keeps the model's own)
+        self.seeds = [model.seed + k for k in range(len(metrics))]
         self.cache = cache
         self.length_policy = length_policy
         self.max_length_gap = max_length_gap
@@ -93,14 +117,30 @@ class Evaluator(pl.LightningModule):
         self.timings[stage] += time.perf_counter() - start
 
     def on_test_epoch_start(self) -> None:
-        for m in (*self.gesture_metrics.values(), self.frame_log):
-            m.reset()
+        metrics = [m for ms in self.gesture_metrics for m in ms.values()]
+        for metric in (*metrics, *self.frame_logs, self.sample_diversity):
+            metric.reset()
 
     def test_step(self, record: SequenceRecord, batch_idx: int) -> None:
         if (
             self._step_end is not None
         ):  # time since the previous step: reading and collating this record
             self.timings["read"] += time.perf_counter() - self._step_end
+        if len(self.seeds) == 1:
+            self.score(record, self.gesture_metrics[0], self.frame_logs[0])
+            return
+        poses = []
+        for seed, metrics, frame_log in zip(self.seeds, self.gesture_metrics, self.frame_logs):
+            self.model.reseed(seed)
+            poses.append(self.score(record, metrics, frame_log).poses)
+        self.model.reseed(self.seeds[0])
+        self.sample_diversity.update(record.index, poses)
+
+    def score(
+        self, record: SequenceRecord, metrics: dict[str, GestureMetric], frame_log: FrameLog
+    ) -> Motion:
+        """Generate `record`'s motion, update `metrics` and `frame_log` with it; return it (as
+        scored)."""
         with self.timed("model"):
             generated = self.cache.get(self.model, record)
         generated, reference, dropped = align_lengths(
@@ -129,10 +169,11 @@ class Evaluator(pl.LightningModule):
             sem=record.sem,
             model_name=self.model.name,
         )
-        for name, metric in self.gesture_metrics.items():
+        for name, metric in metrics.items():
             with self.timed(f"metric:{name}"):
                 metric.update(pair)
-        self.frame_log.update(record.index, generated.n_frames, dropped)
+        frame_log.update(record.index, generated.n_frames, dropped)
+        return generated
 
     def on_test_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0) -> None:
         # The sequence's body outputs are gone now: hand their memory back, so that resident memory
@@ -142,39 +183,60 @@ class Evaluator(pl.LightningModule):
         self._step_end = time.perf_counter()
 
     def on_test_epoch_end(self) -> None:
-        values: dict[str, float | None] = {}
+        frames = [log.compute() for log in self.frame_logs]
+        resamples = self.resamples(frames[0])
+        samples = [self.sample_scores(m, resamples) for m in self.gesture_metrics]
+        diversity = (
+            self.sample_scores({"div_sample": self.sample_diversity}, resamples)
+            if len(samples) > 1
+            else SampleScores(
+                {"div_sample": None}, {"div_sample": self.sample_diversity.unscored_reason()}
+            )
+        )
+        values = {**mean_values([s.values for s in samples]), **diversity.values}
+        replicates = {
+            n: np.mean([s.replicates[n] for s in samples], axis=0)
+            for n in samples[0].replicates
+            if all(n in s.replicates for s in samples)
+        }
+        replicates.update(diversity.replicates)
         skipped: dict[str, str] = {}
-        intervals: dict[str, list[float]] = {}
-        replicates: dict[str, list[float]] = {}
-        per_sequence: dict[int, dict[str, float]] = {}
-        frames = self.frame_log.compute()
-        resamples = self.resamples(frames)
-        for name, metric in self.gesture_metrics.items():
+        for scores in (*samples, diversity):
+            skipped.update(scores.skipped)
+        self.results = {
+            "metrics": values,
+            "skipped": skipped,
+            "intervals": self.intervals(replicates, values),
+            "replicates": {
+                n: r.tolist() for n, r in replicates.items() if n in samples[0].distributional
+            },
+            "per_sequence": per_sequence_rows(samples, diversity, frames),
+            "samples": sample_summary(self.seeds, [s.values for s in samples]),
+            "timings": self.timings,
+        }
+
+    def sample_scores(
+        self, metrics: dict[str, GestureMetric], resamples: Resamples | None
+    ) -> SampleScores:
+        """The values, skip reasons, replicates and per-sequence rows of one metric set."""
+        scores = SampleScores()
+        for name, metric in metrics.items():
             with self.timed(f"metric:{name}"):
-                values.update(metric.compute())
+                scores.values.update(metric.compute())
             with metric.sync_context():  # the reduced states: what every process scored
                 reason = metric.skip_reason()
                 rows = metric.per_sequence()
                 if resamples is not None and reason is None:
                     with self.timed(f"bootstrap:{name}"):
                         drawn = self.replicates(metric, resamples)
-                    intervals.update(self.intervals(drawn, values))
+                    scores.replicates.update(drawn)
                     if metric.distributional:
-                        replicates.update({n: r.tolist() for n, r in drawn.items()})
+                        scores.distributional.update(drawn)
             if reason:
-                skipped.update({n: reason for n in metric.value_names})
+                scores.skipped.update({n: reason for n in metric.value_names})
             for index, row in rows.items():
-                per_sequence.setdefault(index, {}).update(row)
-        for index, counts in frames.items():
-            per_sequence.setdefault(index, {}).update(counts)
-        self.results = {
-            "metrics": values,
-            "skipped": skipped,
-            "intervals": intervals,
-            "replicates": replicates,
-            "per_sequence": per_sequence,
-            "timings": self.timings,
-        }
+                scores.per_sequence.setdefault(index, {}).update(row)
+        return scores
 
     def resamples(self, frames: dict[int, dict[str, int]]) -> Resamples | None:
         """The bootstrap's resamples of the scored sequences, on rank 0 when `stats` asks for
@@ -202,3 +264,49 @@ class Evaluator(pl.LightningModule):
             if values.get(n) is not None and interval is not None:
                 out[n] = interval
         return out
+
+
+def mean_values(samples: list[dict[str, float | None]]) -> dict[str, float | None]:
+    """Each value's mean over the samples (None where a sample has none)."""
+    return {
+        n: None
+        if any(s.get(n) is None for s in samples)
+        else float(np.mean([s[n] for s in samples]))
+        for n in samples[0]
+    }
+
+
+def per_sequence_rows(
+    samples: list[SampleScores], diversity: SampleScores, frames: list[dict[int, dict[str, int]]]
+) -> list[dict[str, Any]]:
+    """One row per sequence (``index``), and per sample (``sample``) with several; a sequence's
+    div_sample is on each of its rows."""
+    rows = []
+    for k, (scores, counts) in enumerate(zip(samples, frames)):
+        for index in sorted(set(scores.per_sequence) | set(counts)):
+            row: dict[str, Any] = {"index": index}
+            if len(samples) > 1:
+                row["sample"] = k
+            rows.append(
+                row
+                | scores.per_sequence.get(index, {})
+                | diversity.per_sequence.get(index, {})
+                | counts.get(index, {})
+            )
+    return sorted(rows, key=lambda r: (r["index"], r.get("sample", 0)))
+
+
+def sample_summary(
+    seeds: list[int], samples: list[dict[str, float | None]]
+) -> dict[str, Any] | None:
+    """results.json `samples` with several: their count, seeds, each value per sample and its
+    spread (standard deviation across samples, ddof 1) where every sample has it; None with one."""
+    if len(samples) < 2:
+        return None
+    values = {n: [s.get(n) for s in samples] for n in samples[0]}
+    spread = {}
+    for n, v in values.items():
+        defined = [x for x in v if x is not None]
+        if len(defined) == len(v):
+            spread[n] = float(np.std(defined, ddof=1))
+    return {"k": len(samples), "seeds": seeds, "values": values, "spread": spread}

@@ -129,8 +129,8 @@ def build_results(
     directions = {n: m.direction for m in metrics.values() for n in m.value_names}
     ids = dataset.ids
     per_sequence = [
-        {"sequence_id": ids[i], "index": i, **{k: finite_or_none(v) for k, v in row.items()}}
-        for i, row in sorted(raw["per_sequence"].items())
+        {"sequence_id": ids[row["index"]], **{k: finite_or_none(v) for k, v in row.items()}}
+        for row in raw["per_sequence"]
     ]
     encoders = {}
     for m in metrics.values():
@@ -150,6 +150,7 @@ def build_results(
         "intervals": {k: v for k, v in raw["intervals"].items() if values.get(k) is not None},
         "replicates": {k: v for k, v in raw["replicates"].items() if values.get(k) is not None},
         "per_sequence": per_sequence,
+        **({"samples": raw["samples"]} if raw.get("samples") else {}),
         "encoders": encoders,
         "options": {name: m.options() for name, m in metrics.items()},
         "timings": {stage: round(seconds, 4) for stage, seconds in raw["timings"].items()},

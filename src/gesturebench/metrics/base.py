@@ -34,6 +34,8 @@ sequences), and, as `"cat"` list states, every sequence's values and weight with
 for a sequence is left out of that value's mean and is NaN in the table. Sequences lacking an input
 named in `requires`, or for which `sequence_values` returns None, are counted in `missing`, not
 scored; a metric whose main value has no scored sequence is skipped (`unscored_reason()` words why).
+Its states and maths are `SequenceValues`', whose `record(index, values, weight)` a metric fed other
+than by one `MotionPair` (the evaluator's `SampleDiversity`) calls itself.
 """
 
 from __future__ import annotations
@@ -206,8 +208,9 @@ def cat_state(state: torch.Tensor | list[torch.Tensor]) -> torch.Tensor | None:
     return dim_zero_cat(state)
 
 
-class SequenceMetric(GestureMetric):
-    """Weighted mean over sequences of per-sequence values, with the per-sequence values kept."""
+class SequenceValues(GestureMetric):
+    """Weighted mean over sequences of per-sequence values, with the per-sequence values kept; a
+    subclass's `update` passes each sequence's values to `record`."""
 
     total: torch.Tensor
     weight: torch.Tensor
@@ -232,17 +235,9 @@ class SequenceMetric(GestureMetric):
         """The value names shown in the per-sequence table (default: all)."""
         return self.value_names
 
-    def sequence_values(self, pair: MotionPair) -> tuple[Sequence[float | None], float] | None:
-        """Return ([main, *extras] for this sequence, weight of the sequence), or None when it
-        cannot be scored; a None value is left out of that value's mean."""
-        raise NotImplementedError
-
-    def update(self, pair: MotionPair) -> None:
-        scored = None if self.missing_inputs(pair) else self.sequence_values(pair)
-        if scored is None:
-            self.missing += 1
-            return
-        values, w = scored
+    def record(self, index: int, values: Sequence[float | None], w: float) -> None:
+        """Add the sequence with split index `index`: its [main, *extras] `values` (None: left out
+        of that value's mean) with weight `w`."""
         device = self.total.device
         defined = torch.tensor([v is not None for v in values], device=device)
         v = torch.tensor(
@@ -250,7 +245,7 @@ class SequenceMetric(GestureMetric):
         )
         self.total += torch.where(defined, w * v, 0.0)
         self.weight += torch.where(defined, torch.full_like(v, w), 0.0)
-        self.seq_index.append(torch.tensor([pair.index], dtype=torch.int64, device=device))
+        self.seq_index.append(torch.tensor([index], dtype=torch.int64, device=device))
         self.seq_values.append(v.reshape(1, -1))
         self.seq_weight.append(torch.tensor([w], dtype=torch.float64, device=device))
 
@@ -293,3 +288,19 @@ class SequenceMetric(GestureMetric):
             i: dict(zip(names, row[: len(names)], strict=True))
             for i, row in zip(idx, rows, strict=True)
         }
+
+
+class SequenceMetric(SequenceValues):
+    """A `SequenceValues` metric scored on each `MotionPair` by `sequence_values`."""
+
+    def sequence_values(self, pair: MotionPair) -> tuple[Sequence[float | None], float] | None:
+        """Return ([main, *extras] for this sequence, weight of the sequence), or None when it
+        cannot be scored; a None value is left out of that value's mean."""
+        raise NotImplementedError
+
+    def update(self, pair: MotionPair) -> None:
+        scored = None if self.missing_inputs(pair) else self.sequence_values(pair)
+        if scored is None:
+            self.missing += 1
+            return
+        self.record(pair.index, *scored)

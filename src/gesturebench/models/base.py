@@ -30,6 +30,12 @@ class GestureModel(pl.LightningModule):
     #: seconds a model's motion falls short of the reference by design (it generates whole windows
     #: only), allowed on top of max_length_gap
     length_shortfall: float = 0.0
+    #: whether `generate` draws random numbers, from `seed` (only then may model.samples exceed 1)
+    stochastic: bool = False
+    #: the seed a stochastic model draws from (its `seed` option)
+    seed: int = 0
+    #: samples scored per input (model.samples; set by `models.sampling.build_model`)
+    samples: int = 1
 
     def __init__(self, name: str, **hparams: Any):
         super().__init__()
@@ -59,6 +65,12 @@ class GestureModel(pl.LightningModule):
         """Notes on the values of `metrics` that this source makes partly meaningless, by value name
         (merged into results.json `skipped`)."""
         return {}
+
+    def reseed(self, seed: int) -> None:
+        """Draw from `seed` from now on (sample k of a stochastic model: model.seed + k); the seed
+        is an option, so it is part of the cache key."""
+        self.seed = seed
+        self.options["seed"] = seed
 
     def predict_step(self, batch: SequenceRecord, batch_idx: int = 0) -> Motion:
         return self.generate(batch)

@@ -48,6 +48,7 @@ class RandomClip(GestureModel):
     (speech-agnostic)."""
 
     cacheable = False
+    stochastic = True
 
     def __init__(self, name: str = "random_clip", seed: int = 0):
         super().__init__(name, seed=seed)

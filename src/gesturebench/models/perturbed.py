@@ -121,6 +121,8 @@ def beat_collapse(record: SequenceRecord, level: float, rng: np.random.Generator
 
 
 PERTURBATIONS = {f.__name__: f for f in (rotation_noise, jitter, time_shift, freeze, beat_collapse)}
+#: The kinds that draw from the seed (noise, or which semantic intervals collapse): stochastic.
+RANDOM_KINDS = ("rotation_noise", "jitter", "beat_collapse")
 _STD = (0.0, float("inf"), "≥ 0 (a standard deviation in rad)")
 _FRACTION = (0.0, 1.0, "a fraction in [0, 1]")
 #: The levels each kind accepts: (lowest, highest, in words). Only a time shift may be negative
@@ -155,6 +157,7 @@ class Perturbed(GestureModel):
         if not (np.isfinite(level) and low <= level <= high):
             raise ConfigError(f"model.level={level} for model.kind={kind}: must be {allowed}")
         self.perturb = PERTURBATIONS[kind]
+        self.stochastic = kind in RANDOM_KINDS
         self.level = float(level)
         self.seed = seed
 

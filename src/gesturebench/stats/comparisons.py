@@ -88,11 +88,12 @@ def labels(rows: list[dict]) -> list[str]:
 
 
 def per_sequence_values(row: dict, metric: str) -> pd.Series:
-    """A job's finite per-sequence values of `metric`, indexed by split index."""
+    """A job's finite per-sequence values of `metric`, indexed by split index (with several
+    samples per input, their mean)."""
     table = pd.DataFrame(row.get("per_sequence") or [])
     if metric not in table.columns:
         return pd.Series(dtype=float)
-    return table.set_index("index")[metric].dropna()
+    return table.groupby("index")[metric].mean().dropna()
 
 
 def compare_pair(a: dict, b: dict, metric: str, bootstrap: int, seed: int, confidence: float):
@@ -112,16 +113,20 @@ def compare_pair(a: dict, b: dict, metric: str, bootstrap: int, seed: int, confi
         paired = percentile_interval(diff, confidence)
         if paired is not None:
             value = a["metrics"][metric] - b["metrics"][metric]
-            n = len(a.get("per_sequence") or [])
+            n = len(sequences(a))
             return value, *paired, bootstrap_p(diff), "paired bootstrap", n
     return None
 
 
 def _same_sequences(a: dict, b: dict) -> bool:
     """Whether two jobs scored the same split indices with the same bootstrap seed."""
-    seqs = [sorted(r["index"] for r in row.get("per_sequence") or []) for row in (a, b)]
     seeds = [row.get("config", {}).get("stats", {}).get("seed") for row in (a, b)]
-    return seqs[0] == seqs[1] and seeds[0] == seeds[1]
+    return sequences(a) == sequences(b) and seeds[0] == seeds[1]
+
+
+def sequences(row: dict) -> list[int]:
+    """The split indices a job scored (each once, however many samples per input)."""
+    return sorted({r["index"] for r in row.get("per_sequence") or []})
 
 
 def comparisons(rows: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:

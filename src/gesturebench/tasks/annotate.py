@@ -46,6 +46,7 @@ from gesturebench.data.records import Motion, SequenceRecord
 from gesturebench.errors import ConfigError
 from gesturebench.loggers import finish, make_logger
 from gesturebench.models.cache import MotionCache
+from gesturebench.models.sampling import build_model
 from gesturebench.results import versions, write_json
 from gesturebench.study.windows import StudyWindows
 from gesturebench.tasks.analyze import study_windows
@@ -198,7 +199,7 @@ def motion_sources(
     if source == "reference":
         return [("reference", lambda record: record.motion)]
     if source == "model":
-        return [model_motion(cfg, build(cfg.model), context)]
+        return [model_motion(cfg, build_model(cfg.model), context)]
     if source != "study":
         raise ConfigError(
             f"task.source={source!r}: use 'reference', 'model' (the configured model) or 'study' "

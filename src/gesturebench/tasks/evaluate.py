@@ -20,6 +20,7 @@ from gesturebench.headline import headline_table
 from gesturebench.loggers import finish, log_results, make_logger
 from gesturebench.models.cache import MotionCache
 from gesturebench.models.prescan import prescan
+from gesturebench.models.sampling import build_model
 from gesturebench.protocol import metric_nodes, protocol_check
 from gesturebench.render.clips import Camera, motion_frames, write_clip
 from gesturebench.render.layout import side_by_side
@@ -83,18 +84,21 @@ def score(cfg: DictConfig, dataset, out: Path, config: dict, chash: str) -> dict
     torch.backends.cuda.matmul.allow_tf32 = False
     body_model = make_body_model(cfg)
     context = make_context(cfg, body_model)
-    model = build(cfg.model)
+    model = build_model(cfg.model)
     model.prepare(context)
     max_gap = cfg.max_length_gap + model.length_shortfall
     prescan(model, dataset, cfg.length_policy, max_gap)
-    metrics = {name: build(mcfg) for name, mcfg in metric_nodes(cfg.metrics).items()}
-    for metric in metrics.values():
-        metric.prepare(context)
+    metric_sets = []  # one per sample of the model
+    for _ in range(model.samples):
+        metric_sets.append({name: build(mcfg) for name, mcfg in metric_nodes(cfg.metrics).items()})
+        for metric in metric_sets[-1].values():
+            metric.prepare(context)
+    metrics = metric_sets[0]
 
     evaluator = Evaluator(
         model,
         body_model,
-        metrics,
+        metric_sets,
         MotionCache(context.cache_dir / "generated"),
         cfg.length_policy,
         max_gap,
@@ -118,8 +122,9 @@ def score(cfg: DictConfig, dataset, out: Path, config: dict, chash: str) -> dict
         if not trainer.is_global_zero:
             return {}
         assert evaluator.results is not None  # set at the end of every test epoch
+        scored = {**metrics, "div_sample": evaluator.sample_diversity}
         results = build_results(
-            cfg, config, chash, dataset, model, metrics, evaluator.results, protocol
+            cfg, config, chash, dataset, model, scored, evaluator.results, protocol
         )
         write_per_sequence_csv(out / "per_sequence.csv", results["per_sequence"])
         write_json(out / RESULTS_FILE, results)

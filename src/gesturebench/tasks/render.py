@@ -21,9 +21,9 @@ from omegaconf import DictConfig
 
 from gesturebench.annotation.clip import window_audio
 from gesturebench.atomic import write_atomic
-from gesturebench.config import build
 from gesturebench.errors import ConfigError, DataError
 from gesturebench.models.cache import MotionCache
+from gesturebench.models.sampling import build_model
 from gesturebench.render.clips import Camera, motion_frames, write_clip
 from gesturebench.stages import track
 from gesturebench.study.schema import CONDITIONS, MANIFEST_COLUMNS
@@ -90,7 +90,7 @@ def render_stimuli(cfg: DictConfig, task: RenderTask, out: Path) -> dict:
         folder,
     )
     for name in sources:
-        model = build(source_config(cfg, name, cfg.study.sources[name]).model)
+        model = build_model(source_config(cfg, name, cfg.study.sources[name]).model)
         model.prepare(context)
         for window, record in track(zip(windows, records), name, len(windows)):
             motion = cache.get(model, record)

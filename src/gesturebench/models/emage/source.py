@@ -55,7 +55,7 @@ class EmageSource(NativeSource):
     def load(self) -> tuple[EmageGenerator, BodyCodec]:
         return load_release(self.weights, self.run_device)
 
-    def seed(self, record: SequenceRecord, frames: int) -> tuple[torch.Tensor, torch.Tensor]:
+    def seed_motion(self, record: SequenceRecord, frames: int) -> tuple[torch.Tensor, torch.Tensor]:
         """The reference's first `frames` frames as EMAGE's motion input (1, frames, 337: 6D joints,
         translation, foot contact) and its first translation (1, 3)."""
         if self.body_model is None:
@@ -71,7 +71,7 @@ class EmageSource(NativeSource):
     def produce(self, record: SequenceRecord, work: Path) -> None:
         wave = self.needs_audio(record)
         generator, codec = self.nets()
-        seed, start = self.seed(record, generator.cfg.seed_frames)
+        seed, start = self.seed_motion(record, generator.cfg.seed_frames)
         audio = torch.as_tensor(wave, device=self.run_device)[None]
         with self.bar(record) as on_window:
             out = generate(

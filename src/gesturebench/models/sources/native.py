@@ -36,8 +36,6 @@ class NativeSource(RunSource):
 
     kind = "native"
     files: ClassVar[HubFiles]
-    #: whether generation draws random numbers (then from a seed option, named in `where`)
-    stochastic: ClassVar[bool] = False
 
     def __init__(
         self,
