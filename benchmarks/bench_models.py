@@ -27,8 +27,8 @@ from gesturebench.models.gesturelsm import inference as lsm
 from gesturebench.models.gesturelsm.generator import GestureLSMGenerator
 from gesturebench.models.gesturelsm.rvqvae import RVQVAE
 
-#: the release's codec configs (emage_vq/<part>/config.json): input width and depth per part; upper
-#: and hands were not readable offline and take the face's depth (2)
+#: the release's codec configs (emage_vq/<part>/config.json): input width and depth per part, as
+#: PantoMatrix's EMAGE trainer builds them (docs/emage.md, "Codec sizes")
 FULL_CODECS = {
     part: CodecConfig(vae_test_dim=dim, vae_length=256, vae_layer=layers, vae_codebook_size=256)
     for part, dim, layers in (

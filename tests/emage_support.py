@@ -21,10 +21,11 @@ SMALL_GENERATOR = GeneratorConfig(audio_f=32, motion_f=32, hidden_size=64, vae_c
 #: vae_test_dim of each part: jaw 6D + 100 expressions; 13 upper joints; 30 hand joints; 9 lower
 #: joints + translation + foot contact (the global autoencoder reads the same)
 PART_DIMS = {"face": 106, "upper": 78, "hands": 180, "lower": 61, "global": 61}
+#: depth of each part's codec as the official code builds the released ones (docs/emage.md, "Codec
+#: sizes"): 2 for face, upper body and hands, 4 for the lower body and the global autoencoder
+CODEC_DEPTHS = {"face": 2, "upper": 2, "hands": 2, "lower": 4, "global": 4}
 SMALL_CODECS = {
-    p: CodecConfig(
-        vae_test_dim=d, vae_length=32, vae_layer=4 if p == "global" else 2, vae_codebook_size=32
-    )
+    p: CodecConfig(vae_test_dim=d, vae_length=32, vae_layer=CODEC_DEPTHS[p], vae_codebook_size=32)
     for p, d in PART_DIMS.items()
 }
 SEED = 2024

@@ -1,6 +1,6 @@
 """GestureLSM test support: a small configuration of the released structure, weights, inputs and
-noise rebuilt from a seed (tests/fixtures/gesturelsm_parity.json was made from these by the
-official code)."""
+noise rebuilt from a seed (tests/fixtures/gesturelsm_parity.json and gesturelsm_variants.json were
+made from these by the official code)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,20 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from gesturebench.models.gesturelsm.config import PART_WIDTHS, PARTS, CodecConfig, GeneratorConfig
+from gesturebench.models.gesturelsm.config import (
+    PART_WIDTHS,
+    PARTS,
+    CodecConfig,
+    GeneratorConfig,
+    Variant,
+)
 from gesturebench.models.gesturelsm.generator import GestureLSMGenerator
-from gesturebench.models.gesturelsm.inference import Normalisation, draw_noise, window_count
+from gesturebench.models.gesturelsm.inference import (
+    SAMPLES_PER_FRAME,
+    Normalisation,
+    draw_noise,
+    window_count,
+)
 from gesturebench.models.gesturelsm.rvqvae import RVQVAE
 from gesturebench.models.gesturelsm.weights import CODEC_FILES, GENERATOR_FILES, MEAN_STD_FILES
 from tests.emage_support import seeded_weights
@@ -72,6 +83,26 @@ def seeded_inputs(seed: int = SEED) -> dict:
     }
 
 
+def window_inputs(seed: int = SEED) -> dict[str, torch.Tensor]:
+    """One window's float64 inputs to the small generator, as the test path slices them:
+    ``audio`` (1, 128 · 533, 2: envelope, 0/1 onsets), ``words`` (1, 128) ids, ``seed``
+    (1, 4, 384) latents and ``noise`` (1, 32, 384)."""
+    g = torch.Generator().manual_seed(seed)
+    f64 = {"generator": g, "dtype": torch.float64}
+    cfg = SMALL_GENERATOR
+    samples = cfg.pose_length * SAMPLES_PER_FRAME
+    audio = torch.stack(
+        [torch.rand(samples, **f64), (torch.rand(samples, **f64) > 0.999).double()], -1
+    )
+    width = cfg.parts * cfg.input_dim
+    return {
+        "audio": audio[None],
+        "words": torch.randint(0, cfg.vocab_size, (1, cfg.pose_length), generator=g),
+        "seed": torch.randn(1, cfg.seed_frames, width, **f64),
+        "noise": torch.randn(1, cfg.seq_len, width, **f64),
+    }
+
+
 #: the small generator of a tiny release whose word table holds every mini-BEAT2 word
 RELEASE_GENERATOR = replace(SMALL_GENERATOR, vocab_size=256)
 
@@ -85,7 +116,7 @@ def write_release(folder: Path, seed: int = SEED) -> list[str]:
     _, codecs = small_models(seed)
     folder.mkdir(parents=True, exist_ok=True)
     state = {f"module.{k}": v.float() for k, v in generator.state_dict().items()}
-    torch.save({"model_state_dict": state}, folder / GENERATOR_FILES["shortcut"])
+    torch.save({"model_state_dict": state}, folder / GENERATOR_FILES[Variant.shortcut_reflow])
     for part, codec in codecs.items():
         net = {k: v.float() if v.is_floating_point() else v for k, v in codec.state_dict().items()}
         torch.save({"net": net}, folder / CODEC_FILES[part])

@@ -15,7 +15,13 @@ from gesturebench.data.records import Word
 from gesturebench.encoders.representation import rotation_6d
 from gesturebench.errors import CheckpointError, DataError
 from gesturebench.models.emage.codecs import JAW
-from gesturebench.models.gesturelsm.config import PART_WIDTHS, CodecConfig, GeneratorConfig
+from gesturebench.models.gesturelsm.config import (
+    PART_WIDTHS,
+    SAMPLINGS,
+    CodecConfig,
+    GeneratorConfig,
+    Variant,
+)
 from gesturebench.models.gesturelsm.features import (
     Vocab,
     amplitude_envelope,
@@ -26,6 +32,7 @@ from gesturebench.models.gesturelsm.generator import UNUSED_PREFIXES, GestureLSM
 from gesturebench.models.gesturelsm.inference import generate
 from gesturebench.models.gesturelsm.pipeline import GestureLSM
 from gesturebench.models.gesturelsm.rvqvae import RVQVAE
+from gesturebench.models.gesturelsm.samplers import sample_window
 from gesturebench.models.gesturelsm.weights import (
     CODEC_FILES,
     MEAN_STD_FILES,
@@ -39,10 +46,12 @@ from tests.gesturelsm_support import (
     SMALL_GENERATOR,
     seeded_inputs,
     small_models,
+    window_inputs,
 )
 
 FIXTURES = Path(__file__).parent / "fixtures"
 OFFICIAL = json.loads((FIXTURES / "gesturelsm_parity.json").read_text())
+VARIANTS = json.loads((FIXTURES / "gesturelsm_variants.json").read_text())
 
 
 def _shapes(module: torch.nn.Module) -> dict[str, list[int]]:
@@ -85,6 +94,23 @@ def test_generation_matches_the_official_test_path(ours):
     np.testing.assert_allclose(poses[OFFICIAL["sample_frames"]], OFFICIAL["rec_pose_6d"], atol=1e-5)
     assert poses.sum() == pytest.approx(OFFICIAL["sums"]["rec_pose_6d"], rel=1e-7)
     assert np.abs(poses).sum() == pytest.approx(OFFICIAL["sums"]["abs_rec_pose_6d"], rel=1e-7)
+
+
+@pytest.mark.parametrize(
+    "variant", [pytest.param(Variant.diffusion, marks=pytest.mark.slow), Variant.meanflow]
+)
+def test_a_variants_window_matches_its_official_sampler(variant):
+    """One window of the diffusion (DDIM, 20 steps, guidance 1.5) and MeanFlow (1 step) variants
+    against GestureDiffusion / GestureMF on the same weights, inputs and noise."""
+    official = VARIANTS[variant.value]
+    sampling = SAMPLINGS[variant]
+    assert (sampling.steps, sampling.guidance) == tuple(official["sampling"].values())
+    generator, _ = small_models()
+    x = window_inputs()
+    latents = sample_window(generator, x["audio"], x["words"], x["seed"], x["noise"], sampling)[0]
+    np.testing.assert_allclose(latents[:, ::8].numpy(), official["latents"], atol=1e-5)
+    assert latents.sum().item() == pytest.approx(official["sum"], rel=1e-6)
+    assert latents.abs().sum().item() == pytest.approx(official["abs_sum"], rel=1e-7)
 
 
 def test_the_jaw_is_the_reference_and_the_noise_matters():

@@ -6,6 +6,7 @@ are cached, and each missing input is one line that caches nothing."""
 from __future__ import annotations
 
 import re
+import shutil
 from dataclasses import asdict, replace
 from types import SimpleNamespace
 
@@ -17,11 +18,13 @@ from omegaconf import OmegaConf
 
 from gesturebench.data.datamodule import open_dataset
 from gesturebench.data.records import SAMPLE_RATE
-from gesturebench.errors import CheckpointError, DataError
+from gesturebench.errors import CheckpointError, ConfigError, DataError
+from gesturebench.models.gesturelsm.config import SAMPLINGS, Variant
 from gesturebench.models.gesturelsm.features import UNK, Vocab
 from gesturebench.models.gesturelsm.inference import window_count
 from gesturebench.models.gesturelsm.pipeline import GestureLSM
 from gesturebench.models.gesturelsm.source import GestureLSMSource
+from gesturebench.models.gesturelsm.weights import GENERATOR_FILES
 from gesturebench.models.sampling import build_model
 from tests import emage_support
 from tests.gesturelsm_support import RELEASE_GENERATOR, SMALL_CODECS, write_release
@@ -144,6 +147,53 @@ def test_a_typo_in_the_config_is_refused():
         composed("model=gesturelsm", "model.sed=1")
     with pytest.raises(ConfigCompositionException, match="seed"):
         composed("model=gesturelsm", "model.seed=one")
+    with pytest.raises(ConfigCompositionException, match="shortcut_reflw"):
+        composed("model=gesturelsm", "model.variant=shortcut_reflw")
+
+
+def test_the_default_variant_and_an_unreleased_one(release, dataset, vocab, tmp_path):
+    assert composed("model=gesturelsm").model.variant == Variant.shortcut_reflow
+    with pytest.raises(ConfigError) as err:
+        native(tmp_path, dataset, release, f"model.vocab={vocab}", "model.variant=shortcut")
+    assert str(err.value) == (
+        "model.variant=shortcut: the shortcut model without reflow (20 steps; new_540_shortcut.bin "
+        "in the legacy configs/shortcut_rvqvae_128.yaml) is not among the checkpoints GestureLSM's "
+        "README lists for pliu23/GestureLSM"
+    )
+
+
+@pytest.mark.parametrize(
+    "variant", [pytest.param(Variant.diffusion, marks=pytest.mark.slow), Variant.meanflow]
+)
+def test_a_variant_runs_its_own_file_with_its_sampler(
+    variant, release, dataset, record, vocab, tmp_path
+):
+    folder = tmp_path / "release"
+    shutil.copytree(release[0], folder)
+    (folder / GENERATOR_FILES[Variant.shortcut_reflow]).rename(folder / GENERATOR_FILES[variant])
+    overrides = [o for o in release[1] if not o.startswith("model.weights=")]
+    model = native(
+        tmp_path,
+        dataset,
+        (folder, [f"model.weights={folder}", *overrides]),
+        f"model.vocab={vocab}",
+        f"model.variant={variant.value}",
+        "model.seed=7",
+    )
+    motion = model.generate(record)
+
+    module = GestureLSM.load(
+        folder, release[0] / "mean_std", vocab, RELEASE_GENERATOR, SMALL_CODECS, variant
+    )
+    assert module.sampling == SAMPLINGS[variant]
+    want = module(record.audio, record.words, record.motion.poses, record.motion.trans, seed=7)
+    np.testing.assert_allclose(motion.poses, want["poses"], atol=1e-5)
+    reflow = native(tmp_path, dataset, release, f"model.vocab={vocab}", "model.seed=7")
+    assert np.abs(reflow.generate(record).poses - motion.poses).max() > 1e-3
+    info = model.describe()
+    assert info["variant"] == variant.value
+    assert info["sampling"]["method"] == SAMPLINGS[variant].method
+    assert GENERATOR_FILES[variant] in info["sha256"]
 
 
 def nothing_cached(tmp_path):

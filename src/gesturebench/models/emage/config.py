@@ -3,7 +3,8 @@ layout of ``H-Liu1997/emage_audio``); other fields of those files are ignored.
 
 The released files hold every field read here. Their values: the generator's are `GeneratorConfig`'s
 defaults; the codecs' ``emage_vq/<part>/config.json`` give vae_length 256 and vae_codebook_size 256
-throughout, vae_layer 2 for the face and 4 for the lower body and the global autoencoder."""
+throughout, vae_layer 2 for the face, upper body and hands and 4 for the lower body and the global
+autoencoder (as PantoMatrix's EMAGE trainer builds them: docs/emage.md, "Codec sizes")."""
 
 from __future__ import annotations
 

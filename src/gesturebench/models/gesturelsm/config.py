@@ -1,9 +1,11 @@
 """The sizes GestureLSM's networks are built from, as the paper's shortcut model is configured
-(``configs_new/shortcut_rvqvae_128.yaml`` and the trainer's RVQ-VAE arguments upstream)."""
+(``configs_new/shortcut_rvqvae_128.yaml`` and the trainer's RVQ-VAE arguments upstream), and the
+released generator variants: the same network sampled by another method."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 
 #: body parts the generator denoises, in the order their latents are concatenated
 PARTS = ("upper", "hands", "lower")
@@ -60,12 +62,33 @@ class CodecConfig:
     quantizers: int = 6
 
 
+class Variant(str, Enum):
+    """``model.variant``: a released generator and how upstream samples it (`SAMPLINGS`)."""
+
+    shortcut_reflow = "shortcut_reflow"
+    shortcut = "shortcut"
+    diffusion = "diffusion"
+    meanflow = "meanflow"
+
+
 @dataclass(frozen=True)
 class SamplingConfig:
-    """Test-time sampling as the paper evaluates it: `steps` shortcut steps with classifier-free
-    guidance `guidance` (against the learned null condition); latents are divided by
+    """Test-time sampling of one window: `method` "shortcut" (`steps` Euler steps of the
+    velocity, the step size as its shortcut condition), "ddim" (`steps` DDIM steps, the network
+    predicting the clean latents) or "meanflow" (one step of the mean velocity); classifier-free
+    guidance `guidance` against the learned null condition when above 1. Latents are divided by
     `latent_scale` for the generator."""
 
+    method: str = "shortcut"
     steps: int = 2
     guidance: float = 2.0
     latent_scale: float = 5.0
+
+
+#: each released variant's sampling as its upstream config sets it
+#: (``configs_new/{shortcut,diffusion,meanflow}_rvqvae_128.yaml``)
+SAMPLINGS = {
+    Variant.shortcut_reflow: SamplingConfig(),
+    Variant.diffusion: SamplingConfig("ddim", steps=20, guidance=1.5),
+    Variant.meanflow: SamplingConfig("meanflow", steps=1, guidance=1.0),
+}

@@ -82,9 +82,10 @@ class TimestepEmbedder(nn.Module):
 
 
 class Denoiser(nn.Module):
-    """Latents (B, seq_len, parts·input_dim), times t and steps d (B,), seed latents
-    (B, seed_frames, parts·input_dim) and the condition (B, seq_len, parts·latent_dim) → velocity
-    in the latents' layout."""
+    """Latents (B, seq_len, parts·input_dim), times t and their conditions d (B,) or None, seed
+    latents (B, seed_frames, parts·input_dim) and the condition (B, seq_len, parts·latent_dim) →
+    the network's output (a velocity, or the diffusion variant's clean latents) in the latents'
+    layout."""
 
     def __init__(self, cfg: GeneratorConfig):
         super().__init__()
@@ -111,7 +112,7 @@ class Denoiser(nn.Module):
         self,
         x: torch.Tensor,
         t: torch.Tensor,
-        d: torch.Tensor,
+        d: torch.Tensor | None,
         seed: torch.Tensor,
         cond: torch.Tensor,
     ) -> torch.Tensor:

@@ -6,7 +6,7 @@ frames (16 motion frames). The first window is seeded with the first 4 latent fr
 reference (its RVQ-VAE encoding, divided by `latent_scale`), later ones with the last 4 latent
 frames the previous window generated; a later window's first 4 latent frames are dropped. Frames
 past the last whole window are not generated. Each window's latents are drawn from explicit noise
-by `steps` shortcut steps with classifier-free guidance; the latents of all windows are decoded
+by the variant's sampler (`samplers.sample_window`); the latents of all windows are decoded
 once at the end. The jaw (joint 22) is the reference's, as upstream; expressions and translation
 are not generated (upstream copies the reference's: they are copied fields)."""
 
@@ -27,16 +27,23 @@ from gesturebench.models.emage.codecs import (
     UPPER_JOINTS,
 )
 from gesturebench.models.emage.rotations import rotation_6d_to_axis_angle
-from gesturebench.models.gesturelsm.config import PARTS, GeneratorConfig, SamplingConfig
+from gesturebench.models.gesturelsm.config import (
+    PARTS,
+    SAMPLINGS,
+    GeneratorConfig,
+    SamplingConfig,
+    Variant,
+)
 from gesturebench.models.gesturelsm.generator import GestureLSMGenerator
 from gesturebench.models.gesturelsm.rvqvae import RVQVAE
+from gesturebench.models.gesturelsm.samplers import sample_window
 
 JOINTS = {"upper": UPPER_JOINTS, "hands": HANDS_JOINTS, "lower": LOWER_JOINTS}
 #: audio samples per motion frame as upstream slices the 16 kHz features (16000 // 30, not
 #: 533.3: later windows' audio drifts ahead of the motion by 1/3 sample per frame)
 SAMPLES_PER_FRAME = 16000 // 30
-#: the sampling the paper evaluates
-PAPER = SamplingConfig()
+#: the default variant's sampling (shortcut with reflow: 2 steps, guidance 2)
+PAPER = SAMPLINGS[Variant.shortcut_reflow]
 
 
 @dataclass(frozen=True)
@@ -95,31 +102,6 @@ def draw_noise(
     (the model's seed), drawn on the CPU so a seed gives the same draw on every device."""
     shape = (batch, windows, cfg.seq_len, cfg.parts * cfg.input_dim)
     return torch.randn(shape, generator=generator, dtype=torch.float64).to(**like)
-
-
-@torch.no_grad()
-def sample_window(
-    generator: GestureLSMGenerator,
-    audio: torch.Tensor,
-    words: torch.Tensor,
-    seed: torch.Tensor,
-    noise: torch.Tensor,
-    sampling: SamplingConfig,
-) -> torch.Tensor:
-    """One window: `audio` (B, S, 2), `words` (B, pose_length), `seed` (B, seed_frames, 384),
-    `noise` (B, seq_len, 384) → latents (B, seq_len, 384), integrating the guided velocity from
-    t = 0 to 1 in `steps` equal steps (times and step size in float32, as upstream)."""
-    cond = generator.modality_encoder(audio, words)
-    null = generator.denoiser.null_cond_embed.to(cond.dtype).expand_as(cond)
-    cond2, seed2 = torch.cat([cond, null]), torch.cat([seed, seed])
-    times = torch.linspace(1e-8, 1 - 1e-8, sampling.steps + 1, device=cond.device)
-    step = torch.tensor(1 / sampling.steps, device=cond.device).expand(2 * len(cond))
-    x = noise
-    for k in range(sampling.steps):
-        t = times[k].expand(2 * len(cond))
-        v_cond, v_null = generator.denoiser(torch.cat([x, x]), t, step, seed2, cond2).chunk(2)
-        x = x + (times[k + 1] - times[k]) * (v_null + sampling.guidance * (v_cond - v_null))
-    return x
 
 
 @torch.no_grad()

@@ -65,8 +65,9 @@ def timestep_features(t: torch.Tensor, dim: int) -> torch.Tensor:
 
 
 class TimeEmbedding(nn.Module):
-    """Time t and shortcut step d → (B, dim): Linear → GELU → Linear on the features of t plus a
-    bias-free projection of the features of d."""
+    """Time t and its condition d (the shortcut step; MeanFlow's r) → (B, dim): Linear → GELU →
+    Linear on the features of t plus a bias-free projection of the features of d (none without d,
+    as the diffusion variant)."""
 
     def __init__(self, dim: int, cond_dim: int):
         super().__init__()
@@ -75,10 +76,12 @@ class TimeEmbedding(nn.Module):
         self.act = nn.GELU()
         self.linear_2 = nn.Linear(dim, dim)
 
-    def forward(self, t: torch.Tensor, d: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    def forward(self, t: torch.Tensor, d: torch.Tensor | None, dtype: torch.dtype) -> torch.Tensor:
         dim = self.linear_1.in_features
         sample = timestep_features(t, dim).to(dtype)
-        sample = sample + self.cond_proj(timestep_features(d, self.cond_proj.in_features).to(dtype))
+        if d is not None:
+            d_features = timestep_features(d, self.cond_proj.in_features).to(dtype)
+            sample = sample + self.cond_proj(d_features)
         return self.linear_2(self.act(self.linear_1(sample)))
 
 

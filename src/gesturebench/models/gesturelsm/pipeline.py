@@ -11,11 +11,17 @@ import numpy as np
 import torch
 
 from gesturebench.data.records import Word
-from gesturebench.models.gesturelsm.config import PARTS, CodecConfig, GeneratorConfig
+from gesturebench.models.gesturelsm.config import (
+    PARTS,
+    SAMPLINGS,
+    CodecConfig,
+    GeneratorConfig,
+    SamplingConfig,
+    Variant,
+)
 from gesturebench.models.gesturelsm.features import Vocab, onset_amplitude, word_ids
 from gesturebench.models.gesturelsm.generator import GestureLSMGenerator
 from gesturebench.models.gesturelsm.inference import (
-    PAPER,
     Normalisation,
     draw_noise,
     generate,
@@ -32,12 +38,13 @@ from gesturebench.models.gesturelsm.weights import (
 
 @dataclass
 class GestureLSM:
-    """The networks, normalisation and word table of one GestureLSM."""
+    """The networks, normalisation and word table of one GestureLSM variant, and its sampling."""
 
     generator: GestureLSMGenerator
     codecs: dict[str, RVQVAE]
     norm: Normalisation
     vocab: Vocab
+    sampling: SamplingConfig
 
     @classmethod
     def load(
@@ -47,15 +54,17 @@ class GestureLSM:
         vocab: Path,
         generator_cfg: GeneratorConfig | None = None,
         codec_cfgs: Mapping[str, CodecConfig] | None = None,
+        variant: Variant = Variant.shortcut_reflow,
     ) -> GestureLSM:
-        """From a folder of `weights.GESTURELSM_FILES`, the ``mean_std`` folder and BEAT2's
+        """From a folder of `weights.release_files(variant)`, the ``mean_std`` folder and BEAT2's
         ``vocab.pkl``; full size unless configs are given."""
-        generator = load_generator(weights / GENERATOR_FILES["shortcut"], generator_cfg)
+        generator = load_generator(weights / GENERATOR_FILES[variant], generator_cfg)
         return cls(
             generator,
             load_codecs(weights, codec_cfgs),
             load_normalisation(mean_std),
             Vocab.load(vocab),
+            SAMPLINGS[variant],
         )
 
     def to(self, device: torch.device | str, dtype: torch.dtype = torch.float32) -> GestureLSM:
@@ -97,7 +106,7 @@ class GestureLSM:
             ref_poses,
             ref_trans,
             noise,
-            PAPER,
+            self.sampling,
             on_window,
         )
         return {"poses": out["poses"][0].double().cpu().numpy()}

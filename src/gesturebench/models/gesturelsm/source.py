@@ -1,8 +1,8 @@
-"""`GestureLSMSource` (``model=gesturelsm model.source=native``, the default): GestureLSM's released
-shortcut model run inside gesturebench as its test path runs it: the sequence's 16 kHz speech, the
-TextGrid's words as rows of BEAT2's ``vocab.pkl``, the reference's first 16 frames as the seed
-latents, and the reference's jaw, expressions and translation copied into the result. Noise is
-drawn from ``model.seed``, so a run is reproducible."""
+"""`GestureLSMSource` (``model=gesturelsm model.source=native``, the default): a released
+GestureLSM generator (``model.variant``) run inside gesturebench as its test path runs it: the
+sequence's 16 kHz speech, the TextGrid's words as rows of BEAT2's ``vocab.pkl``, the reference's
+first 16 frames as the seed latents, and the reference's jaw, expressions and translation copied
+into the result. Noise is drawn from ``model.seed``, so a run is reproducible."""
 
 from __future__ import annotations
 
@@ -16,14 +16,25 @@ from typing_extensions import Unpack
 
 from gesturebench.atomic import atomic_path
 from gesturebench.data.records import Motion, SequenceRecord
-from gesturebench.errors import CheckpointError, DataError
-from gesturebench.models.gesturelsm.config import PART_WIDTHS, CodecConfig, GeneratorConfig
+from gesturebench.errors import CheckpointError, ConfigError, DataError
+from gesturebench.models.gesturelsm.config import (
+    PART_WIDTHS,
+    SAMPLINGS,
+    CodecConfig,
+    GeneratorConfig,
+    Variant,
+)
 from gesturebench.models.gesturelsm.features import UNK, Vocab
 from gesturebench.models.gesturelsm.pipeline import GestureLSM
-from gesturebench.models.gesturelsm.weights import GESTURELSM_FILES, MEAN_STD_FILES
+from gesturebench.models.gesturelsm.weights import (
+    GENERATOR_FILES,
+    MEAN_STD_FILES,
+    UNRELEASED,
+    release_files,
+)
 from gesturebench.models.sources.base import SharedOptions
 from gesturebench.models.sources.native import NativeSource
-from gesturebench.weights import sha256_file
+from gesturebench.weights import HubFiles, sha256_file
 
 if TYPE_CHECKING:
     from gesturebench.metrics.context import MetricContext
@@ -32,8 +43,8 @@ if TYPE_CHECKING:
 FROM_REFERENCE = {
     "seed_frames": "the first 16 frames (4 latents) of poses and trans seed the first window",
     "jaw": "copied (its test path sets the generated jaw to the reference's)",
-    "expressions": "copied (the shortcut model generates no face)",
-    "trans": "copied (the shortcut model's translation is not used by its test path)",
+    "expressions": "copied (the released generators make no face)",
+    "trans": "copied (the generated translation is not used by its test path)",
     "betas": "reference (body shape is not generated)",
 }
 SPLITS = ("train", "val", "test")
@@ -52,13 +63,13 @@ def build_vocab(words: set[str], path: Path) -> Vocab:
 
 
 class GestureLSMSource(NativeSource):
-    """GestureLSM's weights (`GESTURELSM_FILES`), the normalisation files of its repository's
-    ``mean_std/`` in `mean_std`, BEAT2's word table `vocab` (for a generated dataset, built from
-    its words there when missing), noise from `seed`. Network sizes of releases smaller than the
-    paper's: `generator` (`GeneratorConfig`), the RVQ-VAEs' `codec_codes` per codebook and
-    `codec_width` (`CodecConfig`)."""
+    """GestureLSM's `variant` (its weights: `weights.release_files`; sampled as `SAMPLINGS` says),
+    the normalisation files of its repository's ``mean_std/`` in `mean_std`, BEAT2's word table
+    `vocab` (for a generated dataset, built from its words there when missing), noise from
+    `seed`. Network sizes of releases smaller than the paper's: `generator` (`GeneratorConfig`),
+    the RVQ-VAEs' `codec_codes` per codebook and `codec_width` (`CodecConfig`). A variant whose
+    checkpoint is not released is one `ConfigError` line."""
 
-    files = GESTURELSM_FILES
     stochastic = True
     #: the release drops up to 118 frames: to a multiple of 8, then the part of a 112-frame window
     length_shortfall = 118 / 30
@@ -68,6 +79,7 @@ class GestureLSMSource(NativeSource):
         name: str,
         mean_std: str,
         vocab: str,
+        variant: Variant = Variant.shortcut_reflow,
         seed: int = 0,
         generator: GeneratorConfig = PAPER_GENERATOR,
         codec_codes: int = 1024,
@@ -77,6 +89,10 @@ class GestureLSMSource(NativeSource):
         progress: bool = True,
         **shared: Unpack[SharedOptions],
     ):
+        variant = Variant(variant)
+        if variant in UNRELEASED:
+            raise ConfigError(f"model.variant={variant.value}: {UNRELEASED[variant]}")
+        self.variant = variant
         self.mean_std, self.vocab_path = Path(mean_std), Path(vocab)
         norm_sha = {}
         for name_ in MEAN_STD_FILES.values():
@@ -94,6 +110,7 @@ class GestureLSMSource(NativeSource):
             for part, width in PART_WIDTHS.items()
         }
         identity = {
+            "variant": variant.value,
             "seed": seed,
             "mean_std_sha256": norm_sha,
             "generator": asdict(generator),
@@ -103,6 +120,11 @@ class GestureLSMSource(NativeSource):
         self.seed = seed
         self.vocab_sha = ""
         self.vocab_built = False
+
+    @property
+    def files(self) -> HubFiles:  # type: ignore[override]
+        """The released files of `variant`."""
+        return release_files(self.variant)
 
     def prepare(self, context: MetricContext) -> None:
         """Find the word table (building it from a generated dataset's words when missing)."""
@@ -122,9 +144,14 @@ class GestureLSMSource(NativeSource):
         return hashlib.sha256((super().cache_key(record) + self.vocab_sha).encode()).hexdigest()
 
     def load(self) -> GestureLSM:
-        folder = self.weights.path(GESTURELSM_FILES.files[0]).parent  # the Hub cache's too
+        folder = self.weights.path(GENERATOR_FILES[self.variant]).parent  # the Hub cache's too
         model = GestureLSM.load(
-            folder, self.mean_std, self.vocab_path, self.generator_cfg, self.codec_cfgs
+            folder,
+            self.mean_std,
+            self.vocab_path,
+            self.generator_cfg,
+            self.codec_cfgs,
+            self.variant,
         )
         rows = self.generator_cfg.vocab_size
         if max(model.vocab.word2index.values(), default=0) >= rows:
@@ -158,6 +185,8 @@ class GestureLSMSource(NativeSource):
         vocab = "built from the dataset's words" if self.vocab_built else "configured"
         return {
             **super().where(),
+            "variant": self.variant.value,
+            "sampling": asdict(SAMPLINGS[self.variant]),
             "seed": self.seed,
             "mean_std": str(self.mean_std),
             "vocab": str(self.vocab_path),

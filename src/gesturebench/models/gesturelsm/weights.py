@@ -1,10 +1,11 @@
 """GestureLSM's released files and their strict loading.
 
-Hugging Face ``pliu23/GestureLSM`` holds the generators (``shortcut_reflow.bin``: the shortcut
-model with reflow the paper evaluates at 2 steps; ``new_540_diffusion.bin`` and ``meanflow.pth``
-for the other variants) and the RVQ-VAEs ``net_300000_{upper,hands,lower}.pth``. The generator
-checkpoints hold ``model_state_dict`` (or ``model_state``) saved from a DataParallel wrapper
-(``module.`` prefix); upstream loads them non-strictly, dropping legacy
+Hugging Face ``pliu23/GestureLSM`` holds the generators of the variants the upstream README lists
+(``shortcut_reflow.bin``: the shortcut model with reflow, sampled in 2 steps;
+``new_540_diffusion.bin``; ``meanflow.pth``), all of one network layout, and the RVQ-VAEs
+``net_300000_{upper,hands,lower}.pth``.
+The generator checkpoints hold ``model_state_dict`` (or ``model_state``) saved from a DataParallel
+wrapper (``module.`` prefix); upstream loads them non-strictly, dropping legacy
 ``modality_encoder.audio_encoder.*`` entries. Ours drops the prefix and those entries and then
 loads strictly: any other difference is a one-line error naming the missing/unexpected keys.
 The normalisation files are in the GitHub repository's ``mean_std/`` folder."""
@@ -24,24 +25,38 @@ from gesturebench.models.gesturelsm.config import (
     PARTS,
     CodecConfig,
     GeneratorConfig,
+    Variant,
 )
 from gesturebench.models.gesturelsm.generator import GestureLSMGenerator
 from gesturebench.models.gesturelsm.inference import Normalisation
 from gesturebench.models.gesturelsm.rvqvae import RVQVAE
 from gesturebench.weights import HubFiles
 
-#: generator checkpoint of each variant upstream ships (only "shortcut" is sampled here)
+#: generator checkpoint of each released variant
 GENERATOR_FILES = {
-    "shortcut": "shortcut_reflow.bin",
-    "diffusion": "new_540_diffusion.bin",
-    "meanflow": "meanflow.pth",
+    Variant.shortcut_reflow: "shortcut_reflow.bin",
+    Variant.diffusion: "new_540_diffusion.bin",
+    Variant.meanflow: "meanflow.pth",
+}
+#: variants whose checkpoint is not released, and why
+UNRELEASED = {
+    Variant.shortcut: "the shortcut model without reflow (20 steps; new_540_shortcut.bin in the "
+    "legacy configs/shortcut_rvqvae_128.yaml) is not among the checkpoints GestureLSM's README "
+    "lists for pliu23/GestureLSM",
 }
 CODEC_FILES = {part: f"net_300000_{part}.pth" for part in PARTS}
-GESTURELSM_FILES = HubFiles(
-    repo_id="pliu23/GestureLSM",
-    files=(GENERATOR_FILES["shortcut"], *CODEC_FILES.values()),
-    folder="gesturelsm",
-)
+
+
+def release_files(variant: Variant) -> HubFiles:
+    """The files `variant` needs: its generator, then the RVQ-VAEs."""
+    return HubFiles(
+        repo_id="pliu23/GestureLSM",
+        files=(GENERATOR_FILES[variant], *CODEC_FILES.values()),
+        folder="gesturelsm",
+    )
+
+
+GESTURELSM_FILES = release_files(Variant.shortcut_reflow)
 #: ``mean_std/`` of github.com/andypinxinliu/GestureLSM, as `Normalisation` fields
 MEAN_STD_FILES = {
     "mean": "beatx_2_330_mean.npy",
