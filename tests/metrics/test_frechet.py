@@ -348,6 +348,31 @@ def test_sqrt_check_emage2024_gives_no_value_where_the_official_code_returns_1e1
     assert exact is not None and 0 < exact < 1e10
 
 
+def test_sqrt_check_emage2024_retries_with_the_offset_where_the_first_root_is_not_finite(
+    monkeypatch,
+):
+    # scipy's sqrtm made to fail on every first try (a NaN root), as it can on a singular product:
+    # the official code then retries with 1e-6·I on both covariances and keeps that root
+    seqs = feature_sets(1, 40)
+    real_sqrtm, calls = scipy.linalg.sqrtm, []
+
+    def failing_first(m, *args, **kwargs):
+        calls.append(m)
+        return np.full_like(m, np.nan) if len(calls) % 2 else real_sqrtm(m, *args, **kwargs)
+
+    monkeypatch.setattr(scipy.linalg, "sqrtm", failing_first)
+    official = emage2024_official(stacked(seqs, 1), stacked(seqs, 0))
+    assert len(calls) == 2
+    calls.clear()
+    metric = filled(seqs, sqrt_check="emage2024")
+    value = metric.compute()["fgd"]
+    assert len(calls) >= 2 and metric.skip_reason() is None
+    monkeypatch.setattr(scipy.linalg, "sqrtm", real_sqrtm)
+    plain = filled(seqs).compute()["fgd"]
+    assert value == pytest.approx(official, rel=1e-6)
+    assert value != pytest.approx(plain, rel=1e-9)  # the retried root is the shifted one
+
+
 def test_sqrt_check_is_checked():
     with pytest.raises(ConfigError, match="sqrt_check must be one of"):
         filled(feature_sets(0, 3), sqrt_check="scipy")
