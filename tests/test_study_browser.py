@@ -58,15 +58,39 @@ def served(manifest, folder) -> Iterator[tuple]:
         thread.join(10)
 
 
+#: headless, and nothing started beside the page: on a machine without a network Chromium's
+#: background connections (updates, sync, QUIC probes) fail, many at a time
+FLAGS = (
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--window-size=1000,1100",
+)
+
+
 @pytest.fixture
-def browser():
+def browser(tmp_path_factory):
+    from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.chrome.service import Service
 
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1000,1100"):
+    for flag in (*FLAGS, f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
         options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
+    for attempt in range(3):  # a loaded machine can miss chromedriver's start-up deadline
+        try:
+            driver = webdriver.Chrome(service=Service(DRIVER), options=options)
+            break
+        except WebDriverException:
+            if attempt == 2:
+                raise
+            time.sleep(2)
+    driver.set_script_timeout(60)
     yield driver
     driver.quit()
 
@@ -81,11 +105,21 @@ def take_session(browser, study, url: str, folder) -> None:
 
     def navigate(button_id: str) -> None:
         """Click and wait for the next page (a busy machine may still show the old one)."""
-        from selenium.webdriver.support import expected_conditions
+        from selenium.common.exceptions import WebDriverException
 
         page = browser.find_element(By.TAG_NAME, "html")
         browser.find_element(By.ID, button_id).click()
-        wait.until(expected_conditions.staleness_of(page))
+
+        def gone(_) -> bool:
+            # the old page's element is stale once the next page loaded; Chromium reports it as
+            # stale or, while the old document is being replaced, as a node of no document
+            try:
+                page.is_enabled()
+            except WebDriverException:
+                return True
+            return False
+
+        wait.until(gone)
 
     navigate("continue")  # consent
     navigate("continue")  # instructions
