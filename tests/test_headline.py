@@ -49,3 +49,20 @@ def test_a_protocol_preset_shows_its_own_metrics():
     lines = headline_table(results).splitlines()
     assert [line.split()[0] for line in lines[1:]] == list(names)
     assert lines[2].split()[1:] == ["↓", "0.5"]
+
+
+def test_div_sample_is_listed_only_where_several_samples_gave_it_a_value():
+    """With one sample div_sample is only a skip reason (not a headline row); with K it follows."""
+    options = {m: {} for m in ("mjd", "pck", "div_sample")}
+    results = {
+        "model": "perturbed",
+        "dataset": "mini_beat2",
+        "metrics": {"mjd": 0.1, "pck": 0.5, "div_sample": None},
+        "options": options,
+        "skipped": {"div_sample": "computed only with model.samples > 1"},
+    }
+    names = [line.split()[0] for line in headline_table(results).splitlines()[1:]]
+    assert names == list(PAPER_METRICS)
+    results["metrics"]["div_sample"] = 0.02
+    names = [line.split()[0] for line in headline_table(results).splitlines()[1:]]
+    assert names == [*PAPER_METRICS, "div_sample"]

@@ -6,17 +6,19 @@ from __future__ import annotations
 
 import textwrap
 
+from gesturebench.metrics.sample_diversity import SampleDiversity
 from gesturebench.results import ARROWS, PAPER_METRICS
 from gesturebench.tables import with_interval
 
 
 def headline_metrics(results: dict) -> tuple[str, ...]:
     """The paper's 15 metrics (each one listed, computed or not) when the run's metrics are among
-    them; otherwise, e.g. `metrics=genea`, the run's own metrics in their configured order."""
-    configured = [m for m in results.get("options", {}) if m in results["metrics"]]
-    if all(m in PAPER_METRICS for m in configured):
-        return PAPER_METRICS
-    return tuple(configured)
+    them; otherwise, e.g. `metrics=genea`, the run's own metrics in their configured order; then
+    div_sample where several samples gave it a value (with one sample it is only a skip reason)."""
+    metrics, extra = results["metrics"], SampleDiversity.default_name
+    configured = [m for m in results.get("options", {}) if m in metrics and m != extra]
+    names = PAPER_METRICS if all(m in PAPER_METRICS for m in configured) else tuple(configured)
+    return names + ((extra,) if metrics.get(extra) is not None else ())
 
 
 def headline_table(results: dict) -> str:
