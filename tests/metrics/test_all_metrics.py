@@ -318,6 +318,7 @@ def _ddp_speech(rank, world, n, sc_checkpoint):
     return out
 
 
+@pytest.mark.slow  # two gloo processes over every metric: about a minute
 def test_ddp_with_odd_sequence_count_equals_single_process(sc_checkpoint):
     ddp = run_distributed(_ddp_speech, 5, sc_checkpoint)
     for (metric, pairs), (value, per_seq) in zip(_metrics_and_pairs(5, sc_checkpoint), ddp):
