@@ -45,6 +45,7 @@ def scored(cfg, tmp_path) -> dict:
     )
 
 
+@pytest.mark.slow  # a whole evaluation with every metric: about 20 s
 def test_no_body_output_outlives_its_sequence(small, tmp_path, monkeypatch):
     cfg = small(
         "model=perturbed",
