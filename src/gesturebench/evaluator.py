@@ -26,6 +26,7 @@ import pytorch_lightning as pl
 import torch
 from torchmetrics import Metric
 
+from gesturebench.body.output import BodyOutput
 from gesturebench.data.lengths import align_lengths
 from gesturebench.data.records import Motion, SequenceRecord
 from gesturebench.memory import release_freed_memory
@@ -126,21 +127,27 @@ class Evaluator(pl.LightningModule):
             self._step_end is not None
         ):  # time since the previous step: reading and collating this record
             self.timings["read"] += time.perf_counter() - self._step_end
+        references: dict[str, BodyOutput] = {}  # the reference's body, shared by the samples
         if len(self.seeds) == 1:
-            self.score(record, self.gesture_metrics[0], self.frame_logs[0])
+            self.score(record, self.gesture_metrics[0], self.frame_logs[0], references)
             return
         poses = []
         for seed, metrics, frame_log in zip(self.seeds, self.gesture_metrics, self.frame_logs):
             self.model.reseed(seed)
-            poses.append(self.score(record, metrics, frame_log).poses)
+            poses.append(self.score(record, metrics, frame_log, references).poses)
         self.model.reseed(self.seeds[0])
         self.sample_diversity.update(record.index, poses)
 
     def score(
-        self, record: SequenceRecord, metrics: dict[str, GestureMetric], frame_log: FrameLog
+        self,
+        record: SequenceRecord,
+        metrics: dict[str, GestureMetric],
+        frame_log: FrameLog,
+        references: dict[str, BodyOutput],
     ) -> Motion:
         """Generate `record`'s motion, update `metrics` and `frame_log` with it; return it (as
-        scored)."""
+        scored). `references` keeps the reference's body by content hash, so that K samples of
+        one length run its SMPL-X forward once."""
         with self.timed("model"):
             generated = self.cache.get(self.model, record)
         generated, reference, dropped = align_lengths(
@@ -153,10 +160,12 @@ class Evaluator(pl.LightningModule):
         )
         with self.timed("smplx"):
             gen_body = self.body_model(generated, vertices=self.needs_vertices)
-            same = generated is reference or generated.content_hash() == reference.content_hash()
-            ref_body = (
-                gen_body if same else self.body_model(reference, vertices=self.needs_vertices)
-            )
+            key = reference.content_hash()
+            if generated is reference or generated.content_hash() == key:
+                references.setdefault(key, gen_body)
+            elif key not in references:
+                references[key] = self.body_model(reference, vertices=self.needs_vertices)
+            ref_body = references[key]
         pair = MotionPair(
             index=record.index,
             sequence_id=record.id,
