@@ -683,10 +683,19 @@ def test_pairwise_session_exported_as_clicked(manifest, tmp_path):
 
 def test_export_and_server_tasks_from_the_config(config, manifest, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    cfg = config("task=study_server", f"task.manifest={manifest}", "task.design.block_size=4")
+    cfg = config(
+        "task=study_server",
+        f"task.manifest={manifest}",
+        "task.design.block_size=4",
+        "task.design.anonymous.limit=7",
+    )
     monkeypatch.setenv("GESTUREBENCH_STUDY_TOKEN", TOKEN)
+    monkeypatch.setenv("GESTUREBENCH_STUDY_LINK_SECRET", "secret")
     study = build(cfg.task).study_app(cfg)
     assert study.admin_token == TOKEN and study.design.seed == cfg.seed
+    assert study.design.anonymous == AnonymousEntry(limit=7) and study.link_secret == "secret"
+    monkeypatch.delenv("GESTUREBENCH_STUDY_LINK_SECRET")
+    study = build(cfg.task).study_app(cfg)
     assert (tmp_path / "outputs" / "study_server" / "study" / "study.db").is_file()
     participate(client_of(study), "p1", honest())
     participate(client_of(study), "p2", honest(3))
