@@ -140,7 +140,7 @@ def link_signature(secret: str, participant_id: str) -> str:
     return hmac.new(secret.encode(), participant_id.encode(), hashlib.sha256).hexdigest()
 
 
-def same_origin(request: Request) -> None:
+async def same_origin(request: Request) -> None:
     """Refuse a POST whose `Origin` (or, without one, `Referer`) names another host than the
     request's `Host` (`Origin: null` included). A POST with neither header is no browser's
     cross-site request (browsers send `Origin` with every POST) and passes."""
