@@ -77,7 +77,7 @@ def read_page(html: str) -> Page | None:
     if action is None:
         return None
     notice = re.search(r'id="notice">(.*?)</p>', html, re.S)
-    ended = re.search(r'const endedAction = "(/ended/\d+)"', html)
+    ended = re.search(r'data-ended="(/ended/\d+)"', html)
     return Page(
         action.group(1),
         re.findall(r'name="stimulus_[ab]" value="([^"]+)"', html),

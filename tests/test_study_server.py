@@ -9,12 +9,15 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
+import sys
 import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
@@ -31,8 +34,8 @@ from gesturebench.study.analysis import AnalysisOptions, analyze
 from gesturebench.study.pairwise import pairwise_csv, read_pairwise
 from gesturebench.study.ratings import ratings_csv, read_ratings, require_valid
 from gesturebench.study.schema import CONDITIONS, SCALE
-from gesturebench.study.server.app import SESSION_COOKIE, Study, create_app
-from gesturebench.study.server.design import AttentionChecks, StudyDesign
+from gesturebench.study.server.app import SESSION_COOKIE, Study, create_app, link_signature
+from gesturebench.study.server.design import AnonymousEntry, AttentionChecks, StudyDesign
 from gesturebench.study.server.export import pairwise_table, ratings_table
 from gesturebench.study.server.manifest import read_manifest
 from gesturebench.study.server.store import SCHEMA_VERSION, Store, open_engine, responses
@@ -51,7 +54,9 @@ from tests.study_support import (
 from tests.test_study import FAST, MODEL, SEQUENCES, SOURCES, metrics_table  # noqa: F401
 
 TOKEN = "s3cret-admin-token"
+ADMIN = {"Authorization": f"Bearer {TOKEN}"}
 SMALL = StudyDesign(block_size=4, attention=AttentionChecks(after=[2]))
+OPEN = replace(SMALL, anonymous=AnonymousEntry(allowed=True, limit=3, per_minute=2))
 
 
 @pytest.fixture(scope="module")
@@ -152,7 +157,8 @@ def exported_as_clicked(study: Study, participant_id: str, session) -> None:
     assert set(table["condition"]) == {participant.condition}
 
 
-def test_a_full_session_is_stored_and_exported_as_clicked(study):
+def test_a_full_session_is_stored_and_exported_as_clicked(manifest, tmp_path):
+    study = make_study(manifest, tmp_path, OPEN)
     client = client_of(study)
     session = participate(client, "PROLIFIC_1", honest(6))
     assert session.code and len(session.answers) == 1 + 4 + 1  # practice, 4 clips, 1 check
@@ -321,7 +327,7 @@ def test_steps_in_order_ids_validated_and_media_only_for_known_clips(study, mani
     assert client.post("/item/0", data={}).status_code == 409
     assert client.post("/consent", follow_redirects=False).status_code == 303
     assert client.post("/consent", follow_redirects=False).status_code == 303  # idempotent
-    sid = next(iter(study.stimuli))
+    sid = study.practice[study.store.participants()[0].condition]["a"]
     media = client.get(f"/media/{sid}")
     assert media.status_code == 200 and media.content == study.stimuli[sid].path.read_bytes()
     assert client.get("/media/..%2Fmanifest.csv").status_code == 404
@@ -333,15 +339,17 @@ def test_experimenter_pages_need_the_token(study, manifest, tmp_path):
     client = client_of(study)
     for url in ("/admin/progress", "/admin/export.csv"):
         assert client.get(url).status_code == 403
-        assert client.get(url, params={"token": "wrong"}).status_code == 403
-        assert client.get(url, params={"token": TOKEN}).status_code == 200
-        assert client.get(url, headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200
-    export = client.get("/admin/export.csv", params={"token": TOKEN}).text
+        assert client.get(url, headers={"Authorization": "Bearer wrong"}).status_code == 403
+        assert client.get(url, headers=ADMIN).status_code == 200
+        # never in the URL, nor without its scheme
+        assert client.get(url, params={"token": TOKEN}).status_code == 403
+        assert client.get(url, headers={"Authorization": TOKEN}).status_code == 403
+    export = client.get("/admin/export.csv", headers=ADMIN).text
     path = tmp_path / "ratings.csv"
     path.write_text(export)
     read = read_ratings(path, sources=["ground_truth", "a", "b"], sequences=["s00", "s01", "s02"])
     assert not read.invalid and len(read.frame) == len(ratings_table(study.store))
-    progress = client.get("/admin/progress", params={"token": TOKEN}).text
+    progress = client.get("/admin/progress", headers=ADMIN).text
     assert "muted-a-s00" in progress and "failed_checks" in progress
     off = make_study(manifest, tmp_path / "off", token=None)
     assert client_of(off).get("/admin/progress").status_code == 503
@@ -350,9 +358,259 @@ def test_experimenter_pages_need_the_token(study, manifest, tmp_path):
 def test_configured_text_is_escaped(manifest, tmp_path):
     design = StudyDesign(title="<b>study</b>", consent="<script>alert(1)</script>")
     client = TestClient(create_app(make_study(manifest, tmp_path, design)))
-    html = client.get("/", follow_redirects=True).text
+    html = client.get("/?participant_id=p1", follow_redirects=True).text
     assert "<script>alert" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "&lt;b&gt;study&lt;/b&gt;" in html
+
+
+# ---------- entry, sessions and the hardening ----------
+
+
+def entry(study: Study, pid: str | None, **params) -> httpx.Response:
+    """A link opened by a fresh browser (no cookie): the entry's reply."""
+    query = {"participant_id": pid, **params} if pid else params
+    return client_of(study).get("/", params=query)
+
+
+def numbers(study: Study) -> list:
+    return sorted(p.number for p in study.store.participants() if p.number is not None)
+
+
+def test_a_lost_entry_reply_locks_nobody_out_and_burns_no_slot(study):
+    """The reply of an entry is lost (or a prefetcher opened the link): the same id entering again
+    gets a new session, the lost one ends, and no slot was taken before consent."""
+    lost = entry(study, "p1")
+    assert lost.status_code == 303
+    for pid in ("prefetched-1", "prefetched-2"):
+        assert entry(study, pid).status_code == 303
+    client = client_of(study)
+    assert client.get("/", params={"participant_id": "p1"}).status_code == 303
+    assert client.cookies[SESSION_COOKIE] != lost.cookies[SESSION_COOKIE]
+    stale = client_of(study, cookies={SESSION_COOKIE: lost.cookies[SESSION_COOKIE]})
+    assert stale.get("/study").status_code == 401
+    assert numbers(study) == []  # nobody has a slot before consent
+    assert client.post("/consent").status_code == 303
+    other = client_of(study)
+    other.get("/", params={"participant_id": "p2"})
+    other.post("/consent")
+    by_id = {p.participant_id: p for p in study.store.participants()}
+    assert (by_id["p1"].number, by_id["p2"].number) == (0, 1)
+    assert by_id["p1"].condition != by_id["p2"].condition
+    assert by_id["prefetched-1"].number is None and len(by_id) == 4
+
+
+def test_an_id_with_ratings_is_refused_with_a_page_until_the_experimenter_resets_it(study):
+    client, page = entered(study, "p1")
+    sid, answers = first_item(page)
+    ended(client, 0, sid)
+    assert client.post("/item/0", data={"stimulus_a": sid, **answers}).status_code == 303
+    refused = entry(study, "p1")
+    assert refused.status_code == 409 and refused.headers["content-type"].startswith("text/html")
+    assert "another browser" in refused.text and "detail" not in refused.text
+    api = client_of(study).get(
+        "/", params={"participant_id": "p1"}, headers={"Accept": "application/json"}
+    )
+    assert api.status_code == 409 and "session already" in api.json()["detail"]
+    reset = "/admin/participants/p1/reset"
+    assert client_of(study).post(reset).status_code == 403
+    assert client_of(study).post(reset, params={"token": TOKEN}).status_code == 403
+    assert client_of(study).post("/admin/participants/nobody/reset", headers=ADMIN).status_code == (
+        404
+    )
+    assert client_of(study).post(reset, headers=ADMIN).status_code == 200
+    assert client.get("/study").status_code == 401  # the old session ended
+    again = client_of(study)
+    assert again.get("/", params={"participant_id": "p1"}).status_code == 303
+    assert 'action="/item/1"' in again.get("/study").text  # where it stopped, answers kept
+    assert stored(study) == len(answers) and len(study.store.participants()) == 1
+    assert entry(study, "p1").status_code == 409  # reset once, for one new entry
+
+
+def test_signed_links(manifest, tmp_path):
+    secret = "the-study-secret"
+    study = Study(
+        read_manifest(manifest),
+        SMALL,
+        Store(open_engine(f"sqlite:///{tmp_path / 'study.db'}")),
+        TOKEN,
+        link_secret=secret,
+    )
+    good = link_signature(secret, "p1")
+    assert entry(study, "p1", sig=good).status_code == 303
+    for sig in ({}, {"sig": ""}, {"sig": good[:-1] + "0"}, {"sig": link_signature(secret, "p2")}):
+        refused = entry(study, "p1", **sig)
+        assert refused.status_code == 403 and "link is not valid" in refused.text, sig
+    assert entry(study, "p2", sig=good).status_code == 403
+    assert [p.participant_id for p in study.store.participants()] == ["p1"]
+
+
+def test_anonymous_entries_are_off_by_default_and_capped_and_rate_limited(
+    study, manifest, tmp_path, monkeypatch
+):
+    refused = entry(study, None)
+    assert refused.status_code == 400 and "link you were given" in refused.text
+    assert study.store.participants() == []
+    capped = make_study(manifest, tmp_path / "open", OPEN)  # 3 in all, 2 a minute
+    clock = [1000.0]
+    monkeypatch.setattr("gesturebench.study.server.app.time.monotonic", lambda: clock[0])
+    assert [entry(capped, None).status_code for _ in range(3)] == [303, 303, 429]
+    clock[0] += 61
+    assert [entry(capped, None).status_code for _ in range(2)] == [303, 403]
+    assert "all the participants it needs" in entry(capped, None).text
+    assert len(capped.store.participants()) == 3
+    assert entry(capped, "named").status_code == 303  # ids from links are not capped
+
+
+def test_a_session_fetches_only_its_own_blocks_clips(study):
+    alice, _ = entered(study, "alice")
+    bob, _ = entered(study, "bob")
+    people = {p.participant_id: p for p in study.store.participants()}
+    assert people["alice"].condition != people["bob"].condition
+    for client, own, other in ((alice, "alice", "bob"), (bob, "bob", "alice")):
+        mine = study.clips(people[own])
+        block = {item["a"] for item in people[own].block}
+        assert len(block) == 4 and mine == block | {study.practice[people[own].condition]["a"]}
+        for sid in mine:
+            assert client.get(f"/media/{sid}").status_code == 200
+        for sid in set(study.stimuli) - mine:
+            assert client.get(f"/media/{sid}").status_code == 403, sid
+        assert study.clips(people[other]) - mine  # the other condition's clips: refused above
+    early = client_of(study)
+    early.get("/", params={"participant_id": "carol"})  # not consented: no clip at all
+    assert early.get(f"/media/{next(iter(study.stimuli))}").status_code == 403
+
+
+def test_a_rating_of_5000_digits_is_refused_as_unreadable(study):
+    client, page = entered(study)
+    sid, answers = first_item(page)
+    ended(client, 0, sid)
+    dimension = next(iter(answers))
+    for value in ("4" * 5000, "٣", " 3", "+3", "03"):
+        response = client.post("/item/0", data={"stimulus_a": sid, **answers, dimension: value})
+        assert response.status_code == 422, value
+        assert "could not be read" in response.text and len(response.text) < 2000
+    assert stored(study) == 0
+
+
+def test_every_response_carries_the_security_headers(study):
+    client, page = entered(study)
+    responses_ = [
+        client.get("/study"),
+        client.get("/static/study.js"),
+        client.get("/healthz"),
+        client.get("/no-such-page"),
+        client.post("/item/0", data={}),
+    ]
+    for response in responses_:
+        headers = response.headers
+        assert "frame-ancestors 'none'" in headers["content-security-policy"]
+        assert "script-src 'self';" in headers["content-security-policy"]  # no inline script
+        assert headers["x-frame-options"] == "DENY"
+        assert headers["x-content-type-options"] == "nosniff"
+        assert headers["referrer-policy"] == "same-origin"
+    assert "<script>" not in page and 'src="/static/study.js"' in page
+    assert "<style>" not in page
+
+
+def test_a_post_from_another_origin_is_refused(study):
+    client = client_of(study)
+    client.get("/", params={"participant_id": "p1"})
+    for headers in (
+        {"Origin": "https://evil.example"},
+        {"Origin": "null"},
+        {"Referer": "https://evil.example/study"},
+        {"Origin": "http://testserver.evil.example"},
+    ):
+        refused = client.post("/consent", headers=headers)
+        assert refused.status_code == 403 and "text/html" in refused.headers["content-type"]
+    assert study.store.participants()[0].step == "consent"
+    for headers in ({"Origin": "http://testserver"}, {"Referer": "http://testserver/study"}, {}):
+        assert client.post("/consent", headers=headers).status_code == 303
+    assert study.store.participants()[0].step == "instructions"
+
+
+def test_participants_meet_pages_never_json(study):
+    """Each refusal a participant can meet is a page of the study (title, words, a way back)."""
+    client, page = entered(study)
+    sid, answers = first_item(page)
+    pages = {
+        "no session": client_of(study).get("/study"),
+        "not played": client.post("/item/0", data={"stimulus_a": sid, **answers}),
+        "bad answer": client.post("/item/0", data={"stimulus_a": sid}),
+        "no such item": client.post("/item/abc", data={}),
+        "no such page": client.get("/nothing"),
+        "bad id": entry(study, "<script>"),
+    }
+    for name, response in pages.items():
+        assert response.headers["content-type"].startswith("text/html"), name
+        assert "<h1>Gesture study</h1>" in response.text and "{" not in response.text, name
+    assert "watch every clip" in pages["not played"].text
+    assert 'href="/study"' in pages["bad answer"].text
+    api = client.post("/item/abc", headers={"Accept": "application/json"})
+    assert api.status_code == 422 and isinstance(api.json()["detail"], list)
+
+
+def serve_process(folder: Path, manifest: Path, port: int) -> subprocess.Popen:
+    """The study of `folder` served by `python -m gesturebench.study.server` (the restart entry)
+    from its saved config."""
+    saved = folder / ".hydra" / "config.yaml"
+    if not saved.is_file():
+        saved.parent.mkdir(parents=True)
+        task = {
+            "_target_": "gesturebench.tasks.study_server.StudyServerTask",
+            "manifest": str(manifest),
+            "port": port,
+            "design": {"_target_": "gesturebench.study.server.design.StudyDesign", "block_size": 4},
+        }
+        config = {"task": task, "paths": {"root": str(folder)}, "study_server": {"db_url": None}}
+        saved.write_text(json.dumps(config))
+    command = [sys.executable, "-m", "gesturebench.study.server", str(folder)]
+    with open(folder / "server.log", "a") as log:
+        return subprocess.Popen(command, cwd=REPO, stdout=log, stderr=log)
+
+
+@pytest.mark.slow
+def test_kill_9_while_participants_arrive_locks_nobody_out(manifest, tmp_path):
+    """Participants keep arriving (entry, then consent) while the server is killed with SIGKILL;
+    after a restart every one of them enters (with the cookie it got, or again without one),
+    consents, and the slots taken are exactly 0..n-1."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    server = serve_process(tmp_path, manifest, port)
+    cookies: dict[str, str | None] = {}
+
+    def arrive(pid: str) -> None:
+        cookies[pid] = None
+        try:
+            with httpx.Client(base_url=url, timeout=5) as client:
+                client.get("/", params={"participant_id": pid})
+                cookies[pid] = client.cookies.get(SESSION_COOKIE)
+                client.post("/consent")
+        except httpx.HTTPError:
+            pass  # the reply was lost
+
+    try:
+        wait_ready(url, time.monotonic() + 120, server)
+        with ThreadPoolExecutor(8) as pool:
+            arrivals = [pool.submit(arrive, f"k{n:02d}") for n in range(40)]
+            while sum(f.done() for f in arrivals) < 8:
+                time.sleep(0.01)
+            server.send_signal(signal.SIGKILL)
+            server.wait(10)
+        server = serve_process(tmp_path, manifest, port)
+        wait_ready(url, time.monotonic() + 120, server)
+        for pid, cookie in cookies.items():
+            with httpx.Client(base_url=url, timeout=30) as client:
+                if cookie:
+                    client.cookies.set(SESSION_COOKIE, cookie)
+                assert client.get("/", params={"participant_id": pid}).status_code == 303, pid
+                assert client.post("/consent", follow_redirects=True).status_code == 200, pid
+                assert "Start the practice clip" in client.get("/study").text, pid
+    finally:
+        server.kill()
+        server.wait(10)
+    store = Store(open_engine(f"sqlite:///{tmp_path / 'outputs/study_server/study/study.db'}"))
+    assert numbers(Study(read_manifest(manifest), SMALL, store, None)) == list(range(40))
 
 
 # ---------- blocks ----------
@@ -425,10 +683,19 @@ def test_pairwise_session_exported_as_clicked(manifest, tmp_path):
 
 def test_export_and_server_tasks_from_the_config(config, manifest, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    cfg = config("task=study_server", f"task.manifest={manifest}", "task.design.block_size=4")
+    cfg = config(
+        "task=study_server",
+        f"task.manifest={manifest}",
+        "task.design.block_size=4",
+        "task.design.anonymous.limit=7",
+    )
     monkeypatch.setenv("GESTUREBENCH_STUDY_TOKEN", TOKEN)
+    monkeypatch.setenv("GESTUREBENCH_STUDY_LINK_SECRET", "secret")
     study = build(cfg.task).study_app(cfg)
     assert study.admin_token == TOKEN and study.design.seed == cfg.seed
+    assert study.design.anonymous == AnonymousEntry(limit=7) and study.link_secret == "secret"
+    monkeypatch.delenv("GESTUREBENCH_STUDY_LINK_SECRET")
+    study = build(cfg.task).study_app(cfg)
     assert (tmp_path / "outputs" / "study_server" / "study" / "study.db").is_file()
     participate(client_of(study), "p1", honest())
     participate(client_of(study), "p2", honest(3))
@@ -640,7 +907,7 @@ def test_render_then_study_server_serves_a_study_that_export_and_analyze_read(
                 with httpx.Client(base_url=url, timeout=60) as client:
                     participant = rater(client, stimuli, rng)
                     assert participate(client, f"rater{n:02d}", participant).code
-            served = httpx.get(f"{url}/admin/export.csv", params={"token": TOKEN}).text
+            served = httpx.get(f"{url}/admin/export.csv", headers=ADMIN).text
         finally:
             server.terminate()
             server.wait(30)

@@ -3,7 +3,8 @@
 The database is `study_server.db_url` (any SQLAlchemy URL) or, by default, the SQLite file study.db
 in the study's folder `outputs/study_server/<task.study>/`, the run folder: restarting the task with
 the same `task.study` continues the same study. The experimenter pages need the token in the
-environment variable `task.admin_token_env`.
+environment variable `task.admin_token_env`; links are signed when the environment variable
+`task.link_secret_env` holds the study's secret.
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ class StudyServerTask:
     # browser's next request does not race the server closing the connection
     keep_alive: int = 75
     admin_token_env: str = "GESTUREBENCH_STUDY_TOKEN"
+    # set (in the environment): participant links must carry `sig` = HMAC of the id with it
+    link_secret_env: str = "GESTUREBENCH_STUDY_LINK_SECRET"
     design: StudyDesign = field(default_factory=StudyDesign)
 
     def study_app(self, cfg: DictConfig) -> Study:
@@ -57,8 +60,9 @@ class StudyServerTask:
         token = os.environ.get(self.admin_token_env) or None
         if token is None:
             log.warning("%s is not set: the experimenter pages are off", self.admin_token_env)
-        log.info("study database: %s", url)
-        return Study(stimuli, self.design, Store(open_engine(url)), token)
+        secret = os.environ.get(self.link_secret_env) or None
+        log.info("study database: %s; links %s", url, "signed" if secret else "not signed")
+        return Study(stimuli, self.design, Store(open_engine(url)), token, secret)
 
     def __call__(self, cfg: DictConfig) -> dict:
         import uvicorn

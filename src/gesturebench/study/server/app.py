@@ -9,6 +9,16 @@ that page, the condition's dimensions, the answer range) before anything is stor
 4xx and changes nothing. Answering an item already answered with the same answers is acknowledged
 as if it were new (a double click, a resent form); with other answers it is refused.
 
+A link opens a session for its participant id (signed with the study's secret when signing is on);
+the id may open a new session until it has stored a rating, so that a lost reply or a prefetched
+link locks nobody out; its slot (condition and block) is taken at consent. Links without an id are
+refused unless the design allows them (capped, rate-limited). A session fetches only the clips of
+its own practice item and block.
+
+Every error a participant can meet is a page in the study's look, in the participant's words; a
+client that asks for JSON only (`Accept: application/json`) gets `{"detail": …}`. Every response
+carries the security headers (`SecurityHeaders`); a POST from another origin is refused.
+
 The video-end rule holds on the server too: the page posts `/ended/<position>` when a clip of a
 block item has played to its end (then unlocks the questions), and the item's answers are refused
 (409, nothing stored) until every clip of the item was reported so.
@@ -16,29 +26,129 @@ block item has played to its end (then unlocks the questions), and the item's an
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import re
 import secrets
+import threading
+import time
+from collections import deque
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
-from fastapi import FastAPI, HTTPException, Request
-from fastapi.responses import FileResponse, HTMLResponse, PlainTextResponse, RedirectResponse
+from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.exception_handlers import (
+    http_exception_handler,
+    request_validation_exception_handler,
+)
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import (
+    FileResponse,
+    HTMLResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+)
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gesturebench.errors import ConfigError
-from gesturebench.study.pairwise import pairwise_csv
 from gesturebench.study.ratings import ratings_csv
 from gesturebench.study.schema import SCALE
 from gesturebench.study.server.design import CHOICES, StudyDesign, block, conditions, layout
 from gesturebench.study.server.export import pairwise_table, progress_tables, ratings_table
 from gesturebench.study.server.manifest import Stimulus
-from gesturebench.study.server.pages import render
-from gesturebench.study.server.store import STEPS, Participant, ParticipantExists, Store
+from gesturebench.study.server.pages import SCRIPT, STYLE, render
+from gesturebench.study.server.store import STEPS, Participant, Store
 
 SESSION_COOKIE = "gb_session"
 #: What a participant id from a URL may look like (a recruitment platform's ids do).
 PARTICIPANT_ID = re.compile(r"[A-Za-z0-9_.@-]{1,200}")
+#: The URL parameter of a signed link's signature.
+SIGNATURE = "sig"
 CHOICE_LABELS = {"a": "Clip A", "b": "Clip B", "tie": "No difference"}
+#: The answers a rating may be, as posted (checked as strings: nothing long reaches `int`).
+RATINGS = {str(v): v for v in range(SCALE[0], SCALE[1] + 1)}
+
+#: What a participant reads for a refusal of each status (`Refusal.say` where more is known).
+WORDS = {
+    400: "This page cannot be shown. Please open the study from the link you were given.",
+    401: (
+        "We could not find your study session. Please open the study again from the link you "
+        "were given, in the same browser."
+    ),
+    403: "This link is not valid. Please open the study from the exact link you were given.",
+    404: "This page does not exist. Please go back to the study.",
+    405: "This page does not exist. Please go back to the study.",
+    409: "This page is out of date. Please continue from your current page of the study.",
+    422: (
+        "Your answer could not be read. Please go back to your current page and answer every "
+        "question."
+    ),
+    429: "Many people are joining right now. Please wait a minute, then open the link again.",
+    500: "Something went wrong on our side. Please try again in a moment.",
+}
+#: Statuses whose page offers a way back to the participant's current page.
+BACK = {404, 405, 409, 422}
+
+#: Added to every response: no inline or foreign code, no framing, no MIME sniffing, no referrer
+#: sent to other sites.
+SECURITY_HEADERS = [
+    (
+        b"content-security-policy",
+        b"default-src 'none'; script-src 'self'; style-src 'self'; media-src 'self'; "
+        b"img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; "
+        b"frame-ancestors 'none'",
+    ),
+    (b"x-frame-options", b"DENY"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"same-origin"),
+]
+
+
+class SecurityHeaders:
+    """ASGI middleware adding `SECURITY_HEADERS` to every HTTP response."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *SECURITY_HEADERS]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+class Refusal(HTTPException):
+    """A refusal with what the participant reads (`say`; default: `WORDS` of the status)."""
+
+    def __init__(self, status: int, detail: str, say: str | None = None, **kwargs: Any):
+        super().__init__(status, detail, **kwargs)
+        self.say = say
+
+
+def link_signature(secret: str, participant_id: str) -> str:
+    """The `sig` of a signed link: HMAC-SHA256 of the participant id with the study's secret."""
+    return hmac.new(secret.encode(), participant_id.encode(), hashlib.sha256).hexdigest()
+
+
+async def same_origin(request: Request) -> None:
+    """Refuse a POST whose `Origin` (or, without one, `Referer`) names another host than the
+    request's `Host` (`Origin: null` included). A POST with neither header is no browser's
+    cross-site request (browsers send `Origin` with every POST) and passes."""
+    if request.method != "POST":
+        return
+    origin = request.headers.get("origin") or request.headers.get("referer")
+    if origin is not None and urlsplit(origin).netloc != request.headers.get("host"):
+        raise Refusal(403, f"cross-origin POST refused (origin {origin[:100]!r})")
 
 
 def see_other(url: str) -> RedirectResponse:
@@ -50,12 +160,20 @@ class Study:
     item."""
 
     def __init__(
-        self, stimuli: Mapping[str, Stimulus], design: StudyDesign, store: Store, token: str | None
+        self,
+        stimuli: Mapping[str, Stimulus],
+        design: StudyDesign,
+        store: Store,
+        token: str | None,
+        link_secret: str | None = None,
     ):
         self.stimuli = dict(stimuli)
         self.design = design
         self.store = store
         self.admin_token = token
+        self.link_secret = link_secret
+        self.anonymous_entries: deque[float] = deque()  # times of the last minute's entries
+        self.anonymous_lock = threading.Lock()
         self.conditions = conditions(self.stimuli, design)
         self.layouts = {c: layout(self.stimuli, design, c) for c in self.conditions}
         self.practice = {}
@@ -83,14 +201,73 @@ class Study:
             raise HTTPException(401, "no study session: open the study from its link")
         return found
 
+    def entry(self, request: Request) -> Participant:
+        """A new session for the link's participant id (checked, and its signature when links
+        are signed), or for a new anonymous id."""
+        given = request.query_params.get(self.design.id_parameter)
+        if given is None:
+            return self.anonymous_entry()
+        if not PARTICIPANT_ID.fullmatch(given):
+            raise Refusal(422, "participant id: 1–200 letters, digits or _ . @ -", WORDS[403])
+        if self.link_secret is not None:
+            sig = request.query_params.get(SIGNATURE, "")
+            if not hmac.compare_digest(
+                sig.encode(), link_signature(self.link_secret, given).encode()
+            ):
+                raise Refusal(403, "missing or wrong link signature")
+        found = self.store.enter(given, self.design.completion_code)
+        if found is None:
+            raise Refusal(
+                409,
+                "this participant id has a session already: continue in the browser it started in",
+                "You have already started this study in another browser or window: please continue "
+                "there. If you cannot, write to the researcher with your participant id.",
+            )
+        return found
+
+    def anonymous_entry(self) -> Participant:
+        """A session for a new id `anon-…`, if the design allows links without an id and neither
+        the limit nor the rate per minute is reached."""
+        rule = self.design.anonymous
+        if not rule.allowed:
+            raise Refusal(400, f"no {self.design.id_parameter} in the link")
+        with self.anonymous_lock:
+            now = time.monotonic()
+            while self.anonymous_entries and self.anonymous_entries[0] < now - 60:
+                self.anonymous_entries.popleft()
+            if len(self.anonymous_entries) >= rule.per_minute:
+                wait = int(self.anonymous_entries[0] + 61 - now)
+                raise Refusal(
+                    429, "too many anonymous entries a minute", headers={"Retry-After": str(wait)}
+                )
+            if self.store.count_ids("anon-") >= rule.limit:
+                raise Refusal(
+                    403,
+                    "the limit of anonymous participants is reached",
+                    "This study has all the participants it needs. Thank you for your interest!",
+                )
+            self.anonymous_entries.append(now)
+            found = self.store.enter(f"anon-{secrets.token_hex(8)}", self.design.completion_code)
+        assert found is not None
+        return found
+
+    def clips(self, participant: Participant) -> set[str]:
+        """The stimuli the participant may fetch: its practice item's and its block's."""
+        if participant.number is None:
+            return set()
+        items = [self.practice[participant.condition], *participant.block]
+        return {item[side] for item in items for side in ("a", "b") if side in item}
+
     def require_admin(self, request: Request) -> None:
+        """The experimenter's token, only as `Authorization: Bearer <token>` (never in a URL,
+        where logs and browser histories keep it)."""
         if not self.admin_token:
             raise HTTPException(503, "the experimenter pages are off: no admin token was set")
-        given = request.query_params.get("token") or request.headers.get(
-            "authorization", ""
-        ).removeprefix("Bearer ")
-        if not secrets.compare_digest(given.encode(), self.admin_token.encode()):
-            raise HTTPException(403, "wrong or missing admin token")
+        scheme, _, given = request.headers.get("authorization", "").partition(" ")
+        if scheme != "Bearer" or not secrets.compare_digest(
+            given.encode(), self.admin_token.encode()
+        ):
+            raise HTTPException(403, "wrong or missing admin token (Authorization: Bearer <token>)")
 
     def answer_rows(
         self, participant: Participant, item: dict, form: Mapping[str, Any]
@@ -100,7 +277,7 @@ class Study:
         for side in ("a", "b") if "b" in item else ("a",):
             given = str(form.get(f"stimulus_{side}", ""))
             if given not in self.stimuli:
-                raise HTTPException(404, f"unknown stimulus {given!r}")
+                raise HTTPException(404, f"unknown stimulus {given[:200]!r}")
             if given != item[side]:
                 raise HTTPException(422, f"stimulus {given!r} is not the clip of this page")
         pairwise = "b" in item
@@ -109,14 +286,15 @@ class Study:
             value = str(form.get(dimension, ""))
             if pairwise:
                 if value not in CHOICES:
-                    raise HTTPException(422, f"{dimension}: answer a, b or tie, got {value!r}")
+                    raise HTTPException(422, f"{dimension}: answer a, b or tie, got {value[:20]!r}")
                 answers[dimension] = value
             else:
-                if not value.isdecimal() or not SCALE[0] <= int(value) <= SCALE[1]:
+                if value not in RATINGS:
                     raise HTTPException(
-                        422, f"{dimension}: rating must be {SCALE[0]}–{SCALE[1]}, got {value!r}"
+                        422,
+                        f"{dimension}: rating must be {SCALE[0]}–{SCALE[1]}, got {value[:20]!r}",
                     )
-                answers[dimension] = int(value)
+                answers[dimension] = RATINGS[value]
         a = self.stimuli[item["a"]]
         b = self.stimuli[item["b"]] if pairwise else None
         passed = (
@@ -203,29 +381,81 @@ class Study:
         )
 
 
+def wants_json(request: Request) -> bool:
+    """The client asked for JSON and not for a page (an API client, not a browser)."""
+    accept = request.headers.get("accept", "")
+    return "application/json" in accept and "text/html" not in accept
+
+
+def error_page(study: Study, request: Request, status: int, say: str | None) -> HTMLResponse:
+    """A refusal as a page in the study's look, in the participant's words."""
+    text = say or WORDS.get(status, WORDS[500 if status >= 500 else 400])
+    back = status in BACK and SESSION_COOKIE in request.cookies
+    page = render(
+        "error",
+        title=study.design.title,
+        heading="Sorry",
+        text=text,
+        link="/study" if back else None,
+        link_text="Back to the study",
+    )
+    return HTMLResponse(page, status_code=status)
+
+
+def add_error_pages(app: FastAPI, study: Study) -> None:
+    """Every refusal (and a server error) as `error_page`, or as FastAPI's JSON to a client
+    that asks for JSON only."""
+
+    @app.exception_handler(StarletteHTTPException)
+    async def refused(request: Request, exc: StarletteHTTPException) -> Response:
+        if wants_json(request):
+            return await http_exception_handler(request, exc)
+        response = error_page(study, request, exc.status_code, getattr(exc, "say", None))
+        response.headers.update(exc.headers or {})
+        return response
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> Response:
+        if wants_json(request):
+            return await request_validation_exception_handler(request, exc)
+        return error_page(study, request, 422, None)
+
+    @app.exception_handler(Exception)
+    async def failed(request: Request, exc: Exception) -> Response:
+        if wants_json(request):
+            return Response('{"detail":"internal error"}', 500, media_type="application/json")
+        return error_page(study, request, 500, None)
+
+
 def create_app(study: Study) -> FastAPI:
-    app = FastAPI(title=study.design.title, docs_url=None, redoc_url=None, openapi_url=None)
+    app = FastAPI(
+        title=study.design.title,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+        dependencies=[Depends(same_origin)],
+    )
+    app.add_middleware(SecurityHeaders)
+    add_error_pages(app, study)
 
     @app.get("/healthz")
     def healthz() -> dict:
         return {"ok": True}
+
+    @app.get("/static/study.css")
+    def style() -> Response:
+        return Response(STYLE, media_type="text/css")
+
+    @app.get("/static/study.js")
+    def script() -> Response:
+        return Response(SCRIPT, media_type="text/javascript")
 
     @app.get("/")
     def enter(request: Request) -> RedirectResponse:
         token = request.cookies.get(SESSION_COOKIE, "")
         if token and study.store.by_token(token) is not None:
             return see_other("/study")
-        given = request.query_params.get(study.design.id_parameter)
-        if given is not None and not PARTICIPANT_ID.fullmatch(given):
-            raise HTTPException(422, "participant id: 1–200 letters, digits or _ . @ -")
-        pid = given or f"anon-{secrets.token_hex(8)}"
-        try:
-            participant = study.store.create(pid, study.assign, study.design.completion_code)
-        except ParticipantExists:
-            raise HTTPException(
-                409,
-                "this participant id has a session already: continue in the browser it started in",
-            ) from None
+        participant = study.entry(request)
         response = see_other("/study")
         response.set_cookie(
             SESSION_COOKIE, participant.token, max_age=14 * 86400, httponly=True, samesite="lax"
@@ -246,7 +476,13 @@ def create_app(study: Study) -> FastAPI:
 
         return advance
 
-    app.post("/consent")(step("consent"))
+    @app.post("/consent")
+    def consent(request: Request) -> RedirectResponse:
+        participant = study.participant(request)
+        if participant.step == "consent":
+            study.store.consent(participant, study.assign)
+        return see_other("/study")
+
     app.post("/instructions")(step("instructions"))
 
     @app.post("/practice")
@@ -288,7 +524,11 @@ def create_app(study: Study) -> FastAPI:
         clips = [item[s] for s in ("a", "b") if s in item]
         unplayed = await run_in_threadpool(study.store.unplayed, participant, position, clips)
         if unplayed:
-            raise HTTPException(409, f"clip {unplayed[0]!r} has not been played to its end")
+            raise Refusal(
+                409,
+                f"clip {unplayed[0]!r} has not been played to its end",
+                "Please watch every clip of the page to its end before answering.",
+            )
         outcome = await run_in_threadpool(study.store.answer, participant, position, rows)
         if outcome == "ahead":
             raise HTTPException(409, f"item {position} comes after the next one")
@@ -300,9 +540,11 @@ def create_app(study: Study) -> FastAPI:
 
     @app.get("/media/{stimulus_id}")
     def media(stimulus_id: str, request: Request) -> FileResponse:
-        study.participant(request)
+        participant = study.participant(request)
         if stimulus_id not in study.stimuli:
-            raise HTTPException(404, f"unknown stimulus {stimulus_id!r}")
+            raise HTTPException(404, f"unknown stimulus {stimulus_id[:200]!r}")
+        if stimulus_id not in study.clips(participant):
+            raise HTTPException(403, f"stimulus {stimulus_id!r} is not in this session's block")
         return FileResponse(study.stimuli[stimulus_id].path, media_type="video/mp4")
 
     @app.get("/admin/progress", response_class=HTMLResponse)
@@ -311,11 +553,21 @@ def create_app(study: Study) -> FastAPI:
         tables = progress_tables(study.store, study.stimuli, study.design.exclude_at)
         return render("tables", title=f"{study.design.title}: progress", tables=tables.items())
 
+    @app.post("/admin/participants/{participant_id}/reset")
+    def reset(participant_id: str, request: Request) -> dict:
+        """End the participant's session; its next entry starts a new one where it stopped."""
+        study.require_admin(request)
+        if not study.store.reopen(participant_id):
+            raise HTTPException(404, f"no participant {participant_id[:200]!r}")
+        return {"participant_id": participant_id, "reset": True}
+
     @app.get("/admin/export.csv", response_class=PlainTextResponse)
     def export(request: Request) -> str:
         study.require_admin(request)
         if study.design.mode == "rating":
             return ratings_csv(ratings_table(study.store))
+        from gesturebench.study.pairwise import pairwise_csv  # the analysis: not at start-up
+
         return pairwise_csv(pairwise_table(study.store))
 
     return app

@@ -37,6 +37,17 @@ class AttentionChecks:
 
 
 @dataclass(frozen=True)
+class AnonymousEntry:
+    """Entries without a participant id in the link (given an id `anon-…`): off unless `allowed`;
+    then at most `limit` in all and `per_minute` a minute (over every visitor: behind a proxy the
+    server cannot tell visitors apart)."""
+
+    allowed: bool = False
+    limit: int = 100
+    per_minute: int = 10
+
+
+@dataclass(frozen=True)
 class StudyDesign:
     """What participants see and answer: the mode (rating: 1–7 per dimension; pairwise: which of two
     clips of one window is more …), block size, practice clip, attention checks, the wording."""
@@ -79,8 +90,10 @@ class StudyDesign:
     # shown on the last page: one code for everybody (e.g. a recruitment platform's), or null for
     # a random code per participant
     completion_code: str | None = None
-    # the URL parameter that carries a participant id (e.g. PROLIFIC_PID); absent: one is generated
+    # the URL parameter that carries a participant id (e.g. PROLIFIC_PID)
     id_parameter: str = "participant_id"
+    # links without an id (off by default)
+    anonymous: AnonymousEntry = field(default_factory=AnonymousEntry)
     # failed attention checks from which the progress view counts a participant as excluded
     exclude_at: int = 2
 

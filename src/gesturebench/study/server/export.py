@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-from gesturebench.study.pairwise import PAIRWISE_COLUMNS
 from gesturebench.study.schema import ATTENTION, COLUMNS
 from gesturebench.study.server.manifest import Stimulus
 from gesturebench.study.server.store import Store, responses
@@ -43,6 +42,8 @@ def ratings_table(store: Store) -> pd.DataFrame:
 def pairwise_table(store: Store) -> pd.DataFrame:
     """Pairwise answers in the pairwise-file format: one row per comparison (`winner` a, b or tie),
     one per attention check."""
+    from gesturebench.study.pairwise import PAIRWISE_COLUMNS  # the analysis: not at start-up
+
     frame = response_frame(store)
     out = _one_mode(frame[frame["stimulus_b"].notna()], "pair")
     return out.rename(columns={"choice": "winner"}).loc[:, list(PAIRWISE_COLUMNS)]

@@ -5,7 +5,12 @@ schema.
 Any SQLAlchemy URL works (SQLite file by default, PostgreSQL, …). Each rating is committed in its
 own transaction; the one that stores an item's last rating also advances the participant past the
 item. Every such transaction first touches the participant's row (`active_at`), which serialises
-one participant's writes on every database (a row lock; SQLite's write lock). An item is answered
+one participant's writes on every database (a row lock; SQLite's write lock).
+
+A participant's row is created when its link is opened, but its arrival number (hence its condition
+and block) only at consent: an entry whose reply was lost, a link prefetcher or a guessed id burns
+no slot. Until it has stored a rating (or after the experimenter reopened it) an id can enter again;
+the new entry gets a new session token, which ends the old one. An item is answered
 once its participant is past it: a crash between two ratings of an item leaves that item
 unanswered, its stored ratings unacknowledged and left out of the export; the participant is shown
 the item again and the next submission overwrites them. A replay of an answered item is a no-op.
@@ -44,7 +49,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from gesturebench.errors import DataError
 
 #: Version of the tables below; a database written with another version is refused.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 metadata = MetaData()
 schema_version = Table("schema_version", metadata, Column("version", Integer, nullable=False))
@@ -55,7 +60,9 @@ participants = Table(
     Column("participant_id", String(200), nullable=False, unique=True),
     Column("token", String(64), nullable=False, unique=True),
     Column("condition", String(16), nullable=False),
-    Column("number", Integer, nullable=False),
+    # arrival order among those who consented (null before consent); unique: two consents at once
+    # cannot take the same slot
+    Column("number", Integer, unique=True),
     Column("block", Text, nullable=False),
     Column("step", String(16), nullable=False),
     Column("position", Integer, nullable=False),
@@ -64,6 +71,8 @@ participants = Table(
     # the last write for this participant: set first in each of its transactions (the lock)
     Column("active_at", DateTime(timezone=True), nullable=False),
     Column("completed_at", DateTime(timezone=True)),
+    # the experimenter reopened the id: its next entry gets a new session despite stored ratings
+    Column("reopened", Boolean, nullable=False, default=False),
 )
 
 
@@ -112,7 +121,7 @@ class Participant:
     participant_id: str
     token: str
     condition: str
-    number: int
+    number: int | None
     block: list[dict]
     step: str
     position: int
@@ -168,59 +177,102 @@ def open_engine(url: str) -> Engine:
     return engine
 
 
-class ParticipantExists(Exception):
-    """The participant id already has a session."""
-
-
 class Store:
     """The operations the app needs, each in one transaction."""
 
     def __init__(self, engine: Engine):
         self.engine = engine
 
-    def create(
-        self,
-        participant_id: str,
-        assign: Callable[[int], tuple[str, list[dict]]],
-        completion_code: str | None,
-    ) -> Participant:
-        """A new participant numbered in arrival order; `assign(number)` gives its condition and
-        block. `ParticipantExists` if the id is taken."""
+    def enter(self, participant_id: str, completion_code: str | None) -> Participant | None:
+        """A new session for `participant_id`: a new row (no condition yet), or a new token for an
+        existing one that has no rating stored or was reopened; None when it is taken (a rating
+        stored: the id is in use in another browser)."""
         token = secrets.token_urlsafe(32)
         now = _now()
         try:
             with self.engine.begin() as conn:
-                inserted = conn.execute(
+                conn.execute(
                     insert(participants).values(
                         participant_id=participant_id,
                         token=token,
                         condition="",
-                        number=-1,
                         block="[]",
                         step=STEPS[0],
                         position=0,
                         completion_code=completion_code or secrets.token_hex(4).upper(),
                         created_at=now,
                         active_at=now,
+                        reopened=False,
                     )
-                ).inserted_primary_key
-                assert inserted is not None
-                pk = inserted[0]
-                # arrival order = participants inserted before this one (ids may have gaps)
-                number = conn.execute(
-                    select(func.count()).select_from(participants).where(participants.c.id < pk)
-                ).scalar_one()
-                condition, items = assign(number)
-                conn.execute(
-                    update(participants)
-                    .where(participants.c.id == pk)
-                    .values(condition=condition, number=number, block=json.dumps(items))
                 )
         except IntegrityError:
-            raise ParticipantExists(participant_id) from None
-        found = self.by_token(token)
-        assert found is not None
-        return found
+            if not self._rekey(participant_id, token):
+                return None
+        return self.by_token(token)
+
+    def _rekey(self, participant_id: str, token: str) -> bool:
+        """Give the existing `participant_id` the session `token` if it may enter again."""
+        row = participants.c.participant_id == participant_id
+        with self.engine.begin() as conn:
+            conn.execute(update(participants).where(row).values(active_at=_now()))  # the lock
+            found = conn.execute(select(participants.c.id, participants.c.reopened).where(row))
+            pk, reopened = found.one()
+            rated = conn.execute(
+                select(func.count()).select_from(responses).where(responses.c.participant == pk)
+            ).scalar_one()
+            if rated and not reopened:
+                return False
+            conn.execute(update(participants).where(row).values(token=token, reopened=False))
+        return True
+
+    def consent(
+        self, participant: Participant, assign: Callable[[int], tuple[str, list[dict]]]
+    ) -> None:
+        """Move past consent, taking the next arrival number (once): `assign(number)` gives the
+        condition and block. A number taken meanwhile by another consent (the unique column) is
+        retried with the next one."""
+        for _ in range(100):
+            try:
+                with self.engine.begin() as conn:
+                    self._lock(conn, participant)
+                    row = participants.c.id == participant.pk
+                    if conn.execute(select(participants.c.number).where(row)).scalar_one() is None:
+                        number = conn.execute(
+                            select(func.count()).where(participants.c.number.is_not(None))
+                        ).scalar_one()
+                        condition, items = assign(number)
+                        conn.execute(
+                            update(participants)
+                            .where(row)
+                            .values(condition=condition, number=number, block=json.dumps(items))
+                        )
+                    conn.execute(
+                        update(participants)
+                        .where(row, participants.c.step == "consent")
+                        .values(step=STEPS[1])
+                    )
+                return
+            except IntegrityError:
+                continue
+        raise RuntimeError("no free arrival number after 100 tries")
+
+    def reopen(self, participant_id: str) -> bool:
+        """End the id's session and let its next entry start a new one, where it stopped (False:
+        no such id)."""
+        with self.engine.begin() as conn:
+            done = conn.execute(
+                update(participants)
+                .where(participants.c.participant_id == participant_id)
+                .values(token=secrets.token_urlsafe(32), reopened=True, active_at=_now())
+            )
+        return bool(done.rowcount)
+
+    def count_ids(self, prefix: str) -> int:
+        """Participants whose id starts with `prefix`."""
+        with self.engine.connect() as conn:
+            return conn.execute(
+                select(func.count()).where(participants.c.participant_id.startswith(prefix))
+            ).scalar_one()
 
     def by_token(self, token: str) -> Participant | None:
         with self.engine.connect() as conn:
