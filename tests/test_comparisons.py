@@ -139,8 +139,8 @@ def test_sweep_writes_comparisons_with_ground_truth_first(basic_sweep):
         pairs = table[(table.metric == metric) & (table.a == "ground_truth")]
         assert len(pairs) == 2 and ((pairs.hi < 0) | (pairs.lo > 0)).all(), metric
         assert (pairs.p == 0.5).all()
-        section = text.split(f"## {metric}\n")[1].strip().splitlines()
-        assert section[0].startswith("1. ground_truth (") and section[1].startswith("| a"), section
+        section = [line for line in text.split(f"## {metric}\n")[1].splitlines() if line]
+        assert section[0].startswith("- rank 1: ground_truth (") and section[1].startswith("| a")
 
 
 def test_four_sequences_share_ranks_and_every_left_out_model_is_named(tmp_path):
@@ -172,5 +172,5 @@ def test_four_sequences_share_ranks_and_every_left_out_model_is_named(tmp_path):
     write_comparisons(tmp_path, [good, bad, still])
     text = (tmp_path / "comparisons.md").read_text()
     assert text.index("## mjd") < text.index("## ldlj_rel") and "## diversity_ref" not in text
-    assert "1. good (2.5), bad (3.5)\n- not ranked: still, motionless" in text
+    assert "- rank 1: good (2.5), bad (3.5)\n- not ranked: still, motionless" in text
     assert "≤ 0.12" in text and "| 0 |" not in text

@@ -219,7 +219,7 @@ def ranking_lines(ranks: pd.DataFrame, left_out: list[tuple], metric: str) -> li
     lines = []
     for rank, group in ranks.groupby("rank", sort=True):
         models = ", ".join(f"{m} ({v:.4g})" for m, v in zip(group.model, group.value))
-        lines.append(f"{rank}. {models}")
+        lines.append(f"- rank {rank}: {models}")
     lines += [
         f"- not ranked: {m}, {' '.join(why.split())}" for k, m, why in left_out if k == metric
     ]
