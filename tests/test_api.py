@@ -52,9 +52,11 @@ def test_readme_example_runs_and_matches_results_json(user_folder, capsys):
     assert table.loc[0, "mjd"] == results["metrics"]["mjd"] and len(table) == 1
     diagnostics = [m for m in results["metrics"] if m not in PAPER_METRICS]
     bounded = results["intervals"]  # each value followed by its interval where it has one
+    configured = [m for m in PAPER_METRICS if m in results["options"]]  # not the 13 not computed
+    assert configured == ["mjd", "pck"] and results["caveats"] == {}
     expected = [
         c
-        for m in (*PAPER_METRICS, *diagnostics)
+        for m in (*configured, *diagnostics)
         for c in (m, f"{m}_lo", f"{m}_hi")
         if c == m or m in bounded
     ]

@@ -13,6 +13,7 @@ from omegaconf import OmegaConf
 
 from gesturebench.config import build
 from gesturebench.leaderboard import collect
+from gesturebench.results import PAPER_METRICS
 from gesturebench.summary import SweepSummaryCallback
 from gesturebench.tables import write_summary
 from tests.helpers import composed
@@ -32,6 +33,7 @@ def result(model="a", mjd=0.123456789, **extra) -> dict:
             "sgp_invalid": "higher",
         },
         "skipped": {"pck": "no frames | all\nmasked"},
+        "options": {"mjd": {}, "pck": {}, "sgp": {}},
         "config_hash": "abcdef0123456789",
         "config": {"task": {"name": "evaluate"}},
         "complete": True,
@@ -113,8 +115,34 @@ def test_leaderboard_task_writes_both_files(tmp_path, capsys):
     cfg = composed("task=leaderboard", f"paths.root={tmp_path}")
     assert build(cfg.task)(cfg)["results"] == 2
     md = (tmp_path / "leaderboard.md").read_text()
-    assert md.startswith("# Leaderboard\n\n## Headline metrics\n")
+    assert md.startswith("# Leaderboard\n\n## metrics=fast\n\n### Headline metrics\n")
     assert "| d | a | fast | abcdef01 |" in md and "| 0.1235 |" in md
-    assert "[^1]: no frames | all masked" in md and "[^2]: no value" in md
+    assert "[^metrics-fast-1]: no frames | all masked" in md and "[^metrics-fast-2]: no value" in md
     assert list(pd.read_csv(tmp_path / "leaderboard.csv")["model"]) == ["a", "b"]
     assert "# Leaderboard" in capsys.readouterr().out
+
+
+def test_tables_show_only_configured_metrics_and_the_leaderboard_separates_presets(tmp_path):
+    """A `metrics=fast` run lists the 13 other paper metrics as not computed: no column for them.
+    The leaderboard puts each preset in its own section with its own columns and footnotes; a
+    caveat is a footnote beside its value."""
+    not_computed = {m: None for m in PAPER_METRICS if m not in ("mjd", "pck")}
+    fast = result("a", preset="fast")
+    fast["metrics"] |= not_computed
+    fast["options"] = {"mjd": {}, "pck": {}}
+    paper = result("b", preset="paper", config_hash="12345678aa")
+    paper["metrics"] |= {**not_computed, "sgp": 1.0}
+    paper["caveats"] = {"sgp": "motionless output"}
+    paper["directions"] |= {"sgp": "higher"}
+    write_summary(tmp_path, [{"job": "0", "status": "ok", **fast}])
+    headline = (tmp_path / "summary.md").read_text().split("## Diagnostics")[0]
+    assert "| job | status | model | dataset | mjd ↓ | pck ↑ |\n" in headline
+    for root in ("outputs", "multirun"):
+        write_result(tmp_path / root / "run", fast if root == "outputs" else paper, 1000)
+    cfg = composed("task=leaderboard", f"paths.root={tmp_path}")
+    build(cfg.task)(cfg)
+    md = (tmp_path / "leaderboard.md").read_text()
+    first, second = md.split("## metrics=paper")
+    assert "## metrics=fast" in first and "sgp" not in first.split("### Diagnostics")[0]
+    assert "| mjd ↓ | pck ↑ | sgp ↑ |" in second and "| 1[^metrics-paper-2] |" in second
+    assert "[^metrics-paper-2]: caveat: motionless output" in second

@@ -101,7 +101,7 @@ def test_a_sampled_model_is_compared_on_its_mean_per_sequence():
         ]
     }
     single = {"per_sequence": [{"index": i, "mjd": float(i)} for i in range(4)]}
-    difference, lo, hi, _, test, n = compare_pair(sampled, single, "mjd", 200, 0, 0.95)
+    difference, lo, hi, _, _, test, n = compare_pair(sampled, single, "mjd", 200, 0, 0.95)
     assert (difference, lo, hi, test, n) == (1.0, 1.0, 1.0, "sign-flip", 4)
 
 

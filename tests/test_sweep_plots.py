@@ -7,6 +7,7 @@ import json
 import os
 
 import numpy as np
+from matplotlib.colors import to_rgb
 from omegaconf import OmegaConf
 
 from gesturebench.summary import SweepSummaryCallback
@@ -53,16 +54,36 @@ def test_one_line_per_kind_with_the_metric_against_the_level(tmp_path):
     for path in figures:
         assert path.parent == tmp_path and path.read_bytes()[:4] == b"\x89PNG"
     ax = figures[tmp_path / "sweep_fgd.png"].axes[0]
-    assert ax.get_xlabel() == "model.level" and ax.get_ylabel() == "fgd ↓"
+    assert ax.get_xlabel() == "perturbation level"
+    assert ax.get_ylabel() == "fgd ↓ (lower is better)"
     lines = {line.get_label(): line for line in ax.get_lines()}
-    assert set(lines) == {"model.kind=jitter", "model.kind=freeze"}
+    assert set(lines) == {"perturbed_jitter", "perturbed_freeze"}  # the models, by name
+    assert {t.get_text() for t in ax.get_legend().get_texts()} == set(lines)
     for kind, slope in (("jitter", 1.0), ("freeze", 2.0)):
-        np.testing.assert_allclose(lines[f"model.kind={kind}"].get_xdata(), [0.05, 0.1, 0.2])
+        np.testing.assert_allclose(lines[f"perturbed_{kind}"].get_xdata(), [0.05, 0.1, 0.2])
         np.testing.assert_allclose(
-            lines[f"model.kind={kind}"].get_ydata(), [slope * 0.05, slope * 0.1, slope * 0.2]
+            lines[f"perturbed_{kind}"].get_ydata(), [slope * 0.05, slope * 0.1, slope * 0.2]
         )
     mjd = figures[tmp_path / "sweep_mjd.png"].axes[0].get_lines()[0].get_ydata()
     assert np.isnan(mjd[0]) and np.allclose(mjd[1:], [1.0, 2.0])  # the missing value is a gap
+
+
+def test_each_line_has_its_interval_band_and_level_zero_is_plotted_or_noted(tmp_path):
+    """The band spans each point's [lo, hi] in the line's colour; without a level-0 job the figure
+    says how to get that point (the unperturbed reference), with one it is on the line."""
+    rows = [job("jitter", v, intervals={"fgd": [v - 0.01, v + 0.02]}) for v in LEVELS]
+    ax = write_sweep_plots(rows, tmp_path)[tmp_path / "sweep_fgd.png"].axes[0]
+    (band,) = ax.collections
+    corners = band.get_paths()[0].vertices
+    for level in (0.05, 0.1, 0.2):
+        at = corners[np.isclose(corners[:, 0], level), 1]
+        np.testing.assert_allclose(sorted(set(np.round(at, 9))), [level - 0.01, level + 0.02])
+    np.testing.assert_allclose(band.get_facecolor()[0][:3], to_rgb(ax.get_lines()[0].get_color()))
+    notes = [t.get_text() for t in ax.figure.texts]
+    assert notes == ["level 0 is the unperturbed reference: add 0 to model.level to plot it"]
+    rows.append(job("jitter", 0.0, intervals={"fgd": [0.0, 0.0]}))
+    ax = write_sweep_plots(rows, tmp_path)[tmp_path / "sweep_fgd.png"].axes[0]
+    assert ax.get_lines()[0].get_xdata()[0] == 0.0 and not ax.figure.texts
 
 
 def test_no_plot_without_a_swept_number(tmp_path):

@@ -27,6 +27,7 @@ import torch
 from torchmetrics import Metric
 
 from gesturebench.body.output import BodyOutput
+from gesturebench.caveats import degenerate_caveats, is_motionless
 from gesturebench.data.lengths import align_lengths
 from gesturebench.data.records import Motion, SequenceRecord
 from gesturebench.memory import release_freed_memory
@@ -39,8 +40,8 @@ from gesturebench.stats.bootstrap import BootstrapOptions, Resamples, percentile
 
 
 class FrameLog(Metric):
-    """Per-sequence frame counts (evaluated, dropped by the length policy), gathered across
-    processes."""
+    """Per-sequence frame counts (evaluated, dropped by the length policy) and whether the
+    generated motion is motionless (`caveats`), gathered across processes."""
 
     full_state_update = False
     rows: list[torch.Tensor]
@@ -49,16 +50,18 @@ class FrameLog(Metric):
         super().__init__()
         self.add_state("rows", default=[], dist_reduce_fx="cat")
 
-    def update(self, index: int, n_frames: int, dropped: int) -> None:
-        self.rows.append(
-            torch.tensor([[index, n_frames, dropped]], dtype=torch.int64, device=self.device)
-        )
+    def update(self, index: int, n_frames: int, dropped: int, motionless: bool) -> None:
+        row = [index, n_frames, dropped, int(motionless)]
+        self.rows.append(torch.tensor([row], dtype=torch.int64, device=self.device))
 
     def compute(self) -> dict[int, dict[str, int]]:
         rows = cat_state(self.rows)
         if rows is None:
             return {}
-        return {int(i): {"frames": int(n), "dropped_frames": int(d)} for i, n, d in rows.tolist()}
+        return {
+            int(i): {"frames": int(n), "dropped_frames": int(d), "motionless": int(s)}
+            for i, n, d, s in rows.reshape(-1, 4).tolist()
+        }
 
 
 @dataclass
@@ -181,7 +184,7 @@ class Evaluator(pl.LightningModule):
         for name, metric in metrics.items():
             with self.timed(f"metric:{name}"):
                 metric.update(pair)
-        frame_log.update(record.index, generated.n_frames, dropped)
+        frame_log.update(record.index, generated.n_frames, dropped, is_motionless(generated))
         return generated
 
     def on_test_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0) -> None:
@@ -220,6 +223,9 @@ class Evaluator(pl.LightningModule):
                 n: r.tolist() for n, r in replicates.items() if n in samples[0].distributional
             },
             "per_sequence": per_sequence_rows(samples, diversity, frames),
+            "caveats": degenerate_caveats(
+                [bool(f["motionless"]) for f in frames[0].values()], values
+            ),
             "samples": sample_summary(self.seeds, [s.values for s in samples]),
             "timings": self.timings,
         }

@@ -12,19 +12,23 @@ from gesturebench.tables import with_interval
 
 
 def headline_metrics(results: dict) -> tuple[str, ...]:
-    """The paper's 15 metrics (each one listed, computed or not) when the run's metrics are among
-    them; otherwise, e.g. `metrics=genea`, the run's own metrics in their configured order; then
-    div_sample where several samples gave it a value (with one sample it is only a skip reason)."""
+    """The run's configured metrics (computed or skipped, never those the preset leaves out): in
+    the paper's order when all are the paper's, otherwise, e.g. `metrics=genea`, in their
+    configured order; then div_sample where several samples gave it a value (with one sample it is
+    only a skip reason)."""
     metrics, extra = results["metrics"], SampleDiversity.default_name
     configured = [m for m in results.get("options", {}) if m in metrics and m != extra]
-    names = PAPER_METRICS if all(m in PAPER_METRICS for m in configured) else tuple(configured)
+    in_paper = all(m in PAPER_METRICS for m in configured)
+    names = tuple(m for m in PAPER_METRICS if m in configured) if in_paper else tuple(configured)
     return names + ((extra,) if metrics.get(extra) is not None else ())
 
 
 def headline_table(results: dict) -> str:
     """The headline lines of a results.json document (4 significant digits, the bootstrap interval
-    where there is one; `-` and the skip reason where a metric has no value)."""
+    where there is one, and its caveat where a degenerate output is known to score well on it; `-`
+    and the skip reason where a metric has no value)."""
     values, skipped = results["metrics"], results.get("skipped", {})
+    caveats = results.get("caveats") or {}
     directions, intervals = results.get("directions", {}), results.get("intervals", {})
     names = headline_metrics(results)
     labels = {m: f"{m} {ARROWS.get(directions.get(m, ''), '')}".rstrip() for m in names}
@@ -34,6 +38,7 @@ def headline_table(results: dict) -> str:
         value = values.get(metric)
         if value is not None:
             shown = with_interval(value, intervals.get(metric))
+            shown += f"  (caveat: {caveats[metric]})" if metric in caveats else ""
         else:
             shown = f"-  {skipped.get(metric, 'no value')}"
         lines.append(f"  {labels[metric]:<{width}}  {shown}")

@@ -45,10 +45,17 @@ def collect(roots: list[str | Path]) -> list[dict]:
 
 
 def write_leaderboard(folder: str | Path, rows: list[dict]) -> pd.DataFrame:
-    """leaderboard.csv and leaderboard.md (headline metrics first, diagnostics apart, skip reasons
-    as footnotes) in `folder`; returns the CSV's table."""
+    """leaderboard.csv (one table, its `preset` column saying each row's) and leaderboard.md, one
+    section per metrics preset (runs of different presets are not comparable: their metrics and
+    options differ), each with its headline metrics first, diagnostics apart, skip reasons as
+    footnotes, in `folder`; returns the CSV's table."""
     folder = Path(folder)
     frame = results_frame(rows, COLUMNS)
     write_atomic(folder / "leaderboard.csv", to_csv(frame))
-    write_atomic(folder / "leaderboard.md", results_markdown(rows, COLUMNS, "Leaderboard"))
+    presets = list(dict.fromkeys(r["preset"] for r in rows))
+    sections = [
+        results_markdown([r for r in rows if r["preset"] == p], COLUMNS, f"metrics={p}", level=2)
+        for p in presets
+    ]
+    write_atomic(folder / "leaderboard.md", "\n".join(["# Leaderboard\n", *sections]))
     return frame

@@ -147,6 +147,7 @@ def build_results(
         "display": display_values(metrics, values),
         "directions": directions,
         "skipped": skipped,
+        "caveats": raw.get("caveats") or {},
         "intervals": {k: v for k, v in raw["intervals"].items() if values.get(k) is not None},
         "replicates": {k: v for k, v in raw["replicates"].items() if values.get(k) is not None},
         "per_sequence": per_sequence,

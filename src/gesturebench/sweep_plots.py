@@ -1,7 +1,9 @@
 """Plots of a sweep over a numeric option (e.g. `-m model=perturbed model.kind=jitter,freeze
 model.level=0.05,0.1,0.2`): `sweep_<metric>.png` per headline metric, the metric against the swept
-value, one line per combination of the sweep's other options (e.g. `model.kind`), written beside the
-sweep's summary.
+value in words, one line per model (e.g. `perturbed_jitter`, `perturbed_freeze`: each combination of
+the sweep's other options) with its bootstrap interval as a band, written beside the sweep's
+summary. Level 0 of `model=perturbed` is the unperturbed reference: it is plotted when the sweep
+includes it (`model.level=0,…`), and a note on the figure says how where it does not.
 
 The swept options are read from the jobs' recorded configs: the leaves that differ between the
 successful jobs. The x axis is the first numeric one taking at least two values (config order; an
@@ -55,20 +57,73 @@ def swept_options(configs: list[dict[str, Any]]) -> tuple[str | None, list[str]]
     return x, [k for k in varying if k != x]
 
 
-def line_label(config: dict[str, Any], keys: list[str]) -> str:
-    """`key=value` of each line option (a `_target_` as its class name); "all jobs" if none."""
-    parts = []
+#: Axis words of the options a sweep commonly runs over; any other key reads as its words.
+OPTION_WORDS = {
+    "model.level": "perturbation level",
+    "model.seed": "model seed",
+    "model.samples": "samples per input",
+    "dataset.max_sequences": "number of sequences",
+}
+#: How a direction reads on the y axis.
+BETTER = {"lower": "lower is better", "higher": "higher is better", "zero": "closer to 0 is better"}
+#: The model whose level 0 is the unperturbed reference (a level-0 job is that point).
+PERTURBED = "gesturebench.models.perturbed.Perturbed"
+
+
+def option_words(key: str) -> str:
+    """An option's axis label in words, e.g. ``model.level`` → "perturbation level"."""
+    return OPTION_WORDS.get(key, key.replace("_", " ").replace(".", " "))
+
+
+def line_label(row: dict, config: dict[str, Any], x: str, keys: list[str]) -> str:
+    """The line's model: its name without the swept value (``perturbed_jitter_0.1`` →
+    ``perturbed_jitter``), then each other swept option whose value the name does not carry."""
+    name = str(row.get("model") or "model")
+    value = f"_{config.get(x)}"
+    name = name[: -len(value)] if name.endswith(value) else name
+    parts = [name]
     for key in keys:
-        value = config.get(key)
-        if key.endswith("_target_") and isinstance(value, str):
-            key, value = key.rsplit(".", 1)[0], value.rsplit(".", 1)[-1]
-        parts.append(f"{key}={value}")
-    return ", ".join(parts) or "all jobs"
+        shown = config.get(key)
+        if key.endswith("_target_") and isinstance(shown, str):
+            key, shown = key.rsplit(".", 1)[0], shown.rsplit(".", 1)[-1]
+        if str(shown) not in name:
+            parts.append(f"{option_words(key)} {shown}")
+    return ", ".join(parts)
+
+
+def y_label(metric: str, direction: str | None) -> str:
+    """The metric's name, arrow and which way is better."""
+    arrow = ARROWS.get(direction or "", "")
+    better = BETTER.get(direction or "")
+    return f"{metric} {arrow}".rstrip() + (f" ({better})" if better else "")
+
+
+def level_zero_note(configs: list[dict[str, Any]], x: str) -> str | None:
+    """The figure's note where the swept model defines a level-0 point that no job scored."""
+    perturbed = any(c.get("model._target_") == PERTURBED for c in configs)
+    if x != "model.level" or not perturbed or any(c.get(x) == 0 for c in configs):
+        return None
+    return "level 0 is the unperturbed reference: add 0 to model.level to plot it"
+
+
+def draw_line(ax: Any, points: list[tuple[float, dict]], metric: str, label: str) -> None:
+    """One model's values against the swept option, with its bootstrap interval as a band (a
+    missing value is a gap)."""
+    points = sorted(points, key=lambda p: p[0])
+    xs = [p[0] for p in points]
+    values = [p[1].get("metrics", {}).get(metric) for p in points]
+    ys = [math.nan if v is None else v for v in values]
+    (line,) = ax.plot(xs, ys, marker="o", label=label)
+    bounds = [p[1].get("intervals", {}).get(metric) for p in points]
+    if any(b is not None for b in bounds):
+        lo, hi = ([math.nan if b is None else b[i] for b in bounds] for i in (0, 1))
+        ax.fill_between(xs, lo, hi, color=line.get_color(), alpha=0.2, linewidth=0)
 
 
 def write_sweep_plots(rows: list[dict], folder: str | Path) -> dict[Path, Figure]:
     """`sweep_<metric>.png` in `folder` for each headline metric with a value, when the successful
-    jobs of `rows` (collect_jobs) differ in a numeric option; returns path → figure."""
+    jobs of `rows` (collect_jobs) differ in a numeric option: one line per model (named in the
+    legend) with its interval band, the axes in words; returns path → figure."""
     ok = [r for r in rows if r.get("status", "ok") == "ok"]
     configs = [leaves(r.get("config", {})) for r in ok]
     x, line_keys = swept_options(configs)
@@ -77,10 +132,11 @@ def write_sweep_plots(rows: list[dict], folder: str | Path) -> dict[Path, Figure
     lines: dict[str, list[tuple[float, dict]]] = {}
     for row, config in zip(ok, configs, strict=True):
         if config.get(x) is not None:
-            lines.setdefault(line_label(config, line_keys), []).append((config[x], row))
+            lines.setdefault(line_label(row, config, x, line_keys), []).append((config[x], row))
     directions: dict[str, str] = {}
     for row in ok:
         directions.update(row.get("directions", {}))
+    note = level_zero_note(configs, x)
     figures = {}
     for metric in PAPER_METRICS:
         if not any(r.get("metrics", {}).get(metric) is not None for r in ok):
@@ -88,18 +144,12 @@ def write_sweep_plots(rows: list[dict], folder: str | Path) -> dict[Path, Figure
         fig = Figure(figsize=(6.0, 4.0))
         ax = fig.add_subplot()
         for label, points in lines.items():
-            points = sorted(points, key=lambda p: p[0])
-            values = [p[1].get("metrics", {}).get(metric) for p in points]
-            ax.plot(
-                [p[0] for p in points],
-                [math.nan if v is None else v for v in values],
-                marker="o",
-                label=label,
-            )
-        ylabel = f"{metric} {ARROWS.get(directions.get(metric, ''), '')}".rstrip()
-        ax.set_xlabel(x)
-        ax.set_ylabel(ylabel)
-        ax.set_title(f"{metric} against {x}")
+            draw_line(ax, points, metric, label)
+        ax.set_xlabel(option_words(x))
+        ax.set_ylabel(y_label(metric, directions.get(metric)))
+        ax.set_title(f"{metric} against the {option_words(x)} (bands: bootstrap interval)")
+        if note:
+            fig.text(0.01, 0.01, note, fontsize=7, style="italic")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, frameon=False)
         path = Path(folder) / f"sweep_{metric}.png"

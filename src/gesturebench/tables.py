@@ -21,13 +21,22 @@ CSV_FORMAT = "%.6g"
 
 
 def metric_columns(rows: list[dict]) -> tuple[list[str], list[str]]:
-    """(headline metrics present in any row, in the paper's order; the other values, the
-    diagnostics, in order of first appearance)."""
+    """(headline metrics some row configures, in the paper's order; the other values, the
+    diagnostics, in order of first appearance). A paper metric that no row's preset configures
+    (results.json lists it as "not computed") has no column."""
     names: list[str] = []
     for row in rows:
         names += [m for m in row.get("metrics", {}) if m not in names]
-    headline = [m for m in PAPER_METRICS if m in names]
+    headline = [m for m in PAPER_METRICS if m in names and any(configures(r, m) for r in rows)]
     return headline, [m for m in names if m not in PAPER_METRICS]
+
+
+def configures(row: dict, metric: str) -> bool:
+    """Whether the run of `row` configured `metric` (results.json `options`; a row without them,
+    e.g. a failed job's: whether it has a value)."""
+    if "options" in row:
+        return metric in row["options"]
+    return row.get("metrics", {}).get(metric) is not None
 
 
 def results_frame(rows: list[dict], columns: list[str]) -> pd.DataFrame:
@@ -54,28 +63,36 @@ def to_csv(frame: pd.DataFrame) -> str:
 
 
 class Footnotes:
-    """Numbered Markdown footnotes, one per distinct text."""
+    """Numbered Markdown footnotes, one per distinct text; `prefix` keeps the labels of several
+    tables in one file apart."""
 
-    def __init__(self) -> None:
+    def __init__(self, prefix: str = "") -> None:
         self.texts: list[str] = []
+        self.prefix = prefix
 
     def mark(self, text: str) -> str:
         if text not in self.texts:
             self.texts.append(text)
-        return f"[^{self.texts.index(text) + 1}]"
+        return f"[^{self.prefix}{self.texts.index(text) + 1}]"
 
     def lines(self) -> list[str]:
-        return [f"[^{i}]: {' '.join(text.split())}" for i, text in enumerate(self.texts, 1)]
+        return [
+            f"[^{self.prefix}{i}]: {' '.join(text.split())}" for i, text in enumerate(self.texts, 1)
+        ]
 
 
 def results_markdown(
-    rows: list[dict], columns: list[str], title: str, warnings: list[str] | None = None
+    rows: list[dict],
+    columns: list[str],
+    title: str,
+    warnings: list[str] | None = None,
+    level: int = 1,
 ) -> str:
-    """`title`, the `warnings` (a quoted line each), the headline table (arrows), the diagnostics
-    table (none), then the footnotes: why a value is missing (results.json `skipped`) and why a row
-    failed."""
+    """`title` (a heading of `level`), the `warnings` (a quoted line each), the headline table
+    (arrows), the diagnostics table (none), then the footnotes: why a value is missing
+    (results.json `skipped`), its caveat and why a row failed."""
     headline, diagnostics = metric_columns(rows)
-    notes = Footnotes()
+    notes = Footnotes("" if level == 1 else f"{title}-".replace(" ", "-").replace("=", "-"))
     ids = []
     for row in rows:
         cells = [str(row.get(c, "")) for c in columns]
@@ -100,11 +117,12 @@ def results_markdown(
             lines.append("| " + " | ".join([*cells, *values]) + " |")
         return lines
 
-    out = [f"# {title}", ""]
+    sub = "#" * (level + 1)
+    out = [f"{'#' * level} {title}", ""]
     out += [line for w in warnings or [] for line in (f"> **Warning:** {w}", "")]
-    out += ["## Headline metrics", "", *table(headline, arrows=True)]
+    out += [f"{sub} Headline metrics", "", *table(headline, arrows=True)]
     if diagnostics:
-        out += ["", "## Diagnostics", "", *table(diagnostics, arrows=False)]
+        out += ["", f"{sub} Diagnostics", "", *table(diagnostics, arrows=False)]
     if notes.texts:
         out += ["", *notes.lines()]
     return "\n".join(out) + "\n"
@@ -116,11 +134,14 @@ def with_interval(value: float, bounds: list[float] | None) -> str:
 
 
 def cell(row: dict, metric: str, notes: Footnotes) -> str:
-    """A value with 4 significant digits (and its interval, ``value [lo, hi]``), or `–` and the
+    """A value with 4 significant digits (and its interval, ``value [lo, hi]``, and the footnote
+    of its caveat where a degenerate output is known to score well on it), or `–` and the
     footnote of why it is missing."""
     value = row.get("metrics", {}).get(metric)
     if value is not None:
-        return with_interval(value, row.get("intervals", {}).get(metric))
+        caveat = (row.get("caveats") or {}).get(metric)
+        shown = with_interval(value, row.get("intervals", {}).get(metric))
+        return shown + (notes.mark(f"caveat: {caveat}") if caveat else "")
     if row.get("status", "ok") != "ok":
         return ""
     return "–" + notes.mark(row.get("skipped", {}).get(metric, "no value"))

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from torchmetrics.utilities import dim_zero_cat
 
 from gesturebench.annotation.backends.base import Annotator
 from gesturebench.annotation.backends.kinematic import KinematicAnnotator
@@ -41,9 +42,10 @@ from gesturebench.body.output import BodyOutput
 from gesturebench.data.records import Motion
 from gesturebench.errors import CheckpointError, ConfigError
 from gesturebench.gestures import GESTURE_CLASSES, SEMANTIC_CLASSES
-from gesturebench.metrics.base import SequenceMetric
+from gesturebench.metrics.base import SequenceMetric, cat_state
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.pair import MotionPair
+from gesturebench.stats.bootstrap import Resamples
 
 #: `valid_from` options: where the valid semantic events of a clip come from.
 VALID_FROM = ("beat2", "annotator")
@@ -244,16 +246,34 @@ class SemanticGesturePreservation(SequenceMetric):
         return {**super().compute(), f"{self.name}_invalid": float(self.total[1])}
 
     def compute_values(self) -> dict[str, float | None]:
-        clip_sum, invalid, events, *counts = self.total
-        ok = float(events - invalid)
-        out: dict[str, float | None] = {
-            self.name: float(clip_sum / self.weight[0]),
-            f"{self.name}_invalid": float(invalid),
-            f"{self.name}_events": float(events),
-        }
-        for c, count in zip(GESTURE_CLASSES, counts, strict=True):
-            out[f"{self.name}_class_{c}"] = float(count) / ok if ok else None
+        values = self.statistics(self.total.cpu().numpy()[None], self.weight[:1].cpu().numpy())
+        return {n: None if np.isnan(v[0]) else float(v[0]) for n, v in values.items()}
+
+    def statistics(self, sums: np.ndarray, clips: np.ndarray) -> dict[str, np.ndarray]:
+        """Each value from (B, V) sums over sequences of [SGP_c, invalid, events, *class counts]
+        and (B,) counts of clips with an SGP_c: SGP their mean, `sgp_invalid` and `sgp_events`
+        totals, the class shares counts over the `ok` events (NaN where undefined). One function
+        for the value and its bootstrap, so each interval is that of the value's own statistic."""
+        ok = sums[:, 2] - sums[:, 1]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = {
+                self.name: np.where(clips > 0, sums[:, 0] / clips, np.nan),
+                f"{self.name}_invalid": sums[:, 1],
+                f"{self.name}_events": sums[:, 2],
+            }
+            for i, c in enumerate(GESTURE_CLASSES):
+                out[f"{self.name}_class_{c}"] = np.where(ok > 0, sums[:, 3 + i] / ok, np.nan)
         return out
+
+    def bootstrap(self, resamples: Resamples) -> dict[str, np.ndarray]:
+        """`statistics` of the resampled sequences' sums."""
+        index = cat_state(self.seq_index)
+        if index is None:
+            return {}
+        values = dim_zero_cat(self.seq_values).reshape(len(index), -1).cpu().numpy()
+        draws = resamples.of(index.cpu().numpy())
+        defined = ~np.isnan(values[:, 0])
+        return self.statistics(draws @ np.nan_to_num(values), draws @ defined.astype(float))
 
     def unscored_reason(self) -> str:
         where = (

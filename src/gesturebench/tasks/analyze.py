@@ -59,7 +59,7 @@ from gesturebench.tasks.evaluate import score
 log = logging.getLogger(__name__)
 
 #: Per-sequence columns of results.json that are bookkeeping, not metric values.
-NOT_METRICS = ("sequence_id", "index", "frames", "dropped_frames")
+NOT_METRICS = ("sequence_id", "index", "frames", "dropped_frames", "motionless")
 
 
 @dataclass
