@@ -49,8 +49,12 @@ FAST = {"bootstrap": 200, "permutations": 19}
 # ---------- ratings file ----------
 
 
+#: A ratings file's columns without the optional window (start, end).
+NO_WINDOW = tuple(c for c in COLUMNS if c not in ("start", "end"))
+
+
 def write_csv(path, rows: list[str]) -> None:
-    path.write_text("\n".join([",".join(COLUMNS), *rows]) + "\n")
+    path.write_text("\n".join([",".join(NO_WINDOW), *rows]) + "\n")
 
 
 def test_bad_rows_are_refused_with_their_line_numbers(tmp_path):
@@ -113,7 +117,7 @@ def test_exclusion_follows_two_or_more_failed_checks():
         rows.append((pid, "muted", "a", "s00", "hl", 4, None))
         rows += [(pid, "muted", "", "", "attention", None, i >= fails) for i in range(3)]
     rows.append(("q0", "audio", "a", "s00", "st", 5, None))  # no checks at all: kept
-    ratings = pd.DataFrame(rows, columns=list(COLUMNS))
+    ratings = pd.DataFrame(rows, columns=list(NO_WINDOW))
     qc = participant_qc(ratings, exclude_at=2).set_index("participant_id")
     assert qc["failed"].to_dict() == {"p0": 0, "p1": 1, "p2": 2, "p3": 3, "q0": 0}
     assert qc.index[qc["excluded"]].tolist() == ["p2", "p3"]

@@ -24,6 +24,7 @@ from sqlalchemy import (
     Boolean,
     Column,
     DateTime,
+    Float,
     ForeignKey,
     Integer,
     MetaData,
@@ -44,7 +45,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from gesturebench.errors import DataError
 
 #: Version of the tables below; a database written with another version is refused.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 metadata = MetaData()
 schema_version = Table("schema_version", metadata, Column("version", Integer, nullable=False))
@@ -85,6 +86,9 @@ responses = Table(
     Column("stimulus_a", String(200), nullable=False),
     Column("stimulus_b", String(200)),
     Column("sequence_id", String(200), nullable=False),
+    # the rated window of the sequence (seconds), from the manifest: the stimulus's identity
+    Column("start", Float, nullable=False),
+    Column("end", Float, nullable=False),
     Column("source_a", String(200), nullable=False),
     Column("source_b", String(200)),
     Column("rating", Integer),
