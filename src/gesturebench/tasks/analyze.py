@@ -165,8 +165,8 @@ def source_config(cfg: DictConfig, name: str, node: DictConfig) -> DictConfig:
 def evaluate_sources(
     cfg: DictConfig, windows: list[Window], records: StudyWindows, root: Path
 ) -> tuple[pd.DataFrame, dict, dict]:
-    """The metrics table (index (source, sequence_id)), per metric the reason a source skipped it,
-    and per metric its direction (results.json `directions`)."""
+    """The metrics table (index (source, sequence_id)), per configured metric the reason a source
+    skipped it, and per metric its direction (results.json `directions`)."""
     frames: list[pd.DataFrame] = []
     skipped: dict[str, str] = {}
     directions: dict[str, str] = {}
@@ -182,9 +182,11 @@ def evaluate_sources(
         else:
             log.info("source %s: evaluating %d windows", name, len(records))
             results = score(src, records, out, config, chash)
+        configured = results.get("directions", {})  # the metrics preset's values
         for metric, reason in results.get("skipped", {}).items():
-            skipped.setdefault(metric, f"{name}: {reason}")
-        directions.update(results.get("directions", {}))
+            if metric in configured:
+                skipped.setdefault(metric, f"{name}: {reason}")
+        directions.update(configured)
         frames.append(pd.DataFrame(results["per_sequence"]).assign(source=name))
     table = pd.concat(frames, ignore_index=True).set_index(["source", "sequence_id"])
     table = table.drop(columns=[c for c in NOT_METRICS if c in table.columns])
