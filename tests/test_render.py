@@ -167,3 +167,49 @@ def test_side_by_side_puts_labelled_panels_next_to_each_other():
     np.testing.assert_array_equal(side_by_side(panels), clip[:, 14:])
     with pytest.raises(ValueError, match="2 labels for 3 panels"):
         side_by_side(panels, ["a", "b"])
+
+
+def stimulus_frames(body: BodyModel, motion: Motion, camera: Camera) -> np.ndarray:
+    """A study stimulus's frames, as `task=render` renders them with `camera`."""
+    from gesturebench.render.clips import motion_frames
+
+    return motion_frames(body, motion, camera)
+
+
+def assert_framed(frames: np.ndarray, margin: float) -> None:
+    """No body pixel (any not white) on the frame's border in any frame; the body's box over the
+    clip centred within 2 px and its longer side filling the frame but for the margins (± 3 px)."""
+    size = frames.shape[1]
+    body = (frames < 250).any(axis=-1)  # (T, size, size)
+    border = body[:, 0, :] | body[:, -1, :] | body[:, :, 0] | body[:, :, -1]
+    assert not border.any(), f"body pixels on the border in {int(border.any(-1).sum())} frame(s)"
+    rows, cols = np.nonzero(body.any(axis=0))
+    for lo, hi in ((rows.min(), rows.max()), (cols.min(), cols.max())):
+        assert abs((lo + hi) / 2 - (size - 1) / 2) <= 2, (lo, hi)
+    longest = max(rows.max() - rows.min(), cols.max() - cols.min()) + 1
+    assert abs(longest - (1 - 2 * margin) * size) <= 3, longest
+
+
+@pytest.fixture(scope="module")
+def stimulus_camera(config) -> Camera:
+    """`task=render`'s camera (conf/task/render.yaml) at 96 px."""
+    from gesturebench.config import build
+
+    return build(config("task=render", "task.camera.size=96").task.camera)
+
+
+def test_stimuli_frame_the_whole_body_centred_on_the_real_beat2_sample(
+    body, beat2_sample, stimulus_camera
+):
+    from gesturebench.data.beat2 import read_motion_npz
+
+    motion = read_motion_npz(beat2_sample / "2_scott_0_1_1.npz").frames(300, 360)
+    assert stimulus_camera.framing == "body" and stimulus_camera.style == "mesh"
+    assert_framed(stimulus_frames(body, motion, stimulus_camera), stimulus_camera.margin)
+
+
+def test_stimuli_frame_the_whole_body_centred_on_mini_beat2(body, mini_records, stimulus_camera):
+    motion = mini_records["test"][0].motion.frames(0, 60)
+    assert_framed(stimulus_frames(body, motion, stimulus_camera), stimulus_camera.margin)
+    skeleton = Camera(size=96, framing="body", margin=0.1)
+    assert_framed(stimulus_frames(body, motion, skeleton), 0.1)

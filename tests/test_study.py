@@ -21,7 +21,7 @@ from gesturebench.data.records import (
     Word,
 )
 from gesturebench.errors import ConfigError, GestureBenchError
-from gesturebench.study.analysis import AnalysisOptions, analyze
+from gesturebench.study.analysis import AnalysisOptions, analyze, screen_predictors
 from gesturebench.study.composites import (
     composite_model,
     fit_composite,
@@ -31,6 +31,7 @@ from gesturebench.study.correlation import adjust, correlation_table, holm, spea
 from gesturebench.study.quality import kept_ratings, participant_qc, qc_summary
 from gesturebench.study.ratings import (
     RatingsError,
+    rated_windows,
     read_ratings,
     require_valid,
     write_ratings,
@@ -49,8 +50,12 @@ FAST = {"bootstrap": 200, "permutations": 19}
 # ---------- ratings file ----------
 
 
+#: A ratings file's columns without the optional window (start, end).
+NO_WINDOW = tuple(c for c in COLUMNS if c not in ("start", "end"))
+
+
 def write_csv(path, rows: list[str]) -> None:
-    path.write_text("\n".join([",".join(COLUMNS), *rows]) + "\n")
+    path.write_text("\n".join([",".join(NO_WINDOW), *rows]) + "\n")
 
 
 def test_bad_rows_are_refused_with_their_line_numbers(tmp_path):
@@ -104,6 +109,65 @@ def test_other_row_problems_and_missing_columns(tmp_path):
         read_ratings(bad)
 
 
+WINDOWS = [Window("s00", "test", 2.0, 5.0), Window("s01", "test", 0.0, 3.0)]
+
+
+def windowed(path, rows: list[str]):
+    """`rows` (participant, condition, source, sequence, start, end, dimension, rating, passed)
+    written as a ratings file and read back valid."""
+    path.write_text("\n".join([",".join(COLUMNS), *rows]) + "\n")
+    read = read_ratings(path, sources=SOURCES, sequences=["s00", "s01"])
+    assert not read.invalid, read.invalid
+    return read.frame
+
+
+def test_ratings_of_other_windows_are_refused_with_one_line_naming_the_file(tmp_path):
+    path = tmp_path / "ratings.csv"
+    frame = windowed(
+        path,
+        [
+            "p1,muted,a,s00,2.0,5.0,hl,5,",  # the configured window
+            "p1,muted,a,s01,0,10,hl,4,",  # 10 s where 3 s were configured
+            "p1,muted,a,s01,0,10,md,4,",  # (named once)
+            "p1,muted,,,,,attention,,true",
+        ],
+    )
+    with pytest.raises(GestureBenchError) as err:
+        rated_windows(path, frame, WINDOWS)
+    message = str(err.value)
+    assert "\n" not in message and message.startswith(str(path))
+    assert "s01 rated on [0, 10] s, configured [0, 3] s" in message and "s00" not in message
+    assert "study.windows.file" in message
+
+
+def test_rated_windows_are_the_configured_ones_that_are_rated(tmp_path):
+    path = tmp_path / "ratings.csv"
+    rated = windowed(path, ["p1,muted,a,s00,2.0005,5,hl,5,", "p1,muted,,,,,attention,,true"])
+    assert rated_windows(path, rated, WINDOWS) == WINDOWS[:1]  # within CSV rounding; s01 unrated
+    bare = tmp_path / "bare.csv"  # a file without the window rates the configured windows
+    write_csv(bare, ["p1,muted,a,s01,hl,5,"])
+    assert rated_windows(bare, read_ratings(bare).frame, WINDOWS) == WINDOWS[1:]
+
+
+def test_a_window_needs_its_start_and_end(tmp_path):
+    path = tmp_path / "ratings.csv"
+    path.write_text(",".join(COLUMNS) + "\np1,muted,a,s00,2,,hl,5,\np1,muted,a,s00,5,2,md,5,\n")
+    invalid = dict(read_ratings(path).invalid)
+    assert "needs both start and end" in invalid[2] and "not after its start" in invalid[3]
+
+
+def test_a_skipped_predictor_is_left_out_with_the_evaluations_reason():
+    generated = pd.DataFrame({"mjd": [1.0, 2.0, 3.0], "srgr": [np.nan] * 3})
+    reasons = {"bc": "a: every window is shorter than BC's trim", "srgr": "a: no sem"}
+    _, _, left_out, notes = screen_predictors(generated, ("mjd", "bc", "srgr", "fgd"), reasons)
+    assert left_out == {
+        "bc": "skipped by the evaluation (a: every window is shorter than BC's trim)",
+        "srgr": "null for every generated clip (a: no sem)",
+        "fgd": "not computed by the configured metrics",
+    }
+    assert notes == [f"{m} left out: {why}" for m, why in left_out.items()]
+
+
 # ---------- quality control ----------
 
 
@@ -113,7 +177,7 @@ def test_exclusion_follows_two_or_more_failed_checks():
         rows.append((pid, "muted", "a", "s00", "hl", 4, None))
         rows += [(pid, "muted", "", "", "attention", None, i >= fails) for i in range(3)]
     rows.append(("q0", "audio", "a", "s00", "st", 5, None))  # no checks at all: kept
-    ratings = pd.DataFrame(rows, columns=list(COLUMNS))
+    ratings = pd.DataFrame(rows, columns=list(NO_WINDOW))
     qc = participant_qc(ratings, exclude_at=2).set_index("participant_id")
     assert qc["failed"].to_dict() == {"p0": 0, "p1": 1, "p2": 2, "p3": 3, "q0": 0}
     assert qc.index[qc["excluded"]].tolist() == ["p2", "p3"]
@@ -463,3 +527,53 @@ def test_figures_of_a_synthetic_study_are_stamped_and_figure3_rows_carry_directi
     rows = [label.get_text() for label in made[1].axes[0].get_yticklabels()]
     assert {"FGD ↓", "BC ↑", "LDLJ_rel →0", "Dice"} <= set(rows)  # no direction given: no arrow
     assert (tmp_path / "f3.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def composite_figure(tmp_path, predicted: list[float]):
+    from gesturebench.study import figures
+
+    predictions = pd.DataFrame(
+        {
+            "dimension": "hl",
+            "source": ["a", "a", "b", "b"],
+            "sequence_id": ["s00", "s01", "s00", "s01"],
+            "rating": [2.0, 6.0, 3.0, 5.0],
+            "loo_prediction": predicted,
+        }
+    )
+    table3 = pd.DataFrame({"dimension": ["hl"], "rho": [0.5], "best_metric": ["fgd"]})
+    table3["rho_best"] = 0.3
+    return figures.plot_composites(predictions, table3, SOURCES, tmp_path / "fc.png")
+
+
+def test_composite_figure_marks_clipped_predictions_and_names_only_rated_sources(tmp_path):
+    fig = composite_figure(tmp_path, [0.2, 6.5, 3.1, 9.0])
+    ax = fig.axes[0]
+    clipped = [c for c in ax.collections if c.get_gid() == "clipped"]
+    at_edge = sorted(tuple(p) for c in clipped for p in c.get_offsets())
+    assert at_edge == [(2.0, 1.0), (5.0, 7.0)]  # below 1 and above 7: drawn on the edge
+    assert all(not c.get_clip_on() for c in clipped)
+    inside = sorted(
+        tuple(p) for c in ax.collections if c.get_gid() != "clipped" for p in c.get_offsets()
+    )
+    assert inside == [(3.0, 3.1), (6.0, 6.5)]
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == ["a", "b", "▲/▼ predicted beyond 1–7,\ndrawn at the edge"]  # c, d unrated
+    assert ax.get_xlabel() == "Mean rating of the clip (1–7)"
+    assert ax.get_ylabel().startswith("Rating predicted by the composite")
+    assert ax.get_title().startswith("Human-likeness: composite ρ = 0.50")
+    within = composite_figure(tmp_path, [2.0, 6.5, 3.1, 7.0])
+    assert not [c for c in within.axes[0].collections if c.get_gid() == "clipped"]
+    assert [t.get_text() for t in within.axes[0].get_legend().get_texts()] == ["a", "b"]
+
+
+def test_ratings_figure_leaves_unrated_sources_out_of_its_legend(tmp_path):
+    from gesturebench.study import figures
+
+    means = pd.DataFrame(
+        {"source": ["a", "b"], "dimension": "hl", "mean": [4.0, 5.0], "sd_between_sequences": 0.5}
+    )
+    fig = figures.plot_ratings(means, SOURCES, tmp_path / "f2.png")
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["a", "b"]
+    assert len(ax.patches) == 2  # one bar per rated source and dimension

@@ -159,11 +159,12 @@ def test_rerun_reuses_the_sources_and_csv_study_reproduces_the_analysis(run, com
 def test_bad_rows_stop_the_analysis_unless_dropped(run, composed, tmp_path):
     out, summary = run
     lines = (out / "ratings.csv").read_text().splitlines()
-    source, sequence = "jitter", summary["windows"][0]["sequence_id"]
+    window = summary["windows"][0]
+    rated = f"jitter,{window['sequence_id']},{window['start']},{window['end']}"
     lines += [
-        f"zz1,muted,{source},{sequence},hl,8,",
-        f"zz1,muted,nobody,{sequence},hl,3,",
-        f"zz2,audio,{source},{sequence},ae,3,",
+        f"zz1,muted,{rated},hl,8,",
+        f"zz1,muted,{rated.replace('jitter', 'nobody')},hl,3,",
+        f"zz2,audio,{rated},ae,3,",
     ]
     bad = tmp_path / "bad.csv"
     bad.write_text("\n".join(lines) + "\n")

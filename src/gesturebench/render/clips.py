@@ -4,9 +4,15 @@ camera rule for every source.
 The camera (`Camera`) is fixed by configuration, never by the motion source: an orthographic view of
 the speaker's front turned `yaw_deg` about the vertical (so pointing toward the viewer stays
 visible), anchored on the clip's first-frame pelvis with the body's facing taken from that frame's
-shoulders. The view is centred `height` m above that pelvis and zoomed by `zoom`: it shows 2/zoom m
-across, from `height` − 1.1/zoom m to `height` + 0.9/zoom m (defaults: the upper body from mid-thigh
-to above the head). Reference and generated motion of an event are therefore framed the same way.
+shoulders. What the square frame shows is its `framing`:
+
+- "fixed": centred `height` m above that pelvis and zoomed by `zoom`: it shows 2/zoom m across, from
+  `height` − 1.1/zoom m to `height` + 0.9/zoom m (defaults: the upper body from mid-thigh to above
+  the head). Reference and generated motion of an event are therefore framed the same way.
+- "body": the bounding box of the body (the mesh's vertices, or the skeleton's joints) over the
+  whole clip, centred, its longer side filling the frame but for `margin` (a fraction of the frame)
+  on each side: the whole body is in view, however it moves (the study's stimuli).
+
 `Camera.style` chooses what is drawn: "skeleton" (bones, matplotlib) or "mesh" (the body model's
 surface, `render/mesh.py`). The audio track, when given, is muxed in with the ffmpeg binary of
 imageio-ffmpeg.
@@ -33,15 +39,17 @@ from gesturebench.render.skeleton import render_frames, write_video
 
 _UP = np.array([0.0, 1.0, 0.0])
 STYLES = ("skeleton", "mesh")
+FRAMINGS = ("fixed", "body")
 #: Frames rasterised per batch (bounds the memory of the mesh renderer).
 MESH_BATCH = 8
 
 
 @dataclass(frozen=True)
 class Camera:
-    """Frame size (pixels), view angle from the front (degrees, toward the speaker's left), zoom,
-    the height (m above the first-frame pelvis) of the view's centre, what is drawn (`style`:
-    skeleton | mesh) and the mesh's antialiasing (`supersample`: s×s samples per pixel)."""
+    """Frame size (pixels), view angle from the front (degrees, toward the speaker's left), what the
+    frame shows (`framing`: fixed, with its `zoom` and the `height` (m above the first-frame
+    pelvis) of its centre, or body, with its `margin`), what is drawn (`style`: skeleton | mesh)
+    and the mesh's antialiasing (`supersample`: s×s samples per pixel)."""
 
     size: int = 384
     yaw_deg: float = 30.0
@@ -49,20 +57,31 @@ class Camera:
     height: float = 0.25
     style: str = "skeleton"
     supersample: int = 1
+    framing: str = "fixed"
+    margin: float = 0.05
 
     def __post_init__(self) -> None:
-        if self.style not in STYLES:
-            raise ConfigError(
-                f"camera.style must be one of {', '.join(STYLES)}, got {self.style!r}"
-            )
+        for name, value, known in (
+            ("style", self.style, STYLES),
+            ("framing", self.framing, FRAMINGS),
+        ):
+            if value not in known:
+                raise ConfigError(f"camera.{name} must be one of {', '.join(known)}, got {value!r}")
         if self.supersample < 1:
             raise ConfigError(f"camera.supersample must be at least 1, got {self.supersample}")
+        if not 0.0 <= self.margin < 0.5:
+            raise ConfigError(f"camera.margin must be in [0, 0.5), got {self.margin}")
 
     @property
     def tag(self) -> str:
         """The view in a file name (clips rendered with different cameras never share a file)."""
         style = "" if self.style == "skeleton" else f"-{self.style}{self.supersample}"
-        return f"{self.size}px-{self.yaw_deg:g}deg-{self.zoom:g}x-{self.height:g}m{style}"
+        view = (
+            f"{self.zoom:g}x-{self.height:g}m"
+            if self.framing == "fixed"
+            else f"body{self.margin:g}"
+        )
+        return f"{self.size}px-{self.yaw_deg:g}deg-{view}{style}"
 
 
 def view_basis(joints: np.ndarray, camera: Camera) -> tuple[np.ndarray, np.ndarray]:
@@ -87,24 +106,39 @@ def camera_view(joints: np.ndarray, camera: Camera) -> np.ndarray:
     return (joints - origin) @ basis
 
 
+def view_box(view: np.ndarray | torch.Tensor, camera: Camera) -> tuple[float, float, float]:
+    """The square the frame shows, in view coordinates (`view`: (..., 3) points of the whole
+    clip): its centre x, y and half side (see the module docstring's framings)."""
+    if camera.framing == "fixed":
+        return 0.0, camera.zoom * camera.height - 0.1, 1.0
+    xy = torch.as_tensor(view)[..., :2].reshape(-1, 2)
+    lo, hi = xy.min(0).values.tolist(), xy.max(0).values.tolist()
+    half = max(hi[0] - lo[0], hi[1] - lo[1], 1e-6) / 2 / (1 - 2 * camera.margin)
+    return (lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, half
+
+
 def mesh_view_frames(
     joints: np.ndarray, vertices: np.ndarray | torch.Tensor, faces, camera: Camera
 ) -> np.ndarray:
     """(T,V,3) world vertices of a body whose joints are (T,55,3), (F,3) faces → (T,size,size,3)
-    uint8 RGB frames of the shaded surface, framed exactly as `clip_frames` frames the skeleton.
+    uint8 RGB frames of the shaded surface, framed exactly as `clip_frames` frames the skeleton
+    (the "body" framing on the vertices).
 
     Runs on the device of `vertices` when it is a tensor."""
     verts = torch.as_tensor(vertices)
     origin, basis = view_basis(np.asarray(joints, dtype=np.float64), camera)
     like: dict[str, Any] = {"dtype": torch.float32, "device": verts.device}
-    # the skeleton's box: x ∈ ±1, y ∈ centre − 1.1 … + 0.9 (view units) → [0, 1]², y downward
-    to_unit = torch.tensor([[0.5, 0, 0], [0, -0.5, 0], [0, 0, 0.5]], **like)
-    shift = torch.tensor([0.5, (camera.zoom * camera.height + 0.9) / 2, 0.0], **like)
-    transform = torch.as_tensor(basis, **like) @ to_unit
+    rotate = torch.as_tensor(basis, **like)
+    start = torch.as_tensor(origin, **like)
+    cx, cy, half = view_box((verts.to(**like) - start) @ rotate, camera)
+    # the box → [0, 1]², y downward; z in the same unit (depth order and shading only)
+    to_unit = torch.tensor([[1.0, 0, 0], [0, -1.0, 0], [0, 0, 1.0]], **like) / (2 * half)
+    shift = torch.tensor([0.5 - cx / (2 * half), 0.5 + cy / (2 * half), 0.0], **like)
+    transform = rotate @ to_unit
     tri = torch.as_tensor(faces, device=verts.device).long()
     frames = []
-    for start in range(0, len(verts), MESH_BATCH):
-        chunk = verts[start : start + MESH_BATCH].to(**like) - torch.as_tensor(origin, **like)
+    for first in range(0, len(verts), MESH_BATCH):
+        chunk = verts[first : first + MESH_BATCH].to(**like) - start
         frames.append(render_mesh(chunk @ transform + shift, tri, camera.size, camera.supersample))
     return torch.cat(frames).cpu().numpy()
 
@@ -112,8 +146,7 @@ def mesh_view_frames(
 def clip_frames(
     joints: np.ndarray, camera: Camera = Camera(), surface: Callable[[], tuple] | None = None
 ) -> np.ndarray:
-    """(T,55,3) joints → (T,size,size,3) uint8 RGB frames seen by `camera`, the render box centred
-    the camera's `height` above the first frame's pelvis (the origin of the view).
+    """(T,55,3) joints → (T,size,size,3) uint8 RGB frames seen by `camera` (`view_box`).
 
     The one entry point of the annotation clips: `camera.style` picks the skeleton or the mesh;
     the mesh needs `surface`, a callable giving the window's (T,V,3) vertices and (F,3) faces
@@ -125,9 +158,10 @@ def clip_frames(
         vertices, faces = surface()
         return mesh_view_frames(joints, vertices, faces, camera)
     view = camera_view(joints, camera)
-    return render_frames(
-        view, size=camera.size, centre=np.array([0.0, camera.zoom * camera.height])
-    )
+    cx, cy, half = view_box(view, camera)
+    # the skeleton renderer's box is x ∈ ±1, y ∈ −1.1 … 0.9 about its centre: scale the square there
+    view = (view - np.array([cx, cy + 0.1 * half, 0.0])) / half
+    return render_frames(view, size=camera.size, centre=np.zeros(2))
 
 
 def motion_frames(body_model: Any, motion: Motion, camera: Camera) -> np.ndarray:

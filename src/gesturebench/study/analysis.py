@@ -15,6 +15,7 @@ also with a note.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import combinations
 
@@ -113,18 +114,21 @@ def records(frame: pd.DataFrame) -> list[dict]:
 
 
 def screen_predictors(
-    generated: pd.DataFrame, predictors: tuple[str, ...]
+    generated: pd.DataFrame, predictors: tuple[str, ...], skipped: Mapping[str, str]
 ) -> tuple[list[str], list[str], dict, list]:
-    """(metrics to correlate, metrics for the composites, left-out metric → reason, notes)."""
+    """(metrics to correlate, metrics for the composites, left-out metric → reason, notes); a
+    metric the evaluation skipped (`skipped`: metric → its reason) is left out with that reason."""
     correlated, complete, left_out, notes = [], [], {}, []
     for m in predictors:
+        why = f" ({skipped[m]})" if m in skipped else ""
         if m not in generated.columns:
-            left_out[m] = "not computed by the configured metrics"
+            computed = "not computed by the configured metrics"
+            left_out[m] = f"skipped by the evaluation{why}" if why else computed
             continue
         values = pd.to_numeric(generated[m], errors="coerce").astype(float)
         present = values.notna()
         if not present.any():
-            left_out[m] = "null for every generated clip"
+            left_out[m] = f"null for every generated clip{why}"
         elif values[present].nunique() < 2:
             left_out[m] = "constant over the generated clips"
         else:
@@ -255,10 +259,13 @@ def composite_tables(
 
 
 def analyze(
-    ratings: pd.DataFrame, metrics: pd.DataFrame, options: AnalysisOptions
+    ratings: pd.DataFrame,
+    metrics: pd.DataFrame,
+    options: AnalysisOptions,
+    skipped: Mapping[str, str] | None = None,
 ) -> StudyAnalysis:
     """The whole analysis; `ratings` are valid rows of the file format, `metrics` is indexed
-    (source, sequence_id)."""
+    (source, sequence_id), `skipped` gives the reason of each metric the evaluation skipped."""
     qc = participant_qc(ratings, options.exclude_at)
     clips = clip_ratings(kept_ratings(ratings, qc))
     matrix = rating_matrix(clips)
@@ -277,7 +284,9 @@ def analyze(
             "'generated'"
         )
     generated = obs[~obs["reference"]].reset_index(drop=True)
-    correlated, complete, left_out, screen_notes = screen_predictors(generated, options.predictors)
+    correlated, complete, left_out, screen_notes = screen_predictors(
+        generated, options.predictors, skipped or {}
+    )
     notes += screen_notes
     table3, coefficients, predictions, composites = composite_tables(
         generated, complete, dims, options, notes

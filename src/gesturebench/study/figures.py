@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 from gesturebench.atomic import atomic_path
 from gesturebench.results import ARROWS
@@ -62,8 +63,9 @@ def plot_ratings(
     means: pd.DataFrame, sources: list[str], path: Path, synthetic: bool = False
 ) -> Figure:
     """Figure 2: mean rating per source (bars) and dimension (groups), error bars = SD between
-    sequences."""
+    sequences; a source without ratings is neither drawn nor in the legend."""
     dims = [d for d in DIMENSIONS if d in set(means["dimension"])]
+    sources = [s for s in sources if s in set(means["source"])]
     fig = Figure(figsize=(2.0 + 1.7 * len(dims), 4.8))
     ax = fig.add_subplot()
     width = 0.8 / max(len(sources), 1)
@@ -159,40 +161,68 @@ def plot_composites(
     synthetic: bool = False,
 ) -> Figure:
     """Out-of-fold (leave-one-out) composite prediction against the mean rating, one panel per
-    dimension (each source in its Figure 2 colour)."""
+    dimension (each source in its Figure 2 colour, only the sources with a prediction in the
+    legend). A prediction beyond the rating scale is drawn at the scale's edge as a triangle
+    pointing out of it (`gid` "clipped"), explained in the legend."""
     dims = list(table3["dimension"])
     fig = Figure(figsize=(3.2 * max(len(dims), 1), 3.6))
     rows = table3.set_index("dimension")
+    lo, hi = SCALE
+    rated: set[str] = set()
+    clipped = False
     for k, d in enumerate(dims):
         ax = fig.add_subplot(1, len(dims), k + 1)
         part = predictions[predictions["dimension"] == d]
         for i, source in enumerate(sources):
             group = part[part["source"] == source]
+            rating = group["rating"].to_numpy(float)
+            predicted = group["loo_prediction"].to_numpy(float)
+            inside = (predicted >= lo) & (predicted <= hi)
+            ax.scatter(rating[inside], predicted[inside], s=14, color=f"C{i}", alpha=0.8)
+            for beyond, edge, marker in ((predicted > hi, hi, "^"), (predicted < lo, lo, "v")):
+                if beyond.any():
+                    ax.scatter(
+                        rating[beyond],
+                        np.full(int(beyond.sum()), edge),
+                        s=36,
+                        marker=marker,
+                        color=f"C{i}",
+                        edgecolors="black",
+                        linewidths=0.6,
+                        clip_on=False,
+                        zorder=3,
+                        gid="clipped",
+                    )
+                    clipped = True
             if len(group):
-                ax.scatter(
-                    group["rating"],
-                    group["loo_prediction"],
-                    s=14,
-                    label=source,
-                    color=f"C{i}",
-                    alpha=0.8,
-                )
-        lo, hi = SCALE
+                rated.add(source)
         ax.plot([lo, hi], [lo, hi], color="grey", lw=0.8, ls="--")
         ax.set_xlim(lo, hi)
         ax.set_ylim(lo, hi)
         r = rows.loc[d]
         ax.set_title(
-            f"{d.upper()}: composite ρ = {r['rho']:.2f}\n"
+            f"{DIMENSIONS.get(d, d)}: composite ρ = {r['rho']:.2f}\n"
             f"best single: {metric_label(r['best_metric'])} ρ = {r['rho_best']:.2f}",
             fontsize=9,
         )
-        ax.set_xlabel("Mean rating")
+        ax.set_xlabel("Mean rating of the clip (1–7)")
         if k == 0:
-            ax.set_ylabel("Out-of-fold composite prediction")
+            ax.set_ylabel("Rating predicted by the composite\n(clip's sequence held out)")
     if dims:
+        shown = [(i, s) for i, s in enumerate(sources) if s in rated]
+        handles = [Line2D([], [], ls="", marker="o", color=f"C{i}") for i, _ in shown]
+        labels = [s for _, s in shown]
+        if clipped:
+            handles.append(Line2D([], [], ls="", marker="^", color="grey", mec="black"))
+            labels.append(f"▲/▼ predicted beyond {lo}–{hi},\ndrawn at the edge")
         fig.axes[-1].legend(
-            title="Source", loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False, fontsize=8
+            handles,
+            labels,
+            title="Source",
+            loc="upper left",
+            bbox_to_anchor=(1.02, 1.0),
+            frameon=False,
+            fontsize=8,
         )
     fig.suptitle("Target-specific composites: leave-one-out predictions vs ratings", y=1.04)
     return _save(fig, path, synthetic)

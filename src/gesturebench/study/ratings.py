@@ -1,13 +1,17 @@
 """The long-format ratings file (`study=csv`): reading, row validation with line numbers, and the
 refusal rule.
 
-One row per rating: ``participant_id, condition, source, sequence_id, dimension, rating`` (1–7);
-attention checks are rows with ``dimension=attention`` and a boolean ``passed`` (their source and
-sequence may be blank). A row is invalid when pydantic rejects it (unknown condition or dimension, a
-rating that is not an integer from 1 to 7, a missing `passed`), when it names a source or sequence
-the study does not have, when its dimension is not rated in its condition, or when its participant
-already appeared in the other condition. Invalid rows are reported with their line numbers (the
-header is line 1); the analysis refuses them unless dropped.
+One row per rating: ``participant_id, condition, source, sequence_id, start, end, dimension,
+rating`` (1–7); ``start, end`` are the rated window of the sequence in seconds (optional columns: a
+file without them is taken to rate the configured windows); attention checks are rows with
+``dimension=attention`` and a boolean ``passed`` (their source, sequence and window may be blank).
+A row is invalid when pydantic rejects it (unknown condition or dimension, a rating that is not an
+integer from 1 to 7, a missing `passed`, a window without its start or end), when it names a source
+or sequence the study does not have, when its dimension is not rated in its condition, or when its
+participant already appeared in the other condition. Invalid rows are reported with their line
+numbers (the header is line 1); the analysis refuses them unless dropped. Rated windows that differ
+from the configured ones refuse the whole file (`rated_windows`): the ratings are then of other
+stimuli than those the analysis would score.
 """
 
 from __future__ import annotations
@@ -35,13 +39,19 @@ from gesturebench.study.schema import (
     ATTENTION,
     COLUMNS,
     CONDITIONS,
+    OPTIONAL_COLUMNS,
     SCALE,
     Attention,
     Condition,
     Dimension,
 )
+from gesturebench.study.windows import Window
 
-REQUIRED_COLUMNS = COLUMNS[:-1]
+REQUIRED_COLUMNS = tuple(c for c in COLUMNS if c not in OPTIONAL_COLUMNS)
+#: Seconds by which a rated window's start or end may differ from the configured one (CSV rounding).
+WINDOW_TOLERANCE = 1e-3
+#: How many differing windows a refusal names.
+NAMED_WINDOWS = 3
 #: How many invalid rows a refusal message describes in full (all line numbers are always listed).
 DESCRIBED_ROWS = 5
 
@@ -56,11 +66,13 @@ class RatingRow(BaseModel):
     condition: Condition
     source: str = ""
     sequence_id: str = ""
+    start: float | None = None
+    end: float | None = None
     dimension: Literal[Dimension, Attention]
     rating: int | None = Field(default=None, ge=SCALE[0], le=SCALE[1])
     passed: bool | None = None
 
-    @field_validator("rating", "passed", mode="before")
+    @field_validator("rating", "passed", "start", "end", mode="before")
     @classmethod
     def _blank_is_none(cls, value):
         if isinstance(value, str) and not value.strip():
@@ -77,6 +89,10 @@ class RatingRow(BaseModel):
     def _consistent(self, info: ValidationInfo) -> RatingRow:
         context = info.context or {}
         problems = []
+        if (self.start is None) != (self.end is None):
+            problems.append("a window needs both start and end (or neither)")
+        elif self.start is not None and self.end is not None and self.end <= self.start:
+            problems.append(f"window end {self.end:g} s is not after its start {self.start:g} s")
         if self.dimension == ATTENTION:
             if self.passed is None:
                 problems.append("attention check without a 'passed' value (true/false)")
@@ -155,7 +171,8 @@ def read_ratings(
                 raise DataError(
                     path,
                     f"missing column(s) {', '.join(missing)}; a ratings file needs "
-                    f"{', '.join(COLUMNS)} ('passed' only for attention checks)",
+                    f"{', '.join(REQUIRED_COLUMNS)} (and may have start, end: the rated window; "
+                    "passed: attention checks)",
                 )
             for raw in reader:
                 line = reader.line_num
@@ -178,7 +195,7 @@ def read_ratings(
     except (UnicodeDecodeError, csv.Error) as err:
         raise DataError(path, f"not a readable CSV file ({err})") from err
     frame = pd.DataFrame(rows, columns=[*COLUMNS, "line"])
-    frame["rating"] = frame["rating"].astype("Float64")
+    frame[["rating", "start", "end"]] = frame[["rating", "start", "end"]].astype("Float64")
     frame["passed"] = frame["passed"].astype("boolean")
     return Ratings(path, frame, invalid)
 
@@ -206,7 +223,7 @@ def require_valid(ratings: Ratings, drop_invalid: bool) -> pd.DataFrame:
 
 def ratings_csv(frame: pd.DataFrame) -> str:
     """A ratings frame as the file's text (the `COLUMNS`, blanks for missing values)."""
-    out = frame.loc[:, list(COLUMNS)].copy()
+    out = frame.reindex(columns=list(COLUMNS))
     out["rating"] = out["rating"].astype("Int64")
     out["passed"] = out["passed"].map({True: "true", False: "false"})
     return out.to_csv(index=False)
@@ -215,3 +232,31 @@ def ratings_csv(frame: pd.DataFrame) -> str:
 def write_ratings(path: str | Path, frame: pd.DataFrame) -> None:
     """Write a ratings frame in the file format, atomically."""
     write_atomic(path, ratings_csv(frame))
+
+
+def rated_windows(path: str | Path, frame: pd.DataFrame, configured: list[Window]) -> list[Window]:
+    """The configured windows that valid rating rows (`frame`) rate, in configured order.
+
+    Rows naming a window (start, end) must name their sequence's configured window: otherwise the
+    ratings are of other stimuli than those the analysis scores, and the file is refused with a
+    `DataError` naming up to `NAMED_WINDOWS` of the differing windows."""
+    by_id = {w.sequence_id: w for w in configured}
+    rated = frame[(frame["dimension"] != ATTENTION) & frame["sequence_id"].isin(list(by_id))]
+    given = rated.dropna(subset=["start", "end"]).drop_duplicates(["sequence_id", "start", "end"])
+    differ = [
+        f"{r.sequence_id} rated on [{r.start:g}, {r.end:g}] s, configured "
+        f"[{by_id[r.sequence_id].start:g}, {by_id[r.sequence_id].end:g}] s"
+        for r in given.itertuples()
+        if abs(r.start - by_id[r.sequence_id].start) > WINDOW_TOLERANCE
+        or abs(r.end - by_id[r.sequence_id].end) > WINDOW_TOLERANCE
+    ]
+    if differ:
+        more = f" and {len(differ) - NAMED_WINDOWS} more" if len(differ) > NAMED_WINDOWS else ""
+        raise DataError(
+            path,
+            f"the rated windows differ from the configured study windows: "
+            f"{'; '.join(differ[:NAMED_WINDOWS])}{more}; configure the rated ones "
+            "(study.windows.file=<task=render's stimuli folder>/windows.csv)",
+        )
+    sequences = set(rated["sequence_id"])
+    return [w for w in configured if w.sequence_id in sequences]

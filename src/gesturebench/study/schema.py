@@ -38,8 +38,22 @@ Attention = Literal["attention"]
 ATTENTION: Attention = "attention"
 #: Rating scale: 1 = very poor … 7 = excellent.
 SCALE = (1, 7)
-#: Columns of the long-format ratings file.
-COLUMNS = ("participant_id", "condition", "source", "sequence_id", "dimension", "rating", "passed")
+#: Columns of the long-format ratings file: `start` and `end` (seconds) are the rated window of the
+#: sequence, as in the stimulus manifest.
+COLUMNS = (
+    "participant_id",
+    "condition",
+    "source",
+    "sequence_id",
+    "start",
+    "end",
+    "dimension",
+    "rating",
+    "passed",
+)
+#: Columns a ratings file may leave out: the window (then taken to be the configured one) and
+#: `passed` (attention checks only).
+OPTIONAL_COLUMNS = ("start", "end", "passed")
 #: The 13 metrics of the paper's composite analysis (Chamfer excluded as redundant with Hausdorff).
 PREDICTORS = (
     "fgd",

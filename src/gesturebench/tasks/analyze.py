@@ -1,7 +1,9 @@
 """`task=analyze`: the perceptual-study analysis of docs/study.md, end to end, into the run folder.
 
-1. Study windows: `study.windows.file`, or the `n` sequences of `study.windows.splits` whose
-   `seconds`-long window holds the most semantic events (`windows.csv`).
+1. Study windows: `study.windows.file` (e.g. the windows.csv `task=render` wrote beside its
+   stimuli), or the `n` sequences of `study.windows.splits` whose `seconds`-long window holds the
+   most semantic events. A ratings file naming other windows (its start, end) is refused; those
+   that are rated are scored (`windows.csv`), the others are left out with a note.
 2. Every source of `study.sources` is evaluated on the windows with `metrics`
    (`tasks.evaluate.score`, one subfolder `sources/<name>/` each); a folder already holding a
    complete results.json for the same config and windows is reused (`resume=true`).
@@ -42,7 +44,12 @@ from gesturebench.study.pairwise import (
     excluded_participants,
     read_pairwise,
 )
-from gesturebench.study.ratings import read_ratings, require_valid, write_ratings
+from gesturebench.study.ratings import (
+    rated_windows,
+    read_ratings,
+    require_valid,
+    write_ratings,
+)
 from gesturebench.study.report import report_markdown
 from gesturebench.study.synthetic import SyntheticStudy, generate_study
 from gesturebench.study.windows import (
@@ -86,30 +93,41 @@ def analysis_options(study: DictConfig) -> AnalysisOptions:
 
 
 def study_windows(cfg: DictConfig) -> tuple[list[Window], StudyWindows]:
-    """The windows (from `study.windows.file` or selected) and their cut records, in window
-    order."""
+    """The configured windows and their cut records, in window order."""
+    windows = configured_windows(cfg)
+    return windows, window_records(cfg, windows)
+
+
+def configured_windows(cfg: DictConfig) -> list[Window]:
+    """`study.windows.file`, or the windows selected by `study.windows`."""
     spec = cfg.study.windows
-    datasets: dict[tuple[str, bool | None], Any] = {}
-
-    def split(name: str, audio: bool | None = None):
-        key = (name, audio)
-        if key not in datasets:
-            datasets[key] = open_dataset(cfg.dataset, split=name, load_audio=audio)
-        return datasets[key]
-
     if spec.get("file"):
         windows = read_windows(spec.file, spec.seconds)
     else:
         windows = select_windows(
-            {s: split(s, False) for s in spec.splits}, spec.n, spec.seconds, spec.step
+            {s: open_dataset(cfg.dataset, split=s, load_audio=False) for s in spec.splits},
+            spec.n,
+            spec.seconds,
+            spec.step,
         )
     if not windows:
         raise ConfigError(
             f"no sequence of split(s) {list(spec.splits)} is at least {spec.seconds} s long"
         )
+    if len(windows) < spec.get("n", len(windows)):
+        log.warning("only %d study windows (study.windows.n=%d)", len(windows), spec.n)
+    return windows
+
+
+def window_records(cfg: DictConfig, windows: list[Window]) -> StudyWindows:
+    """The records of `windows` cut to them (checked: sequence in its split, window inside it)."""
+    spec = cfg.study.windows
+    datasets: dict[str, Any] = {}
     records = []
     for i, w in enumerate(windows):
-        dataset = split(w.split)
+        if w.split not in datasets:
+            datasets[w.split] = open_dataset(cfg.dataset, split=w.split)
+        dataset = datasets[w.split]
         if w.sequence_id not in dataset.ids:
             raise DataError(
                 spec.get("file") or cfg.dataset.root,
@@ -128,9 +146,7 @@ def study_windows(cfg: DictConfig) -> tuple[list[Window], StudyWindows]:
                 f"{record.motion.duration:.2f} s",
             )
         records.append(cut_window(record, w, i))
-    if len(windows) < spec.get("n", len(windows)):
-        log.warning("only %d study windows (study.windows.n=%d)", len(windows), spec.n)
-    return windows, StudyWindows(records)
+    return StudyWindows(records)
 
 
 def source_config(cfg: DictConfig, name: str, node: DictConfig) -> DictConfig:
@@ -149,8 +165,8 @@ def source_config(cfg: DictConfig, name: str, node: DictConfig) -> DictConfig:
 def evaluate_sources(
     cfg: DictConfig, windows: list[Window], records: StudyWindows, root: Path
 ) -> tuple[pd.DataFrame, dict, dict]:
-    """The metrics table (index (source, sequence_id)), per metric the reason a source skipped it,
-    and per metric its direction (results.json `directions`)."""
+    """The metrics table (index (source, sequence_id)), per configured metric the reason a source
+    skipped it, and per metric its direction (results.json `directions`)."""
     frames: list[pd.DataFrame] = []
     skipped: dict[str, str] = {}
     directions: dict[str, str] = {}
@@ -166,9 +182,11 @@ def evaluate_sources(
         else:
             log.info("source %s: evaluating %d windows", name, len(records))
             results = score(src, records, out, config, chash)
+        configured = results.get("directions", {})  # the metrics preset's values
         for metric, reason in results.get("skipped", {}).items():
-            skipped.setdefault(metric, f"{name}: {reason}")
-        directions.update(results.get("directions", {}))
+            if metric in configured:
+                skipped.setdefault(metric, f"{name}: {reason}")
+        directions.update(configured)
         frames.append(pd.DataFrame(results["per_sequence"]).assign(source=name))
     table = pd.concat(frames, ignore_index=True).set_index(["source", "sequence_id"])
     table = table.drop(columns=[c for c in NOT_METRICS if c in table.columns])
@@ -186,11 +204,26 @@ def read_study_ratings(path: Path, sources: list[str], windows: list[Window], dr
     return ratings, require_valid(ratings, drop_invalid)
 
 
-def synthetic_ratings(study: DictConfig, metrics: pd.DataFrame, path: Path) -> list[str]:
-    """Generate the synthetic study from the clips' metrics into `path`; returns the generator's
-    notes."""
+def unrated_note(configured: list[Window], rated: list[Window]) -> list[str]:
+    """A note naming the configured windows that no rating rates (left out of the analysis)."""
+    unrated = [w.sequence_id for w in configured if w not in rated]
+    if not unrated:
+        return []
+    return [
+        f"{len(unrated)} configured window(s) have no rating and are not analysed: "
+        + ", ".join(unrated)
+    ]
+
+
+def synthetic_ratings(
+    study: DictConfig, metrics: pd.DataFrame, windows: list[Window], path: Path
+) -> list[str]:
+    """Generate the synthetic study from the clips' metrics into `path`, each rating with its
+    window; returns the generator's notes."""
     generator: SyntheticStudy = build(study.generator)
     ratings, notes = generate_study(metrics, study.reference_source, generator)
+    ratings["start"] = ratings["sequence_id"].map({w.sequence_id: w.start for w in windows})
+    ratings["end"] = ratings["sequence_id"].map({w.sequence_id: w.end for w in windows})
     write_ratings(path, ratings)
     return notes
 
@@ -351,14 +384,19 @@ def analyze_study(cfg: DictConfig, out: Path) -> dict:
             "reference source %r is not among study.sources %s", options.reference_source, sources
         )
     drop_invalid = bool(study.get("drop_invalid", False))
-    windows, records = study_windows(cfg)
-    write_windows(out / "windows.csv", windows)
+    windows = configured_windows(cfg)
     synthetic = is_synthetic(study)
     path = out / "ratings.csv" if synthetic else ratings_file(study)
+    window_notes = []
     if not synthetic:  # refuse bad ratings before the (long) evaluation
         ratings, valid = read_study_ratings(path, sources, windows, drop_invalid)
+        rated = rated_windows(path, valid, windows)
+        window_notes = unrated_note(windows, rated)
+        windows = rated
+    records = window_records(cfg, windows)
+    write_windows(out / "windows.csv", windows)
     metrics, skipped, directions = evaluate_sources(cfg, windows, records, out / "sources")
-    generator_notes = synthetic_ratings(study, metrics, path) if synthetic else []
+    generator_notes = synthetic_ratings(study, metrics, windows, path) if synthetic else []
     if synthetic:
         ratings, valid = read_study_ratings(path, sources, windows, drop_invalid)
     with stage(
@@ -366,17 +404,14 @@ def analyze_study(cfg: DictConfig, out: Path) -> dict:
         f"{options.permutations} permutations)",
         "confidence intervals of Tables 2-3 and the composites' permutation tests",
     ):
-        analysis = analyze(valid, metrics, options)
-    analysis.notes[:0] = generator_notes
+        analysis = analyze(valid, metrics, options, skipped)
+    analysis.notes[:0] = generator_notes + window_notes
     if ratings.invalid:
         analysis.tables["qc_invalid_rows"] = ratings.invalid_table()
         analysis.notes.append(
             f"{len(ratings.invalid)} invalid row(s) dropped (study.drop_invalid=true): "
             "see qc_invalid_rows.csv"
         )
-    for metric, reason in analysis.left_out.items():
-        if metric in skipped and reason.startswith("null"):
-            analysis.left_out[metric] = f"{reason} ({skipped[metric]})"
     title = f"Study analysis: {study.name} on {cfg.dataset.name}"
     files = write_outputs(analysis, sources, out, directions, synthetic, title)
     if analysis.composites:

@@ -1,7 +1,8 @@
 """`task=render`: the study's stimuli. Every source of `study.sources` on every study window
 (`study.windows`: selected, or `study.windows.file` for a given list of sequences and windows),
 rendered with `task.camera` once muted and once with the window's speech, into
-<run>/<task.folder>/<condition>/<stimulus_id>.mp4, plus `manifest.csv` for a rating tool.
+<run>/<task.folder>/<condition>/<stimulus_id>.mp4, plus `manifest.csv` for a rating tool and
+`windows.csv`, the windows rendered (`study.windows.file` of the analysis of their ratings).
 
 Stimulus ids are blind: the first 12 hex digits of the SHA-256 of "source/sequence/start/end/
 condition", so a file name does not tell a rater which source it shows; the manifest maps them
@@ -27,6 +28,7 @@ from gesturebench.models.sampling import build_model
 from gesturebench.render.clips import Camera, motion_frames, write_clip
 from gesturebench.stages import track
 from gesturebench.study.schema import CONDITIONS, MANIFEST_COLUMNS
+from gesturebench.study.windows import write_windows
 from gesturebench.tasks.analyze import source_config, study_windows
 from gesturebench.tasks.common import make_body_model, make_context, run_dir
 from gesturebench.weights import sha256_file
@@ -122,5 +124,6 @@ def render_stimuli(cfg: DictConfig, task: RenderTask, out: Path) -> dict:
     writer.writeheader()
     writer.writerows(rows)
     write_atomic(manifest, text.getvalue())
-    log.info("%d stimuli and %s written", len(rows), manifest)
-    return {"manifest": str(manifest), "stimuli": len(rows)}
+    write_windows(folder / "windows.csv", windows)
+    log.info("%d stimuli, %s and its windows.csv written", len(rows), manifest)
+    return {"manifest": str(manifest), "windows": str(folder / "windows.csv"), "stimuli": len(rows)}

@@ -309,6 +309,8 @@ class Study:
                 "stimulus_a": a.stimulus_id,
                 "stimulus_b": b.stimulus_id if b else None,
                 "sequence_id": a.sequence_id,
+                "start": a.start,
+                "end": a.end,
                 "source_a": a.source,
                 "source_b": b.source if b else None,
                 "rating": None if pairwise else v,

@@ -147,9 +147,9 @@ def layout(stimuli: dict[str, Stimulus], design: StudyDesign, condition: str) ->
         for s in clips:
             by_source.setdefault(s.source, []).append({"kind": "rating", "a": s.stimulus_id})
         return _interleaved(by_source, rng)
-    windows: dict[str, list[Stimulus]] = {}
+    windows: dict[tuple, list[Stimulus]] = {}
     for s in clips:
-        windows.setdefault(s.sequence_id, []).append(s)
+        windows.setdefault((s.sequence_id, s.start, s.end), []).append(s)
     by_pair: dict[str, list] = {}
     for group in windows.values():
         for x, y in combinations(sorted(group, key=lambda s: s.source), 2):

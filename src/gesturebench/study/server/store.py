@@ -29,6 +29,7 @@ from sqlalchemy import (
     Boolean,
     Column,
     DateTime,
+    Float,
     ForeignKey,
     Integer,
     MetaData,
@@ -94,6 +95,9 @@ responses = Table(
     Column("stimulus_a", String(200), nullable=False),
     Column("stimulus_b", String(200)),
     Column("sequence_id", String(200), nullable=False),
+    # the rated window of the sequence (seconds), from the manifest: the stimulus's identity
+    Column("start", Float, nullable=False),
+    Column("end", Float, nullable=False),
     Column("source_a", String(200), nullable=False),
     Column("source_b", String(200)),
     Column("rating", Integer),
