@@ -7,13 +7,16 @@ Bodies come from the project's body model (the procedural default unless `--mode
 BEAT2 motion (`--sample`, the shared sample by default) or, without it, on a smooth synthetic
 motion; the 10 s are repeated to each length, so every length has the same geometry and the cost per
 frame shows whether a metric scales linearly. Chamfer and Hausdorff share one nearest-neighbour pass
-and are timed together.
+and are timed together on `--surface-threads` threads (2 by default), every other row on `--threads`
+(1 by default); each row ends with the load average, since a shared machine's wall-clock figures
+depend on it (frames per CPU-second much less).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import time
 from pathlib import Path
 
@@ -39,7 +42,10 @@ CLIP = 10 * FPS
 def metric_groups(nearest: list[str]) -> dict[str, list]:
     """Rows of the table: name → metrics updated together on each pair; one Chamfer + Hausdorff row
     per nearest-neighbour method in `nearest`."""
-    groups: dict[str, list] = {"diversity": [Diversity()]}
+    groups: dict[str, list] = {
+        "diversity": [Diversity()],
+        "l1div (EMAGE: 55 joints)": [Diversity(joints="all", weighting="frames")],
+    }
     for method in nearest:
         name = "chamfer+hausdorff" + ("" if method == "auto" else f" ({method})")
         groups[name] = [Chamfer(method=method), Hausdorff(method=method)]
@@ -101,8 +107,9 @@ def main() -> None:
         "--lengths", type=float, nargs="+", default=[10, 60, 300], help="sequence lengths, seconds"
     )
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads of most rows")
     parser.add_argument(
-        "--threads", type=int, default=None, help="torch intra-op threads (default: torch's)"
+        "--surface-threads", type=int, default=2, help="threads of the Chamfer + Hausdorff rows"
     )
     parser.add_argument(
         "--sample", type=Path, default=SAMPLE, help="a BEAT2 motion .npz (synthetic if absent)"
@@ -115,20 +122,19 @@ def main() -> None:
         nargs="+",
         default=["auto"],
         help="Chamfer/Hausdorff nearest-neighbour methods to time, one row each "
-        "(auto, kdtree, cdist, triton)",
+        "(auto, grid, kdtree, cdist, triton)",
     )
     parser.add_argument(
         "--only", nargs="+", default=None, help="time only the rows whose name contains a word"
     )
     args = parser.parse_args()
-    if args.threads:
-        torch.set_num_threads(args.threads)
 
     body_model = BodyModel(model_path=args.model_path)
     ref_clip, gen_clip = clips(args.sample)
     ref_body, gen_body = body_model(ref_clip), body_model(gen_clip)
     print(
-        f"device={args.device} torch_threads={torch.get_num_threads()} motion="
+        f"device={args.device} threads={args.threads} (chamfer+hausdorff: {args.surface_threads})"
+        " motion="
         f"{args.sample.name if args.sample and args.sample.exists() else 'synthetic'}"
     )
     header = f"{'metric':<28}" + "".join(f"{f'{s:g} s':>22}" for s in args.lengths)
@@ -156,6 +162,7 @@ def main() -> None:
             tiled(ref_body, frames, args.device),
         )
     for name, metrics in groups.items():
+        torch.set_num_threads(args.surface_threads if "chamfer" in name else args.threads)
         warm = MotionPair(
             0,
             "warm-up",
@@ -171,7 +178,8 @@ def main() -> None:
             cells.append(
                 f"{pair.n_frames / wall:>10,.0f} ({pair.n_frames / max(cpu, 1e-9):>8,.0f})"
             )
-        print(f"{name:<28}" + "".join(f"{c:>22}" for c in cells), flush=True)
+        load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+        print(f"{name:<28}" + "".join(f"{c:>22}" for c in cells) + f"  {load}", flush=True)
 
 
 if __name__ == "__main__":

@@ -12,11 +12,13 @@ import numpy as np
 import pytest
 import torch
 
+from gesturebench.body.joints import BODY_HANDS
 from gesturebench.body.output import BodyOutput
 from gesturebench.config import build
 from gesturebench.data.records import Motion
 from gesturebench.errors import ConfigError
 from gesturebench.metrics.diversity import Diversity, PoseVariance
+from gesturebench.metrics.functional.diversity import l1_diversity
 from gesturebench.metrics.pair import MotionPair
 from gesturebench.protocol import metric_nodes
 from tests.helpers import composed
@@ -148,3 +150,14 @@ def test_emage2025_preset_diversity_equals_the_2025_code_on_the_real_sample(beat
     out, official = metric.compute(), EMAGE2025_L1DIV["values"]
     assert out["diversity"] == pytest.approx(official["generated"], abs=1e-6)
     assert out["diversity_ref"] == pytest.approx(official["reference"], abs=1e-6)
+
+
+@pytest.mark.parametrize("joint_ids", [tuple(range(55)), BODY_HANDS])
+def test_l1_diversity_is_bit_identical_to_the_plain_expression_and_leaves_its_input(joint_ids):
+    for joints in (moving_body(30, 7).joints.float(), moving_body(30, 8).joints):
+        before = joints.clone()
+        x = joints.double()
+        p = x[:, list(joint_ids)] - x[:, :1]
+        plain = (p - p.mean(dim=0)).abs().sum(dim=(1, 2)).mean()
+        assert l1_diversity(joints, joint_ids).item() == plain.item()
+        assert torch.equal(joints, before)

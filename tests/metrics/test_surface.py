@@ -92,10 +92,17 @@ def test_triton_kernel_matches_the_kdtree_and_brute_force():
     assert torch.allclose(one[0].cpu(), torch.full((2, 1), math.sqrt(3), dtype=torch.float64))
 
 
-def test_nearest_distances_auto_is_kdtree_on_cpu_and_validates():
+def test_nearest_distances_auto_is_the_grid_on_cpu_and_validates(monkeypatch):
     a, b = torch.randn(2, 50, 3), torch.randn(2, 60, 3)
+    calls = []
+    real = surface_metrics_functional.nearest_grid.nearest_frames
+    monkeypatch.setattr(
+        surface_metrics_functional.nearest_grid,
+        "nearest_frames",
+        lambda *arrays: calls.append(1) or real(*arrays),
+    )
     auto, kd = nearest_distances(a, b), nearest_distances(a, b, "kdtree")
-    assert torch.equal(auto[0], kd[0]) and torch.equal(auto[1], kd[1])
+    assert calls and torch.equal(auto[0], kd[0]) and torch.equal(auto[1], kd[1])
     assert auto[0].shape == (2, 50) and auto[1].shape == (2, 60) and auto[0].dtype == torch.float64
     with pytest.raises(ConfigError, match="method"):
         nearest_distances(a, b, "faiss")
@@ -168,3 +175,95 @@ def test_surface_metrics_subsample_with_seed_and_share_one_pass(monkeypatch):
             )[1].mean()
         )
     )
+
+
+# ---------------------------------------------------------------- the grid search, bit for bit
+
+
+def brute_nearest(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per frame, each point of `a` to its nearest of `b`: every pair measured as the KD-tree does,
+    sqrt((dx² + dy²) + dz²) in float64."""
+    out = np.empty(a.shape[:2])
+    for t, (p, q) in enumerate(zip(a.astype(np.float64), b.astype(np.float64), strict=True)):
+        for i in range(0, len(p), 500):  # row blocks: 500 × 10,475 pairs at a time
+            d = p[i : i + 500, None, :] - q[None, :, :]
+            out[t, i : i + 500] = np.sqrt((d[..., 0] ** 2 + d[..., 1] ** 2 + d[..., 2] ** 2).min(1))
+    return out
+
+
+def assert_grid_exact(a: torch.Tensor, b: torch.Tensor, brute: bool = True) -> None:
+    """The grid's distances both ways equal the KD-tree's and (if `brute`) brute force's, bit for
+    bit."""
+    grid, kd = nearest_distances(a, b, "grid"), nearest_distances(a, b, "kdtree")
+    for got, want in zip(grid, kd, strict=True):
+        assert got.dtype == torch.float64 and torch.equal(got, want)
+    if brute:
+        np.testing.assert_array_equal(grid[0].numpy(), brute_nearest(a.numpy(), b.numpy()))
+        np.testing.assert_array_equal(grid[1].numpy(), brute_nearest(b.numpy(), a.numpy()))
+
+
+def lattice(n: int, seed: int) -> torch.Tensor:
+    """Points on a 5 cm lattice with repeats: many equal distances and duplicate points."""
+    rng = np.random.default_rng(seed)
+    return torch.tensor(rng.integers(0, 6, size=(3, n, 3)) * 0.05, dtype=torch.float32)
+
+
+@pytest.mark.parametrize(
+    "a,b",
+    [
+        (torch.randn(3, 300, 3), torch.randn(3, 170, 3) * 0.8 + 0.1),  # unequal sizes
+        (torch.randn(3, 200, 3), torch.randn(3, 200, 3) + 1000.0),  # far apart, far from 0
+        (lattice(250, 0), lattice(250, 1)),  # ties and duplicates
+        (lattice(120, 2), lattice(120, 2)[:, torch.randperm(120)]),  # same points, reordered
+        (torch.randn(2, 90, 3) * torch.tensor([1.0, 1.0, 0.0]), torch.randn(2, 40, 3)),  # flat
+        (torch.randn(2, 64, 3), torch.zeros(2, 1, 3)),  # a single target point
+    ],
+    ids=["random", "far", "ties", "permuted", "flat", "single"],
+)
+def test_grid_equals_kdtree_and_brute_force_on_clouds(a, b):
+    torch.manual_seed(0)
+    assert_grid_exact(a, b)
+
+
+def test_grid_equals_kdtree_on_identical_meshes_and_on_synthetic_bodies():
+    body = synthetic_body(4, 1).root_aligned_vertices()
+    grid = nearest_distances(body, body.clone(), "grid")
+    assert float(grid[0].abs().max()) == 0.0 and float(grid[1].abs().max()) == 0.0
+    assert_grid_exact(body, synthetic_body(4, 2).root_aligned_vertices(), brute=False)
+
+
+@pytest.fixture(scope="module")
+def sample_meshes(beat2_sample):
+    """Root-aligned vertices of the real BEAT2 sample through the project's body model: frames
+    0-3, 900-903, and 0-3 with 0.1 rad of smooth rotation noise (the `perturbed` model)."""
+    from gesturebench.body.model import BodyModel
+    from gesturebench.data.beat2 import read_motion_npz
+    from gesturebench.models.perturbed import rotation_noise
+
+    motion = read_motion_npz(beat2_sample / "2_scott_0_1_1.npz")
+    body = BodyModel()
+
+    class Record:
+        motion = None
+
+    Record.motion = motion.frames(0, 4)
+    noisy = rotation_noise(Record, 0.1, np.random.default_rng(0))  # type: ignore[arg-type]
+    return {
+        name: body(m).root_aligned_vertices()
+        for name, m in {
+            "start": motion.frames(0, 4),
+            "later": motion.frames(900, 904),
+            "noisy": noisy,
+        }.items()
+    }
+
+
+@pytest.mark.parametrize("other", ["noisy", "later", "reversed"])
+def test_grid_is_exact_on_real_sample_meshes(sample_meshes, other):
+    """A perturbed copy (tight bounds), another pose 30 s later and the same frames in reverse
+    order (unrelated poses: loose bounds, and each frame's neighbours from the previous frame are
+    a poor guess)."""
+    ref = sample_meshes["start"]
+    gen = sample_meshes["start"].flip(0) if other == "reversed" else sample_meshes[other]
+    assert_grid_exact(ref, gen, brute=False)
+    assert_grid_exact(ref[1:2], gen[1:2])  # one frame against brute force (10,475²)

@@ -12,10 +12,18 @@ from gesturebench.body.joints import BODY_HANDS
 
 def l1_diversity(joints: torch.Tensor, joint_ids: Sequence[int] = BODY_HANDS) -> torch.Tensor:
     """Mean over frames of Σ_{joint_ids, xyz} |p_t − p̄|, p root-aligned (T,55,3) → p̄ its temporal
-    mean; metres (float64 scalar)."""
-    joints = joints.double()
-    p = joints[:, list(joint_ids)] - joints[:, :1]
-    return (p - p.mean(dim=0)).abs().sum(dim=(1, 2)).mean()
+    mean; metres (float64 scalar).
+
+    One float64 copy, updated in place (all joints: no gather), for the same values as the plain
+    expression at several times its speed.
+    """
+    p = joints.to(torch.float64, copy=True)  # a copy even of float64 input: updated in place
+    root = p[:, :1].clone()
+    if tuple(joint_ids) != tuple(range(p.shape[1])):
+        p = p[:, list(joint_ids)]
+    p -= root
+    p -= p.mean(dim=0)
+    return p.abs_().sum(dim=(1, 2)).mean()
 
 
 def pose_variance(poses: torch.Tensor) -> torch.Tensor:
