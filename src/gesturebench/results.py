@@ -153,7 +153,7 @@ def build_results(
         "per_sequence": per_sequence,
         **({"samples": raw["samples"]} if raw.get("samples") else {}),
         "encoders": encoders,
-        "options": {name: m.options() for name, m in metrics.items()},
+        "options": {m.name: m.options() for m in metrics.values()},
         "timings": {stage: round(seconds, 4) for stage, seconds in raw["timings"].items()},
         "config": config,
         "versions": versions(),
