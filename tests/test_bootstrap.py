@@ -174,3 +174,11 @@ def test_evaluate_writes_intervals_and_bootstrap_0_writes_none(basic_sweep, tmp_
     assert off.returncode == 0, off.stderr[-3000:]
     res = results(tmp_path)
     assert res["intervals"] == {} and res["metrics"]["mjd"] is not None
+
+
+def test_a_distributional_interval_is_shifted_by_the_median_bias_and_holds_its_value():
+    # replicates 10..14 all above the value 5 (resampling's upward bias): the plain interval
+    # [10.1, 13.9] misses it; shifted by median 12 - 5 = 7 it is [3.1, 6.9]
+    replicates = np.array([10.0, 11.0, 12.0, 13.0, 14.0])
+    assert percentile_interval(replicates, 0.95) == pytest.approx([10.1, 13.9])
+    assert percentile_interval(replicates, 0.95, value=5.0) == pytest.approx([3.1, 6.9])

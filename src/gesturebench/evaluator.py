@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from collections.abc import Collection
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -218,7 +219,7 @@ class Evaluator(pl.LightningModule):
         self.results = {
             "metrics": values,
             "skipped": skipped,
-            "intervals": self.intervals(replicates, values),
+            "intervals": self.intervals(replicates, values, samples[0].distributional),
             "replicates": {
                 n: r.tolist() for n, r in replicates.items() if n in samples[0].distributional
             },
@@ -269,14 +270,20 @@ class Evaluator(pl.LightningModule):
         return metric.bootstrap(resamples)
 
     def intervals(
-        self, replicates: dict[str, np.ndarray], values: dict[str, float | None]
+        self,
+        replicates: dict[str, np.ndarray],
+        values: dict[str, float | None],
+        distributional: Collection[str],
     ) -> dict[str, list[float]]:
-        """The percentile interval of each value with `replicates` that has a value."""
+        """The percentile interval of each value with `replicates` that has a value; a
+        distributional value's is median-bias corrected (`percentile_interval`)."""
         assert self.stats is not None
         out = {}
         for n, drawn in replicates.items():
-            interval = percentile_interval(drawn, self.stats.confidence)
-            if values.get(n) is not None and interval is not None:
+            value = values.get(n)
+            centre = value if n in distributional else None
+            interval = percentile_interval(drawn, self.stats.confidence, centre)
+            if value is not None and interval is not None:
                 out[n] = interval
         return out
 
