@@ -3,6 +3,7 @@ compose the config, build the task from its `_target_` and run it; errors become
 
 from __future__ import annotations
 
+import difflib
 import os
 import sys
 import traceback
@@ -10,7 +11,11 @@ from pathlib import Path
 
 import hydra
 import torch
+from hydra._internal.config_repository import ConfigRepository
+from hydra._internal.utils import create_config_search_path
 from hydra.core.hydra_config import HydraConfig
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.errors import HydraException
 from hydra.types import RunMode
 from omegaconf import DictConfig
 from omegaconf.errors import MissingMandatoryValue
@@ -84,9 +89,41 @@ def _record_failure(cfg: DictConfig, err: Exception) -> None:
     )
 
 
+def unknown_option(config_path: str, args: list[str]) -> str | None:
+    """The one-line reason when a `group=option` of the command line `args` names no option of its
+    group (with the closest options), else None. Hydra's own message is many lines long."""
+    try:
+        overrides = OverridesParser.create().parse_overrides(
+            [a for a in args if not a.startswith("-")]
+        )
+    except HydraException:
+        return None  # a syntax error: Hydra's message says where
+    repository = ConfigRepository(create_config_search_path(config_path))
+    for override in overrides:
+        group = override.key_or_group
+        if override.is_delete() or group.startswith("hydra") or not repository.group_exists(group):
+            continue
+        value = override.value()
+        choices = (
+            list(override.sweep_string_iterator()) if override.is_sweep_override() else [value]
+        )
+        offered = repository.get_group_options(group)
+        for choice in choices:
+            if isinstance(choice, str) and choice not in offered:
+                close = difflib.get_close_matches(choice, offered, n=3, cutoff=0.5)
+                hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+                listed = ", ".join(offered)
+                return f"{group}={choice} is not an option of {group}{hint}; options: {listed}"
+    return None
+
+
 def launch(config_path: str = PACKAGED_CONFIGS) -> None:
-    """Run Hydra's command line with the configs at `config_path` and exit with the run's status."""
+    """Run Hydra's command line with the configs at `config_path` and exit with the run's status; a
+    mistyped group option is one line and exit 2."""
     register_configs()
+    if reason := unknown_option(config_path, sys.argv[1:]):
+        print(f"error: {reason}", file=sys.stderr)
+        sys.exit(2)
     hydra.main(config_path=config_path, config_name="config", version_base="1.3")(run_task)()
     sys.exit(status.exit_code())
 
