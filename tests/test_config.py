@@ -11,15 +11,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
+from hydra.core.hydra_config import HydraConfig
 from hydra.errors import ConfigCompositionException
+from hydra.types import RunMode
 from omegaconf import OmegaConf
 from omegaconf.errors import MissingMandatoryValue
 
-from gesturebench import cli
+from gesturebench import cli, status
 from gesturebench.config import build, job_dirname, register_configs
 from gesturebench.data.datamodule import open_dataset
 from gesturebench.errors import ConfigError, DataError
@@ -140,15 +143,45 @@ def test_trainer_option_without_code_reaches_the_trainer():
 
 
 def test_mandatory_value_left_unset_is_one_line(capsys):
-    from gesturebench import cli, status
-
     cfg = composed("dataset=beat2", "metrics=none")
     with pytest.raises(SystemExit) as exit_:
         cli.run_task(cfg)
-    status._failed = False
+    status._code = 0
     assert exit_.value.code == 2
     err = capsys.readouterr().err.strip()
     assert err == "error: dataset.root is not set: add dataset.root=... to the command line"
+
+
+@pytest.mark.parametrize("mode", [RunMode.RUN, RunMode.MULTIRUN])
+def test_an_unexpected_exception_is_one_line_and_a_recorded_failure(
+    mode, tmp_path, monkeypatch, capsys
+):
+    """A single run exits 1 at once; a multirun job returns (the sweep goes on); both leave
+    error.json and the traceback file beside it."""
+    register_configs()
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        cfg = compose(config_name="config", return_hydra_config=True)
+    cfg.hydra.runtime.output_dir, cfg.hydra.mode = str(tmp_path), mode
+    monkeypatch.setattr(status, "_code", 0)
+    monkeypatch.setattr(cli, "run_config", lambda cfg: np.random.default_rng([-1]))
+    previous = HydraConfig.instance().cfg
+    HydraConfig.instance().set_config(cfg)
+    try:
+        if mode == RunMode.RUN:
+            with pytest.raises(SystemExit) as exit_:
+                cli.run_task(cfg)
+            assert exit_.value.code == 1
+        else:
+            assert cli.run_task(cfg) is None and status.exit_code() == 1
+    finally:
+        HydraConfig.instance().cfg = previous
+    assert capsys.readouterr().err.splitlines() == [
+        "error: unexpected ValueError: expected non-negative integer"
+        f" (traceback: {tmp_path / 'traceback.txt'})"
+    ]
+    error = json.loads((tmp_path / "error.json").read_text())
+    assert error["error_type"] == "ValueError" and error["traceback_file"] == "traceback.txt"
+    assert "default_rng" in (tmp_path / "traceback.txt").read_text()
 
 
 # --- every `_target_` of every group builds -------------------------------------------------------

@@ -21,11 +21,15 @@ from omegaconf import DictConfig
 from omegaconf.errors import MissingMandatoryValue
 
 from gesturebench import status
+from gesturebench.atomic import one_line, write_atomic
 from gesturebench.config import build, register_configs
 from gesturebench.errors import ConfigError, GestureBenchError
 from gesturebench.quiet import silence_known_noise
 from gesturebench.results import ERROR_FILE, write_json
 from gesturebench.stages import show_bars
+
+#: a failed job's traceback, beside its error.json
+TRACEBACK_FILE = "traceback.txt"
 
 #: The configs shipped inside the package (`conf/` of the checkout, as package data).
 PACKAGED_CONFIGS = "pkg://gesturebench.conf"
@@ -48,22 +52,27 @@ def run_config(cfg: DictConfig):
 
 
 def run_task(cfg: DictConfig):
-    """Build `task` (its `_target_`) and run it on `cfg`; a GestureBenchError, or a mandatory value
-    left unset (`???`), becomes one line on stderr and a failed job.
+    """Build `task` (its `_target_`) and run it on `cfg`; any exception becomes one line on stderr
+    and a failed job: a GestureBenchError (or a mandatory value left unset) is the user's to fix
+    (exit 2), any other exception is unexpected (exit 1; its traceback written to a file named on
+    that line).
 
-    In a single run the process exits 2 at once; in a multirun the job is recorded as failed
-    (error.json in its folder) so that the other jobs still run, and the command exits 2 at the end.
+    In a single run the process exits at once; in a multirun the job is recorded as failed
+    (error.json and traceback.txt in its folder) so that the other jobs still run and the sweep's
+    summary names it, and the command exits non-zero at the end.
     """
     try:
         return run_config(cfg)
-    except GestureBenchError as err:
+    except Exception as err:
         if os.environ.get("HYDRA_FULL_ERROR") == "1":
             raise
-        _record_failure(cfg, err)
-        print(f"error: {err}", file=sys.stderr)
-        status.mark_failed()
+        expected = isinstance(err, GestureBenchError)
+        where = _record_failure(cfg, err)
+        line = str(err) if expected else f"unexpected {type(err).__name__}: {one_line(err)}"
+        print(f"error: {line}" + (f" (traceback: {where})" if where else ""), file=sys.stderr)
+        status.mark_failed(2 if expected else 1)
         if not _is_multirun():
-            sys.exit(2)
+            sys.exit(status.exit_code())
         return None
 
 
@@ -71,22 +80,27 @@ def _is_multirun() -> bool:
     return HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN
 
 
-def _record_failure(cfg: DictConfig, err: Exception) -> None:
+def _record_failure(cfg: DictConfig, err: Exception) -> Path | None:
+    """error.json (task, model, dataset, message, type, sweep id) and traceback.txt in the job's
+    folder; the traceback file's path (None outside Hydra)."""
     if not HydraConfig.initialized():
-        return
+        return None
     out = Path(HydraConfig.get().runtime.output_dir)
+    trace = out / TRACEBACK_FILE
+    write_atomic(trace, traceback.format_exc())
     write_json(
         out / ERROR_FILE,
         {
             "task": cfg.task.name,
             "model": cfg.model.get("name"),
             "dataset": cfg.dataset.name,
-            "error": str(err),
+            "error": one_line(err),
             "error_type": type(err).__name__,
-            "traceback": traceback.format_exc(),
+            "traceback_file": TRACEBACK_FILE,
             "sweep_id": os.environ.get("GESTUREBENCH_SWEEP_ID"),
         },
     )
+    return trace
 
 
 def unknown_option(config_path: str, args: list[str]) -> str | None:
