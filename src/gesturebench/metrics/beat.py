@@ -132,13 +132,13 @@ def _body_model_hash(body_model: Any) -> str:
     return type(body_model).__name__ + ":" + str(path)
 
 
-
 def _read_mean_speed(path: Path) -> list[float]:
     """The cached mean joint speeds of `path` (one per SMPL-X joint, finite)."""
     speed = json.loads(path.read_text())["mean_speed"]
     if len(speed) != N_JOINTS or not np.isfinite(speed).all():
         raise ValueError(f"{len(speed)} speeds, expected {N_JOINTS} finite ones")
     return speed
+
 
 class BeatConsistency(SequenceMetric):
     """BC ↑ of the generated motion, with ``bc_ref`` (the reference motion against the same speech).
