@@ -178,13 +178,20 @@ def test_store_appends_durably_ignores_a_torn_last_line_and_cuts_it_before_appen
     ]
 
 
-def test_store_refuses_a_corrupt_line_naming_file_and_line(tmp_path):
+@pytest.mark.parametrize("damaged", ['{"event_id": "e1"}', record("e1").to_json()[:40] + "x"])
+def test_store_sets_a_damaged_line_aside_and_its_event_is_annotated_again(
+    tmp_path, damaged, caplog
+):
     path = tmp_path / "s.jsonl"
-    path.write_text(
-        record("e0").to_json() + "\n" + '{"event_id": "e1"}\n' + record("e2").to_json() + "\n"
-    )
-    with pytest.raises(DataError, match=r"s\.jsonl: line 2 is not a valid annotation record"):
-        AnnotationStore(path).records()
+    good = [record("e0").to_json(), record("e2").to_json()]
+    path.write_text(f"{good[0]}\n{damaged}\n{good[1]}\n")
+    store = AnnotationStore(path)
+    assert [r.event_id for r in store.records()] == ["e0", "e2"] and store.find("e1") is None
+    assert path.read_text().splitlines() == good
+    assert (tmp_path / "s.jsonl.corrupt").read_text() == damaged + "\n"
+    assert f"{path}: damaged line(s) 2" in caplog.text
+    store.append(record("e1"))  # annotated again
+    assert [r.event_id for r in AnnotationStore(path).records()] == ["e0", "e2", "e1"]
 
 
 def test_store_find_matches_fields_and_latest_wins(tmp_path):

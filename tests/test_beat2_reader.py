@@ -33,6 +33,7 @@ from gesturebench.data.beat2 import (
     speaker_of,
     write_motion_npz,
 )
+from gesturebench.data.datamodule import Beat2Source
 from gesturebench.data.records import Motion, SemInterval, Word
 from gesturebench.errors import ConfigError, DataError
 
@@ -257,6 +258,35 @@ def test_empty_and_nan_audio(tmp_path):
     sf.write(nan, signal, 16000, subtype="FLOAT")
     message = data_error(load_audio, nan)
     assert str(nan) in message and "NaN" in message and "sample 321" in message
+
+
+def test_a_wav_header_claiming_more_data_than_the_file_holds_is_refused(tmp_path):
+    path = tmp_path / "liar.wav"
+    write_wav(path, np.zeros(16000, dtype=np.float32))
+    raw = bytearray(path.read_bytes())
+    at = raw.index(b"data") + 4
+    raw[at : at + 4] = (2_000_000_000).to_bytes(4, "little")  # 2 GB claimed, 64 kB held
+    path.write_bytes(bytes(raw))
+    message = data_error(load_audio, path)
+    assert str(path) in message and "2000000000" in message and "64000" in message
+
+
+@pytest.mark.parametrize("mismatch", ["refuse", "skip"])
+def test_audio_much_shorter_than_its_motion(mini_beat2, tmp_path, mismatch, caplog):
+    """A 0.1 s wav under seconds of motion is refused naming the file, or its audio left out
+    (logged with the reason) when the user allows it: never scored against the wrong audio."""
+    root = tmp_path / "mini"
+    shutil.copytree(mini_beat2, root)
+    first = Beat2Source("mini", str(root), max_audio_gap=1.0).open()
+    wav = sequence_paths(root, first.ids[0]).audio
+    write_wav(wav, load_audio(wav)[:1600])
+    dataset = Beat2Source("mini", str(root), max_audio_gap=1.0, audio_mismatch=mismatch).open()
+    if mismatch == "refuse":
+        message = data_error(dataset.__getitem__, 0)
+        assert message.startswith(f"{wav}: audio is 0.10 s long") and "max_length_gap" in message
+    else:
+        assert dataset[0].audio is None and dataset[1].audio is not None
+        assert f"{wav}: audio is 0.10 s long" in caplog.text
 
 
 # ---------------------------------------------------------------- TextGrid and sem

@@ -3,6 +3,7 @@ schema, every `_target_` builds, typos and wrong types fail when the config is c
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import shutil
@@ -10,13 +11,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from hydra import compose, initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+from hydra.core.hydra_config import HydraConfig
 from hydra.errors import ConfigCompositionException
+from hydra.types import RunMode
 from omegaconf import OmegaConf
 from omegaconf.errors import MissingMandatoryValue
 
+from gesturebench import cli, status
 from gesturebench.config import build, job_dirname, register_configs
 from gesturebench.data.datamodule import open_dataset
 from gesturebench.errors import ConfigError, DataError
@@ -24,6 +30,7 @@ from gesturebench.models.sampling import build_model
 from gesturebench.protocol import metric_nodes
 from gesturebench.study.pairwise import PairwiseOptions
 from tests.helpers import CONF, REPO, composed
+from tests.launch import launch
 
 GROUPS = (
     "task",
@@ -136,15 +143,45 @@ def test_trainer_option_without_code_reaches_the_trainer():
 
 
 def test_mandatory_value_left_unset_is_one_line(capsys):
-    from gesturebench import cli, status
-
     cfg = composed("dataset=beat2", "metrics=none")
     with pytest.raises(SystemExit) as exit_:
         cli.run_task(cfg)
-    status._failed = False
+    status._code = 0
     assert exit_.value.code == 2
     err = capsys.readouterr().err.strip()
     assert err == "error: dataset.root is not set: add dataset.root=... to the command line"
+
+
+@pytest.mark.parametrize("mode", [RunMode.RUN, RunMode.MULTIRUN])
+def test_an_unexpected_exception_is_one_line_and_a_recorded_failure(
+    mode, tmp_path, monkeypatch, capsys
+):
+    """A single run exits 1 at once; a multirun job returns (the sweep goes on); both leave
+    error.json and the traceback file beside it."""
+    register_configs()
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        cfg = compose(config_name="config", return_hydra_config=True)
+    cfg.hydra.runtime.output_dir, cfg.hydra.mode = str(tmp_path), mode
+    monkeypatch.setattr(status, "_code", 0)
+    monkeypatch.setattr(cli, "run_config", lambda cfg: np.random.default_rng([-1]))
+    previous = HydraConfig.instance().cfg
+    HydraConfig.instance().set_config(cfg)
+    try:
+        if mode == RunMode.RUN:
+            with pytest.raises(SystemExit) as exit_:
+                cli.run_task(cfg)
+            assert exit_.value.code == 1
+        else:
+            assert cli.run_task(cfg) is None and status.exit_code() == 1
+    finally:
+        HydraConfig.instance().cfg = previous
+    assert capsys.readouterr().err.splitlines() == [
+        "error: unexpected ValueError: expected non-negative integer"
+        f" (traceback: {tmp_path / 'traceback.txt'})"
+    ]
+    error = json.loads((tmp_path / "error.json").read_text())
+    assert error["error_type"] == "ValueError" and error["traceback_file"] == "traceback.txt"
+    assert "default_rng" in (tmp_path / "traceback.txt").read_text()
 
 
 # --- every `_target_` of every group builds -------------------------------------------------------
@@ -389,3 +426,62 @@ def test_genea_preset_builds_the_leaderboards_metrics():
     assert metrics["ba_m2a"].options()["direction"] == "motion_to_audio"
     assert metrics["srgr"].options()["weight_scale"] == 0.1672
     assert metrics["div_pose"].options()["global_orient"] == "zero"
+
+
+class _FrozenClock(datetime.datetime):
+    """`datetime` whose `now()` is always the same second (two launches in the same second)."""
+
+    @classmethod
+    def now(cls, tz=None):
+        return cls(2026, 1, 2, 3, 4, 5)
+
+
+def run_folder(*overrides: str) -> Path:
+    """The run folder a single run composed with `overrides` gets (resolved as Hydra does)."""
+    register_configs()
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        cfg = compose(config_name="config", overrides=list(overrides), return_hydra_config=True)
+    return Path(cfg.hydra.run.dir)
+
+
+def test_runs_started_in_the_same_second_get_their_own_folders(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("hydra.core.utils.datetime", _FrozenClock)
+    first, second, third = (run_folder() for _ in range(3))
+    assert first == Path("outputs/evaluate/2026-01-02/03-04-05")
+    assert second == first.with_name("03-04-05-1") and third == first.with_name("03-04-05-2")
+    assert all(p.is_dir() for p in (first, second, third))
+
+
+def test_a_run_folder_given_on_purpose_is_reused(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert run_folder("hydra.run.dir=mine") == run_folder("hydra.run.dir=mine") == Path("mine")
+
+
+def test_schemas_are_not_offered_as_group_options():
+    register_configs()
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        loader = GlobalHydra.instance().config_loader()
+        for group in GROUPS:
+            assert loader.get_group_options(group) == options(group)
+
+
+def test_a_mistyped_group_option_names_the_closest():
+    reason = cli.unknown_option(str(CONF), ["-m", "model=grond_truth,mean_pose", "seed=1"])
+    assert reason is not None and reason.startswith("model=grond_truth is not an option of model")
+    assert "(did you mean ground_truth?)" in reason and "_schema" not in reason
+    assert cli.unknown_option(str(CONF), ["model=mean_pose", "hydra/launcher=joblib"]) is None
+
+
+def test_a_mistyped_group_option_is_one_line_and_exit_2():
+    proc = launch("model=grond_truth", encoders=False)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        "error: model=grond_truth is not an option of model (did you mean ground_truth?); "
+        f"options: {', '.join(options('model'))}"
+    ]
+
+
+def test_a_model_argument_of_the_wrong_type_fails_at_once():
+    with pytest.raises(ConfigCompositionException, match="level"):
+        composed("model=perturbed", "model.level=abc")

@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 import torch
 
+from gesturebench.data.audio import load_audio, write_wav
+from gesturebench.data.records import SAMPLE_RATE
 from gesturebench.results import PAPER_METRICS
 from tests.launch import launch, results
 
@@ -18,11 +20,11 @@ SEQ = "2_scott_0_1_1"
 
 
 def beat2_copy(sample, root, **changes):
-    """A one-sequence BEAT2 layout built from the real sample, with `changes` applied to the npz
-    arrays."""
+    """A one-sequence BEAT2 layout built from the real sample's first 10 s (motion and audio), with
+    `changes` applied to the npz arrays."""
     (root / "smplxflame_30").mkdir(parents=True)
-    (root / "wave16k").mkdir()
-    shutil.copy(sample / f"{SEQ}.wav", root / "wave16k" / f"{SEQ}.wav")
+    audio = load_audio(sample / f"{SEQ}.wav")
+    write_wav(root / "wave16k" / f"{SEQ}.wav", audio[: 10 * SAMPLE_RATE])
     (root / "train_test_split.csv").write_text(f"id,type\n{SEQ},test\n")
     arrays = dict(np.load(sample / f"{SEQ}.npz", allow_pickle=False))
     arrays["poses"], arrays["trans"], arrays["expressions"] = (

@@ -3,6 +3,8 @@ subprocesses."""
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
 
@@ -85,6 +87,33 @@ def test_sweep_summary_and_resume(basic_sweep):
     assert (again.stderr + again.stdout).count("skipped (resume=true)") == 3
     assert {p: p.stat().st_mtime_ns for p in sweep.glob("*/per_sequence.csv")} == before
     assert len(pd.read_csv(sweep / "summary.csv")) == 3
+
+
+def test_a_sweep_job_that_raises_is_recorded_and_the_summary_still_written(tmp_path):
+    sweep = tmp_path / "sweep"
+    proc = launch(
+        "-m",
+        "model=random_clip",
+        "model.seed=0,-1",
+        "metrics=fast",
+        "logger=none",
+        "dataset.max_sequences=2",
+        "task.render_clips=0",
+        f"hydra.sweep.dir={sweep}",
+        encoders=False,
+    )
+    assert proc.returncode != 0
+    assert "error: unexpected ValueError: expected non-negative integer" in proc.stderr
+    (failed,) = [p.parent for p in sweep.glob("*/error.json")]
+    assert "model.seed=-1" in failed.name
+    error = json.loads((failed / "error.json").read_text())
+    assert (
+        error["error_type"] == "ValueError"
+        and "Traceback" in (failed / "traceback.txt").read_text()
+    )
+    table = pd.read_csv(sweep / "summary.csv")
+    assert sorted(table["status"]) == ["failed", "ok"]
+    assert "non-negative" in table.set_index("status").loc["failed", "error"]
 
 
 def test_ddp_two_processes_equal_one(tmp_path):

@@ -3,6 +3,7 @@ compose the config, build the task from its `_target_` and run it; errors become
 
 from __future__ import annotations
 
+import difflib
 import os
 import sys
 import traceback
@@ -10,17 +11,25 @@ from pathlib import Path
 
 import hydra
 import torch
+from hydra._internal.config_repository import ConfigRepository
+from hydra._internal.utils import create_config_search_path
 from hydra.core.hydra_config import HydraConfig
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.errors import HydraException
 from hydra.types import RunMode
 from omegaconf import DictConfig
 from omegaconf.errors import MissingMandatoryValue
 
 from gesturebench import status
+from gesturebench.atomic import one_line, write_atomic
 from gesturebench.config import build, register_configs
 from gesturebench.errors import ConfigError, GestureBenchError
 from gesturebench.quiet import silence_known_noise
 from gesturebench.results import ERROR_FILE, write_json
 from gesturebench.stages import show_bars
+
+#: a failed job's traceback, beside its error.json
+TRACEBACK_FILE = "traceback.txt"
 
 #: The configs shipped inside the package (`conf/` of the checkout, as package data).
 PACKAGED_CONFIGS = "pkg://gesturebench.conf"
@@ -43,22 +52,27 @@ def run_config(cfg: DictConfig):
 
 
 def run_task(cfg: DictConfig):
-    """Build `task` (its `_target_`) and run it on `cfg`; a GestureBenchError, or a mandatory value
-    left unset (`???`), becomes one line on stderr and a failed job.
+    """Build `task` (its `_target_`) and run it on `cfg`; any exception becomes one line on stderr
+    and a failed job: a GestureBenchError (or a mandatory value left unset) is the user's to fix
+    (exit 2), any other exception is unexpected (exit 1; its traceback written to a file named on
+    that line).
 
-    In a single run the process exits 2 at once; in a multirun the job is recorded as failed
-    (error.json in its folder) so that the other jobs still run, and the command exits 2 at the end.
+    In a single run the process exits at once; in a multirun the job is recorded as failed
+    (error.json and traceback.txt in its folder) so that the other jobs still run and the sweep's
+    summary names it, and the command exits non-zero at the end.
     """
     try:
         return run_config(cfg)
-    except GestureBenchError as err:
+    except Exception as err:
         if os.environ.get("HYDRA_FULL_ERROR") == "1":
             raise
-        _record_failure(cfg, err)
-        print(f"error: {err}", file=sys.stderr)
-        status.mark_failed()
+        expected = isinstance(err, GestureBenchError)
+        where = _record_failure(cfg, err)
+        line = str(err) if expected else f"unexpected {type(err).__name__}: {one_line(err)}"
+        print(f"error: {line}" + (f" (traceback: {where})" if where else ""), file=sys.stderr)
+        status.mark_failed(2 if expected else 1)
         if not _is_multirun():
-            sys.exit(2)
+            sys.exit(status.exit_code())
         return None
 
 
@@ -66,27 +80,64 @@ def _is_multirun() -> bool:
     return HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN
 
 
-def _record_failure(cfg: DictConfig, err: Exception) -> None:
+def _record_failure(cfg: DictConfig, err: Exception) -> Path | None:
+    """error.json (task, model, dataset, message, type, sweep id) and traceback.txt in the job's
+    folder; the traceback file's path (None outside Hydra)."""
     if not HydraConfig.initialized():
-        return
+        return None
     out = Path(HydraConfig.get().runtime.output_dir)
+    trace = out / TRACEBACK_FILE
+    write_atomic(trace, traceback.format_exc())
     write_json(
         out / ERROR_FILE,
         {
             "task": cfg.task.name,
             "model": cfg.model.get("name"),
             "dataset": cfg.dataset.name,
-            "error": str(err),
+            "error": one_line(err),
             "error_type": type(err).__name__,
-            "traceback": traceback.format_exc(),
+            "traceback_file": TRACEBACK_FILE,
             "sweep_id": os.environ.get("GESTUREBENCH_SWEEP_ID"),
         },
     )
+    return trace
+
+
+def unknown_option(config_path: str, args: list[str]) -> str | None:
+    """The one-line reason when a `group=option` of the command line `args` names no option of its
+    group (with the closest options), else None. Hydra's own message is many lines long."""
+    try:
+        overrides = OverridesParser.create().parse_overrides(
+            [a for a in args if not a.startswith("-")]
+        )
+    except HydraException:
+        return None  # a syntax error: Hydra's message says where
+    repository = ConfigRepository(create_config_search_path(config_path))
+    for override in overrides:
+        group = override.key_or_group
+        if override.is_delete() or group.startswith("hydra") or not repository.group_exists(group):
+            continue
+        value = override.value()
+        choices = (
+            list(override.sweep_string_iterator()) if override.is_sweep_override() else [value]
+        )
+        offered = repository.get_group_options(group)
+        for choice in choices:
+            if isinstance(choice, str) and choice not in offered:
+                close = difflib.get_close_matches(choice, offered, n=3, cutoff=0.5)
+                hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+                listed = ", ".join(offered)
+                return f"{group}={choice} is not an option of {group}{hint}; options: {listed}"
+    return None
 
 
 def launch(config_path: str = PACKAGED_CONFIGS) -> None:
-    """Run Hydra's command line with the configs at `config_path` and exit with the run's status."""
+    """Run Hydra's command line with the configs at `config_path` and exit with the run's status; a
+    mistyped group option is one line and exit 2."""
     register_configs()
+    if reason := unknown_option(config_path, sys.argv[1:]):
+        print(f"error: {reason}", file=sys.stderr)
+        sys.exit(2)
     hydra.main(config_path=config_path, config_name="config", version_base="1.3")(run_task)()
     sys.exit(status.exit_code())
 

@@ -1,10 +1,12 @@
 """Config schemas registered in Hydra's ConfigStore, the `${gb_...:}` resolvers, and `build`.
 
 Every config group has a dataclass schema, so a mistyped key or a wrong type fails when the config
-is composed, with Hydra's message. Each group option lists its schema first in its `defaults`
-(`conf/<group>/<option>.yaml`), except `model` and `metrics`, whose options take per-choice
-arguments: the top-level `Config` types them as open dicts, and a model option may list its own
-(`model=emage`: `offered_schema`, every option of the sources it offers). Schemas of objects built
+is composed, with Hydra's message. The schemas are top-level configs (not group options, so that no
+group offers them as a choice); each group option lists its schema first in its `defaults`
+(`- /<name>_schema` in `conf/<group>/<option>.yaml`), except `metrics` and some `model` options,
+whose options take per-choice arguments: the top-level `Config` types them as open dicts, and a
+model option may list its own (`model_schema`; `model=emage`: `offered_schema`, every option of
+the sources it offers). Schemas of objects built
 from a `_target_` are derived from the target (`schema`): a dataclass's fields or a constructor's
 arguments, with their types and defaults, so an option is declared once, where it is used.
 """
@@ -20,6 +22,7 @@ from collections.abc import Iterator
 from copy import deepcopy
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
@@ -151,6 +154,16 @@ def offered_schema(native: str) -> type:
     return dataclasses.make_dataclass(f"{native.rsplit('.', 1)[-1]}OfferedSchema", fields)
 
 
+def model_schema(target: str, exclude: tuple[str, ...] = ()) -> type:
+    """The schema of a model option that builds `target`: its arguments plus `samples` (which
+    `models.sampling` takes off before building), so that `model.level=abc` fails at composition."""
+    return dataclasses.make_dataclass(
+        f"{target.rsplit('.', 1)[-1]}ModelSchema",
+        [("samples", int, field(default=1))],
+        bases=(schema(target, exclude),),
+    )
+
+
 @dataclass
 class PathsConfig:
     """Where data, checkpoints and caches live. `root` defaults to the folder gesturebench is
@@ -272,6 +285,21 @@ def job_dirname(overrides: str, limit: int = 120) -> str:
     return f"{overrides[: limit - 17]}-{hashlib.sha256(overrides.encode()).hexdigest()[:16]}"
 
 
+def fresh_dir(path: str) -> str:
+    """`path`, or `path-1`, `path-2`, ... : the first that did not exist, created here (exclusively,
+    so two runs started in the same second never share a run folder)."""
+    base = Path(path)
+    base.parent.mkdir(parents=True, exist_ok=True)
+    n = 0
+    while True:
+        candidate = base.with_name(f"{base.name}-{n}") if n else base
+        try:
+            candidate.mkdir()
+            return str(candidate)
+        except FileExistsError:
+            n += 1
+
+
 def _schemas() -> dict[str, dict[str, Any]]:
     """group → schema name → node (the `<name>` that `conf/<group>/*.yaml` list in `defaults`)."""
     camera = schema("gesturebench.render.clips.Camera", with_target=False)
@@ -322,6 +350,13 @@ def _schemas() -> dict[str, dict[str, Any]]:
             "gesturelsm_schema": offered_schema(
                 "gesturebench.models.gesturelsm.source.GestureLSMSource"
             ),
+            "ground_truth_schema": model_schema("gesturebench.models.reference.GroundTruth"),
+            "mean_pose_schema": model_schema("gesturebench.models.baselines.MeanPose"),
+            "random_clip_schema": model_schema("gesturebench.models.baselines.RandomClip"),
+            "perturbed_schema": model_schema("gesturebench.models.perturbed.Perturbed"),
+            "precomputed_schema": model_schema(
+                "gesturebench.models.sources.outputs.OutputsSource", exclude=("identity",)
+            ),
         },
         "trainer": {"trainer_schema": TrainerConfig},
         "stats": {"stats_schema": schema("gesturebench.stats.bootstrap.BootstrapOptions")},
@@ -330,16 +365,18 @@ def _schemas() -> dict[str, dict[str, Any]]:
 
 
 def register_configs() -> None:
-    """Register the schemas and the `${gb_cwd:}` / `${gb_jobdir:...}` / `${gb_source:...}` resolvers
-    (idempotent)."""
+    """Register the schemas and the `${gb_cwd:}` / `${gb_jobdir:...}` / `${gb_source:...}` /
+    `${gb_fresh_dir:...}` resolvers (idempotent)."""
     if not OmegaConf.has_resolver("gb_cwd"):
         OmegaConf.register_new_resolver("gb_cwd", os.getcwd)
         OmegaConf.register_new_resolver("gb_jobdir", job_dirname)
         OmegaConf.register_new_resolver("gb_source", source_target)
+        # cached: the run folder is created once per composed config, however often it is read
+        OmegaConf.register_new_resolver("gb_fresh_dir", fresh_dir, use_cache=True)
     store = ConfigStore.instance()
     if "config_schema.yaml" in store.list(""):
         return
-    for group, nodes in _schemas().items():
+    for nodes in _schemas().values():
         for name, node in nodes.items():
-            store.store(group=group, name=name, node=node)
+            store.store(name=name, node=node)
     store.store(name="config_schema", node=Config)

@@ -274,6 +274,47 @@ def test_bc_prepare_computes_train_mean_speed_once_and_caches(tmp_path):
     assert ctx.calls == 4 and aligned.mean_speed == pytest.approx(rel.mean(0))
 
 
+def damage(path: Path, how: str) -> None:
+    """Truncate `path` to half its bytes, or garble its first bytes."""
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2] if how == "truncate" else b"\x00garbled" + data[9:])
+
+
+@pytest.mark.parametrize("how", ["truncate", "garble"])
+def test_a_damaged_onset_cache_entry_is_set_aside_and_recomputed(tmp_path, how, caplog):
+    pair = bc_pairs(1)[0]
+    fresh = BeatConsistency(mean_speed=MEAN_SPEED)
+    fresh.prepare(toy_context(tmp_path))
+    fresh.update(pair)
+    (entry,) = (tmp_path / "onsets").glob("*.npy")
+    original = np.load(entry)
+    damage(entry, how)
+    again = BeatConsistency(mean_speed=MEAN_SPEED)
+    again.prepare(toy_context(tmp_path))
+    again.update(pair)
+    assert again.compute() == fresh.compute()
+    np.testing.assert_array_equal(np.load(entry), original)
+    assert entry.with_name(entry.name + ".corrupt").is_file() and str(entry) in caplog.text
+
+
+@pytest.mark.parametrize("how", ["truncate", "garble"])
+def test_a_damaged_mean_speed_cache_is_set_aside_and_recomputed(tmp_path, how, caplog):
+    from gesturebench.data.records import SequenceRecord
+
+    rng = np.random.default_rng(0)
+    joints = {40: rng.standard_normal((40, 55, 3)).cumsum(0)}
+    records = [SequenceRecord("r40", 1, make_pair(0, joints[40], joints[40]).reference)]
+    ctx = _Context(tmp_path, records, joints)
+    first = BeatConsistency()
+    first.prepare(ctx)
+    (entry,) = tmp_path.glob("bc_mean_speed-*.json")
+    damage(entry, how)
+    again = BeatConsistency()
+    again.prepare(ctx)
+    assert ctx.calls == 2 and again.mean_speed.tolist() == first.mean_speed.tolist()
+    assert entry.with_name(entry.name + ".corrupt").is_file() and str(entry) in caplog.text
+
+
 # ---------- BC on the real BEAT2 sample ----------
 
 

@@ -4,11 +4,13 @@ Each record is one line written with a single `write` on an O_APPEND descriptor 
 the next event, so a crash loses at most the event in flight; a torn last line (power loss
 mid-write) is ignored when read and cut off before the next append. Records are never rewritten: a
 later record for an event supersedes an earlier one (an `error` record is retried on the next run;
-`ok` and `invalid` ones are final).
+`ok` and `invalid` ones are final). A damaged line elsewhere is set aside in `<store>.corrupt` (the
+store rewritten without it, the other lines unchanged) and its event annotated again.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from pathlib import Path
@@ -16,7 +18,10 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from gesturebench.annotation.schema import AnnotationRecord
-from gesturebench.errors import DataError
+from gesturebench.atomic import write_atomic
+from gesturebench.caches import CORRUPT
+
+log = logging.getLogger(__name__)
 
 #: Statuses that count as done: re-running skips them (an `error` is a failed request, asked again).
 FINAL = ("ok", "invalid")
@@ -41,8 +46,8 @@ class AnnotationStore:
         return self.path.is_file()
 
     def records(self) -> list[AnnotationRecord]:
-        """Every record in file order; a malformed line other than a torn last one is a
-        `DataError`."""
+        """Every record in file order; a malformed line other than a torn last one is set
+        aside (`_set_aside`)."""
         with self._lock:
             self._load()
             return list(self._records)
@@ -66,20 +71,39 @@ class AnnotationStore:
             lines.pop()
         elif lines:
             lines.pop()  # torn last line: the event in flight when the writer died
-        out = []
+        out, kept, damaged = [], [], []
         for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
             try:
                 out.append(AnnotationRecord.model_validate_json(line))
+                kept.append(line)
             except ValidationError as exc:
                 first = exc.errors()[0]
                 where = ".".join(map(str, first["loc"])) or "record"
-                raise DataError(
-                    self.path,
-                    f"line {number} is not a valid annotation record ({where}: {first['msg']})",
-                ) from exc
+                damaged.append((number, line, f"{where}: {first['msg']}"))
+        if damaged:
+            self._set_aside(kept, damaged)
         return out
+
+    def _set_aside(self, kept: list[bytes], damaged: list[tuple[int, bytes, str]]) -> None:
+        """Append the `damaged` lines to `<store>.corrupt` and rewrite the store with the `kept`
+        lines, byte for byte: the damaged records' events have no record, so the next run
+        annotates them again."""
+        aside = self.path.with_name(self.path.name + CORRUPT)
+        with aside.open("ab") as f:
+            f.write(b"".join(line + b"\n" for _, line, _ in damaged))
+            f.flush()
+            os.fsync(f.fileno())
+        write_atomic(self.path, b"".join(line + b"\n" for line in kept))
+        numbers = ", ".join(str(number) for number, _, _ in damaged)
+        log.warning(
+            "%s: damaged line(s) %s (%s) set aside in %s; their events are annotated again",
+            self.path,
+            numbers,
+            damaged[0][2],
+            aside.name,
+        )
 
     def latest(self) -> dict[str, AnnotationRecord]:
         """The last record of each event id."""

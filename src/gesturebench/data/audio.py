@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import librosa
@@ -19,11 +20,20 @@ def load_audio(path: str | Path, sr: int = SAMPLE_RATE) -> np.ndarray:
     array.
 
     BEAT2's `wave16k/` files are already 16 kHz mono; others (e.g. a 44.1 kHz stereo MP3 saved as
-    .wav) are converted. Missing, unreadable, empty or non-finite audio raises `DataError`.
+    .wav) are converted. Missing, unreadable, empty or non-finite audio, or a WAV whose header
+    declares more data than the file holds (libsndfile would read what is there), raises
+    `DataError`.
     """
     path = Path(path)
     if not path.is_file():
         raise DataError(path, "audio file not found")
+    sizes = wav_data_sizes(path)
+    if sizes is not None and sizes[0] > sizes[1]:
+        raise DataError(
+            path,
+            f"WAV header declares {sizes[0]} bytes of audio but the file holds {sizes[1]}"
+            " (truncated or damaged)",
+        )
     try:
         data, file_sr = sf.read(path, dtype="float32", always_2d=True)
     except (RuntimeError, ValueError) as exc:
@@ -38,6 +48,21 @@ def load_audio(path: str | Path, sr: int = SAMPLE_RATE) -> np.ndarray:
     if file_sr != sr:
         mono = librosa.resample(mono, orig_sr=file_sr, target_sr=sr)
     return np.ascontiguousarray(mono, dtype=np.float32)
+
+
+def wav_data_sizes(path: Path) -> tuple[int, int] | None:
+    """(bytes the data chunk of a RIFF/WAVE file declares, bytes the file holds after that chunk's
+    header); None for other formats or where no data chunk is found."""
+    with path.open("rb") as f:
+        head = f.read(12)
+        if head[:4] != b"RIFF" or head[8:12] != b"WAVE":
+            return None
+        while len(chunk := f.read(8)) == 8:
+            size = int.from_bytes(chunk[4:], "little")
+            if chunk[:4] == b"data":
+                return size, os.fstat(f.fileno()).st_size - f.tell()
+            f.seek(size + (size & 1), os.SEEK_CUR)
+    return None
 
 
 def write_wav(path: str | Path, audio: np.ndarray, sr: int = SAMPLE_RATE) -> None:

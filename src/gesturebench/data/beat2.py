@@ -15,6 +15,7 @@ leading integer.
 
 from __future__ import annotations
 
+import logging
 import zipfile
 import zlib
 from dataclasses import dataclass
@@ -26,8 +27,17 @@ import pandas as pd
 from gesturebench.atomic import atomic_path, one_line
 from gesturebench.data.annotations_io import read_sem, read_textgrid_words
 from gesturebench.data.audio import load_audio
-from gesturebench.data.records import FPS, N_EXPRESSIONS, POSE_DIM, Motion, SequenceRecord
+from gesturebench.data.records import (
+    FPS,
+    N_EXPRESSIONS,
+    POSE_DIM,
+    SAMPLE_RATE,
+    Motion,
+    SequenceRecord,
+)
 from gesturebench.errors import ConfigError, DataError
+
+log = logging.getLogger(__name__)
 
 SPLIT_FILE = "train_test_split.csv"
 MOTION_DIR = "smplxflame_30"
@@ -205,10 +215,12 @@ class Beat2Dataset:
         speakers: list[int] | None = None,
         load_audio: bool = True,
         max_sequences: int | None = None,
+        audio_check: AudioCheck | None = None,
     ):
         self.root = Path(root)
         self.split = split
         self.with_audio = load_audio
+        self.audio_check = audio_check or AudioCheck()
         split_file = self.root / SPLIT_FILE
         ids = _split_ids(split_file, split)
         try:
@@ -254,16 +266,48 @@ class Beat2Dataset:
         index = range(len(self._ids))[i]
         sequence_id = self._ids[index]
         paths = sequence_paths(self.root, sequence_id)
+        motion = read_motion_npz(paths.motion)
+        audio = load_audio(paths.audio) if self.with_audio and paths.audio.is_file() else None
         return SequenceRecord(
             id=sequence_id,
             speaker=self._speakers[index],
-            motion=read_motion_npz(paths.motion),
-            audio=load_audio(paths.audio) if self.with_audio and paths.audio.is_file() else None,
+            motion=motion,
+            audio=None if audio is None else self.audio_check(paths.audio, audio, motion),
             words=read_textgrid_words(paths.textgrid) if paths.textgrid.is_file() else None,
             sem=read_sem(paths.sem) if paths.sem.is_file() else None,
             index=index,
             meta={"split": self.split},
         )
+
+
+@dataclass(frozen=True)
+class AudioCheck:
+    """Audio against its motion: a length gap above `max_gap` seconds (None: not checked) is a
+    `DataError` naming the audio file, or with `mismatch="skip"` the audio is left out, so that
+    the audio metrics skip the sequence (logged with the reason) rather than score a misaligned
+    one."""
+
+    max_gap: float | None = None
+    mismatch: str = "refuse"
+
+    def __post_init__(self) -> None:
+        if self.mismatch not in ("refuse", "skip"):
+            raise ConfigError(f"dataset.audio_mismatch={self.mismatch!r}: use refuse or skip")
+
+    def __call__(self, path: Path, audio: np.ndarray, motion: Motion) -> np.ndarray | None:
+        seconds = len(audio) / SAMPLE_RATE
+        if self.max_gap is None or abs(seconds - motion.duration) <= self.max_gap:
+            return audio
+        problem = (
+            f"audio is {seconds:.2f} s long, its motion {motion.duration:.2f} s: more than "
+            f"max_length_gap={self.max_gap} s apart"
+        )
+        if self.mismatch == "refuse":
+            raise DataError(path, f"{problem} (dataset.audio_mismatch=skip leaves the audio out)")
+        log.warning(
+            "%s: %s; its audio metrics are skipped (dataset.audio_mismatch=skip)", path, problem
+        )
+        return None
 
 
 def _split_ids(split_file: Path, split: str) -> list[str]:

@@ -18,7 +18,7 @@ from omegaconf import DictConfig, OmegaConf
 from torch.utils.data import DataLoader, Dataset, Sampler
 
 from gesturebench.config import build
-from gesturebench.data.beat2 import Beat2Dataset
+from gesturebench.data.beat2 import AudioCheck, Beat2Dataset
 from gesturebench.data.records import SequenceRecord
 from gesturebench.errors import DataError
 
@@ -65,6 +65,10 @@ class Beat2Source:
     generate: bool = False
     seed: int = 0
     size: str = "default"
+    #: audio whose length differs from its motion's by more than this many seconds (null: not
+    #: checked) is refused, or with `audio_mismatch=skip` left out (its audio metrics skipped)
+    max_audio_gap: float | None = None
+    audio_mismatch: str = "refuse"
 
     def open(
         self, split: str | None = None, load_audio: bool | None = None
@@ -82,6 +86,7 @@ class Beat2Source:
             speakers=list(self.speakers) if self.speakers else None,
             load_audio=self.load_audio if load_audio is None else load_audio,
             max_sequences=self.max_sequences,
+            audio_check=AudioCheck(self.max_audio_gap, self.audio_mismatch),
         )
         return cast(Sequence[SequenceRecord], dataset)
 

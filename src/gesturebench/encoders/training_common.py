@@ -18,6 +18,7 @@ import torch
 from pytorch_lightning.loggers import Logger
 from torch.utils.data import DataLoader
 
+from gesturebench.caches import read_cached
 from gesturebench.data.records import SequenceRecord
 from gesturebench.encoders.checkpoint import save_encoder
 from gesturebench.stages import stage
@@ -79,6 +80,8 @@ class EncoderConfig:
         `split("train")`/`split("val")` when it is missing and `auto_train`; without `auto_train` a
         missing checkpoint is `load`'s `CheckpointError` naming the command that creates it."""
         path = Path(path) if path is not None else self.checkpoint_path(checkpoints_dir, dataset)
+        if auto_train and (loaded := read_cached(path, self.load)) is not None:
+            return loaded
         if not path.is_file() and auto_train:
             with stage(
                 f"training the {self.name} encoder on the train split",

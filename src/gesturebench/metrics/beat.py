@@ -32,6 +32,7 @@ import torch
 from gesturebench.atomic import write_atomic
 from gesturebench.body.joints import UPPER
 from gesturebench.body.output import BodyOutput
+from gesturebench.caches import read_cached
 from gesturebench.data.records import N_JOINTS, SequenceRecord
 from gesturebench.emage_eval_files import MEAN_SPEED
 from gesturebench.errors import ConfigError
@@ -129,6 +130,14 @@ def _body_model_hash(body_model: Any) -> str:
     if path is not None and Path(path).is_file():
         return hashlib.sha256(Path(path).read_bytes()).hexdigest()
     return type(body_model).__name__ + ":" + str(path)
+
+
+def _read_mean_speed(path: Path) -> list[float]:
+    """The cached mean joint speeds of `path` (one per SMPL-X joint, finite)."""
+    speed = json.loads(path.read_text())["mean_speed"]
+    if len(speed) != N_JOINTS or not np.isfinite(speed).all():
+        raise ValueError(f"{len(speed)} speeds, expected {N_JOINTS} finite ones")
+    return speed
 
 
 class BeatConsistency(SequenceMetric):
@@ -239,9 +248,8 @@ class BeatConsistency(SequenceMetric):
             f"{context.dataset_name}|{_body_model_hash(context.body_model)}|{self.root_aligned}".encode()
         ).hexdigest()[:16]
         path = Path(context.cache_dir) / f"bc_mean_speed-{context.dataset_name}-{key}.json"
-        if path.is_file():
-            speed = json.loads(path.read_text())["mean_speed"]
-        else:
+        speed = read_cached(path, _read_mean_speed)
+        if speed is None:
             records = progress(
                 context.split("train"),
                 f"building BC's joint speed statistics of {context.dataset_name}",
@@ -306,8 +314,9 @@ class BeatConsistency(SequenceMetric):
             key += f"|{self.settings['audio_segment']}|{n_frames}"
         digest.update(key.encode())
         path = self.onset_cache / f"{digest.hexdigest()[:32]}.npy"
-        if path.is_file():
-            return np.load(path)
+        cached = read_cached(path, np.load)
+        if cached is not None:
+            return cached
         assert self.onset_stage is not None  # set with the cache folder
         with self.onset_stage.piece():
             onsets = self._segment_onsets(audio, sr, start, stop, n_frames, fps)

@@ -17,6 +17,7 @@ from typing import TypeVar
 
 from filelock import FileLock
 
+from gesturebench.caches import read_cached
 from gesturebench.data.beat2 import read_motion_npz, write_motion_npz
 from gesturebench.data.records import Motion, SequenceRecord
 from gesturebench.models.base import GestureModel
@@ -37,8 +38,9 @@ class MotionCache:
         if not model.cacheable:
             return model.generate(record)
         path = self.path(model, record)
-        if path.exists():
-            return read_motion_npz(path)
+        cached = read_cached(path, read_motion_npz)
+        if cached is not None:
+            return cached
         motion = model.generate(record)
         path.parent.mkdir(parents=True, exist_ok=True)
         write_motion_npz(path, motion)
