@@ -449,8 +449,10 @@ def test_variant_fills_unset_knobs_and_given_knobs_win(tmp_path):
         BeatConsistency(threshold_frame="onset")
     with pytest.raises(
         CheckpointError,
-        match=r"HF_HUB_OFFLINE is set: put EMAGE/test_sequences/weights/mean_vel_smplxflame_30.npy"
-        r" from https://huggingface.co/spaces/H-Liu1997/EMAGE into .*emage_eval/",
+        match=r"^metric bc: weights missing: .*emage_eval/EMAGE/test_sequences/weights/"
+        r"mean_vel_smplxflame_30\.npy \(HF_HUB_OFFLINE is set\); put the files of"
+        r" https://huggingface.co/spaces/H-Liu1997/EMAGE into .*emage_eval/ or set"
+        r" metrics\.bc\.mean_speed_file=",
     ):
         emage.prepare(context(tmp_path))
 

@@ -267,7 +267,13 @@ class BeatConsistency(SequenceMetric):
             if candidate.is_file():
                 return candidate
         if str(path) == EMAGE_MEAN_SPEED:
-            resolved = resolve_weights(MEAN_SPEED, None, context.checkpoints_dir)
+            resolved = resolve_weights(
+                MEAN_SPEED,
+                None,
+                context.checkpoints_dir,
+                owner=f"metric {self.name}",
+                key=f"metrics.{self.name}.mean_speed_file",
+            )
             return resolved.path(MEAN_SPEED.files[0])
         raise ConfigError(
             f"metric {self.name}: mean_speed_file {path} not found (nor in"
