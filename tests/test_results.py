@@ -15,7 +15,7 @@ from gesturebench.config import build
 from gesturebench.leaderboard import collect
 from gesturebench.summary import SweepSummaryCallback
 from gesturebench.tables import write_summary
-from tests.helpers import composed
+from tests.helpers import REPO, composed
 
 
 def result(model="a", mjd=0.123456789, **extra) -> dict:
@@ -112,9 +112,11 @@ def test_leaderboard_task_writes_both_files(tmp_path, capsys):
     write_result(tmp_path / "multirun" / "sweep" / "job", result("b", mjd=None), 1000)
     cfg = composed("task=leaderboard", f"paths.root={tmp_path}")
     assert build(cfg.task)(cfg)["results"] == 2
-    md = (tmp_path / "leaderboard.md").read_text()
+    out = tmp_path / "outputs" / "leaderboard"  # in outputs/, which git ignores, not the root
+    assert "outputs/" in (REPO / ".gitignore").read_text().splitlines()
+    md = (out / "leaderboard.md").read_text()
     assert md.startswith("# Leaderboard\n\n## Headline metrics\n")
     assert "| d | a | fast | abcdef01 |" in md and "| 0.1235 |" in md
     assert "[^1]: no frames | all masked" in md and "[^2]: no value" in md
-    assert list(pd.read_csv(tmp_path / "leaderboard.csv")["model"]) == ["a", "b"]
+    assert list(pd.read_csv(out / "leaderboard.csv")["model"]) == ["a", "b"]
     assert "# Leaderboard" in capsys.readouterr().out
