@@ -12,7 +12,7 @@ import pytest
 
 import gesturebench
 from gesturebench import api
-from gesturebench.errors import CheckpointError
+from gesturebench.errors import CheckpointError, DataError
 from gesturebench.results import PAPER_METRICS
 from tests.helpers import CONF, REPO
 
@@ -89,3 +89,19 @@ def test_load_results_skips_incomplete_runs(tmp_path):
         (tmp_path / name / "results.json").write_text(json.dumps(doc))
     table = gesturebench.load_results(tmp_path)
     assert isinstance(table, pd.DataFrame) and table["model"].tolist() == ["a"]
+
+
+def test_load_results_names_the_path_that_holds_no_run(tmp_path):
+    missing = tmp_path / "no" / "such" / "path"
+    with pytest.raises(DataError, match=rf"^{re.escape(str(missing))}: no such file or folder$"):
+        gesturebench.load_results(missing)
+    with pytest.raises(DataError, match=rf"^{re.escape(str(tmp_path))}: no results\.json in"):
+        gesturebench.load_results(tmp_path)  # a folder, but no run below it
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "results.json").write_text(json.dumps({"model": "a", "complete": False}))
+    with pytest.raises(DataError, match=r": 1 results\.json, none complete"):
+        gesturebench.load_results(tmp_path)
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "results.json").write_text("{")
+    with pytest.raises(DataError, match=r"b/results\.json: not a readable results\.json"):
+        gesturebench.load_results(tmp_path)

@@ -7,6 +7,7 @@ absent).
 
 from __future__ import annotations
 
+import logging
 import shutil
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import soundfile as sf
 from praatio import textgrid
 from praatio.data_classes.interval_tier import IntervalTier
 
+from gesturebench.data import audio as audio_module
 from gesturebench.data.annotations_io import (
     atomic_path,
     read_sem,
@@ -239,6 +241,21 @@ def test_write_wav_round_trip(tmp_path):
     info = sf.info(path)
     assert (info.samplerate, info.channels, info.subtype) == (16000, 1, "FLOAT")
     np.testing.assert_array_equal(load_audio(path), signal)
+
+
+def test_a_conversion_is_logged_once_per_kind_of_file(tmp_path, monkeypatch, caplog):
+    monkeypatch.setattr(audio_module, "_ANNOUNCED", set())
+    noise = np.random.default_rng(0).normal(0, 0.1, (4410, 2)).astype(np.float32)
+    for name in ("a.wav", "b.wav"):
+        sf.write(tmp_path / name, noise, 44100)
+    write_wav(tmp_path / "c.wav", noise[:, 0], 16000)
+    with caplog.at_level(logging.INFO, logger="gesturebench.data.audio"):
+        for name in ("a.wav", "a.wav", "b.wav", "c.wav"):  # a window reads its file again
+            load_audio(tmp_path / name)
+    assert caplog.messages == [
+        f"audio at 44100 Hz with 2 channel(s), e.g. {tmp_path / 'a.wav'}: converted to 16000 Hz"
+        " mono when read (said once)"
+    ]
 
 
 @pytest.mark.parametrize("content", [b"", b"not audio at all"])

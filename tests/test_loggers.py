@@ -10,7 +10,9 @@ import math
 import os
 
 import pandas as pd
+import pytest
 from omegaconf import OmegaConf
+from wandb.sdk.lib.service.service_connection import ServiceConnection
 
 from gesturebench.loggers import OFFLINE_SUMMARY, finish, log_results, make_logger
 from gesturebench.summary import SweepSummaryCallback
@@ -18,7 +20,14 @@ from tests.helpers import composed
 from tests.test_results import result
 
 
-def test_offline_run_is_readable_without_syncing(tmp_path, monkeypatch):
+@pytest.fixture
+def late_wandb_service(monkeypatch):
+    """W&B's service handling a run's finish message late, as on a loaded machine (here: never),
+    so that a test reading the `.wandb` log right after `finish` fails unless `finish` waits."""
+    monkeypatch.setattr(ServiceConnection, "inform_finish", lambda self, run_id: None)
+
+
+def test_offline_run_is_readable_without_syncing(tmp_path, monkeypatch, late_wandb_service):
     monkeypatch.setenv("WANDB_MODE", "offline")
     monkeypatch.setenv("GESTUREBENCH_SWEEP_ID", "sweep123")
     files = (tmp_path / "results.json", tmp_path / "per_sequence.csv")
@@ -49,7 +58,9 @@ def test_offline_run_is_readable_without_syncing(tmp_path, monkeypatch):
         assert text.encode() in data, text
 
 
-def test_a_sweeps_summary_is_a_table_of_an_offline_run_of_its_group(tmp_path, monkeypatch):
+def test_a_sweeps_summary_is_a_table_of_an_offline_run_of_its_group(
+    tmp_path, monkeypatch, late_wandb_service
+):
     monkeypatch.setenv("WANDB_MODE", "offline")
     monkeypatch.setenv("GESTUREBENCH_SWEEP_ID", "unset")  # the callback sets it: put back after
     logger = OmegaConf.to_container(composed("logger=wandb").logger, resolve=True)

@@ -71,6 +71,10 @@ def test_a_complete_folder_is_counted_per_split_and_speaker(beat2_root, prepare)
     assert report["counts"] == {"test": {"2": 1, "4": 1}, "train": {"2": 1}}
     assert report["frame_rates"] == {"30": 3}
     assert report["audio_rates"] == {"16000": 2, "44100": 1}
+    assert report["audio_channels"] == {"1": 2, "2": 1}
+    assert (
+        "1 audio file(s) have more than one channel: averaged to mono when read" in report["notes"]
+    )
     assert report["missing_optional"] == {"textgrid": 3, "sem": 3}
     assert any("1 audio file(s) are not 16000 Hz" in n for n in report["notes"])
     assert json.loads((out / "beat2_report.json").read_text()) == report
@@ -79,6 +83,7 @@ def test_a_complete_folder_is_counted_per_split_and_speaker(beat2_root, prepare)
         "Usable for split 'test'" in md and "| test | 4 | 1 |" in md and "| test | all | 2 |" in md
     )
     assert "## Problems (0)" in md and "- textgrid/ missing (optional)" in md
+    assert "- audio 2 channel(s): 1 file(s)" in md
 
 
 def test_a_broken_copy_lists_every_problem_and_stops_only_when_unusable(beat2_root, prepare):

@@ -16,7 +16,7 @@ from gesturebench.leaderboard import collect
 from gesturebench.results import PAPER_METRICS
 from gesturebench.summary import SweepSummaryCallback
 from gesturebench.tables import write_summary
-from tests.helpers import composed
+from tests.helpers import REPO, composed
 
 
 def result(model="a", mjd=0.123456789, **extra) -> dict:
@@ -114,11 +114,13 @@ def test_leaderboard_task_writes_both_files(tmp_path, capsys):
     write_result(tmp_path / "multirun" / "sweep" / "job", result("b", mjd=None), 1000)
     cfg = composed("task=leaderboard", f"paths.root={tmp_path}")
     assert build(cfg.task)(cfg)["results"] == 2
-    md = (tmp_path / "leaderboard.md").read_text()
+    out = tmp_path / "outputs" / "leaderboard"  # in outputs/, which git ignores, not the root
+    assert "outputs/" in (REPO / ".gitignore").read_text().splitlines()
+    md = (out / "leaderboard.md").read_text()
     assert md.startswith("# Leaderboard\n\n## metrics=fast\n\n### Headline metrics\n")
     assert "| d | a | fast | abcdef01 |" in md and "| 0.1235 |" in md
     assert "[^metrics-fast-1]: no frames | all masked" in md and "[^metrics-fast-2]: no value" in md
-    assert list(pd.read_csv(tmp_path / "leaderboard.csv")["model"]) == ["a", "b"]
+    assert list(pd.read_csv(out / "leaderboard.csv")["model"]) == ["a", "b"]
     assert "# Leaderboard" in capsys.readouterr().out
 
 
@@ -141,7 +143,7 @@ def test_tables_show_only_configured_metrics_and_the_leaderboard_separates_prese
         write_result(tmp_path / root / "run", fast if root == "outputs" else paper, 1000)
     cfg = composed("task=leaderboard", f"paths.root={tmp_path}")
     build(cfg.task)(cfg)
-    md = (tmp_path / "leaderboard.md").read_text()
+    md = (tmp_path / "outputs" / "leaderboard" / "leaderboard.md").read_text()
     first, second = md.split("## metrics=paper")
     assert "## metrics=fast" in first and "sgp" not in first.split("### Diagnostics")[0]
     assert "| mjd ↓ | pck ↑ | sgp ↑ |" in second and "| 1[^metrics-paper-2] |" in second

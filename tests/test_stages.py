@@ -60,6 +60,16 @@ def test_progress_announces_shows_a_lightning_bar_and_reports(caplog, capsys):
     assert re.search(r"reading .*3/3 0:00:00 • 0:00:00 [\d.]+it/s", bar), bar
 
 
+def test_a_bar_of_slow_items_counts_their_frames(capsys):
+    """Windows of 30 and 60 frames (as `task=render`'s): advanced by their frames, the speed in
+    frames/s (a window takes seconds, so items/s would read 0.00 it/s)."""
+    windows = [("a", 30), ("b", 60)]
+    got = list(stages.track(windows, "source", 90, "frames", lambda window: window[1]))
+    assert got == windows
+    bar = capsys.readouterr().out
+    assert re.search(r"source .*90/90 0:00:00 • 0:00:00 [\d.]+ frames/s", bar), bar
+
+
 def test_bars_follow_enable_progress_bar(capsys):
     stages.show_bars(False)
     try:

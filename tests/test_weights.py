@@ -1,13 +1,24 @@
-"""Weight resolution: configured folder, then checkpoints/, then the Hub; one line when missing."""
+"""Weight resolution: configured folder, then checkpoints/, then the Hub; one line when missing,
+for every model of conf/model/."""
 
 import hashlib
 
+import numpy as np
 import pytest
 
+from gesturebench.emage_eval_files import FGD_ENCODER, MEAN_SPEED
+from gesturebench.encoders.text_model import MINILM
 from gesturebench.errors import CheckpointError
+from gesturebench.models.emage.release import RELEASE
+from gesturebench.models.gesturelsm.config import Variant
+from gesturebench.models.gesturelsm.weights import MEAN_STD_FILES, UNRELEASED, release_files
+from gesturebench.models.sampling import build_model
 from gesturebench.weights import HubFiles, resolve_weights
+from tests.helpers import CONF, REPO, composed
 
-SPEC = HubFiles("owner/model", ("config.json", "sub/weights.bin"), "model")
+SPEC = HubFiles("owner/model", ("config.json", "sub/weights.bin"), "model", docs="docs/x.md")
+#: who needs the weights and the key that sets their path, as a caller names them
+WHO = {"owner": "model=m", "key": "model.weights"}
 
 
 def _fill(root, names=SPEC.files, payload=b"w"):
@@ -24,7 +35,7 @@ def test_configured_folder_wins_and_hashes_every_file(tmp_path):
     configured, ckpt = tmp_path / "mine", tmp_path / "checkpoints"
     _fill(configured)
     _fill(ckpt / "model", payload=b"other")
-    got = resolve_weights(SPEC, configured, ckpt, download=_no_download)
+    got = resolve_weights(SPEC, configured, ckpt, download=_no_download, **WHO)
     assert (got.root, got.source) == (configured, "configured")
     expected = hashlib.sha256(b"wsub/weights.bin").hexdigest()
     assert got.sha256["sub/weights.bin"] == expected
@@ -33,13 +44,14 @@ def test_configured_folder_wins_and_hashes_every_file(tmp_path):
 
 def test_configured_folder_missing_a_file_is_one_line(tmp_path):
     _fill(tmp_path, names=("config.json",))
-    with pytest.raises(
-        CheckpointError,
-        match=r"missing sub/weights.bin \(files of https://huggingface.co/owner/model\)",
-    ):
-        resolve_weights(SPEC, tmp_path, tmp_path / "checkpoints", download=_no_download)
-    with pytest.raises(CheckpointError, match="weights folder not found"):
-        resolve_weights(SPEC, tmp_path / "nowhere", tmp_path, download=_no_download)
+    with pytest.raises(CheckpointError) as err:
+        resolve_weights(SPEC, tmp_path, tmp_path / "checkpoints", download=_no_download, **WHO)
+    assert str(err.value) == (
+        f"model=m: model.weights={tmp_path} lacks sub/weights.bin: put the files of"
+        " https://huggingface.co/owner/model there (file list: docs/x.md)"
+    )
+    with pytest.raises(CheckpointError, match=r"^model=m: model\.weights=.*/nowhere not found"):
+        resolve_weights(SPEC, tmp_path / "nowhere", tmp_path, download=_no_download, **WHO)
 
 
 def test_checkpoints_folder_then_download(tmp_path):
@@ -53,7 +65,7 @@ def test_checkpoints_folder_then_download(tmp_path):
         _fill(Path(kwargs["local_dir"]))
         return kwargs["local_dir"]
 
-    got = resolve_weights(SPEC, None, ckpt, download=download)
+    got = resolve_weights(SPEC, None, ckpt, download=download, **WHO)
     assert got.source == "hub" and got.root == ckpt / "model"
     assert calls == [
         {
@@ -64,7 +76,7 @@ def test_checkpoints_folder_then_download(tmp_path):
             "local_dir": str(ckpt / "model"),
         }
     ]
-    again = resolve_weights(SPEC, None, ckpt, download=_no_download)
+    again = resolve_weights(SPEC, None, ckpt, download=_no_download, **WHO)
     assert again.source == "checkpoints" and again.sha256 == got.sha256
 
 
@@ -73,18 +85,24 @@ def test_failed_or_incomplete_download_names_files_and_folder(tmp_path):
         raise OSError("no network")
 
     with pytest.raises(CheckpointError) as err:
-        resolve_weights(SPEC, None, tmp_path, download=offline)
+        resolve_weights(SPEC, None, tmp_path, download=offline, **WHO)
     message = str(err.value)
-    assert "\n" not in message and "OSError" in message
-    assert "config.json, sub/weights.bin from https://huggingface.co/owner/model" in message
-    assert str(tmp_path / "model") in message
+    assert message == (
+        f"model=m: weights missing: {tmp_path / 'model' / 'config.json'} and 1 more of its 2 files"
+        f" (the download failed (OSError)); put the files of https://huggingface.co/owner/model"
+        f" into {tmp_path / 'model'}/ or set model.weights=/path/to/them (file list: docs/x.md)"
+    )
 
     def partial_download(**kwargs):
         _fill(tmp_path / "model", ("config.json",))
 
-    with pytest.raises(CheckpointError, match=r"did not bring sub/weights\.bin"):
+    with pytest.raises(CheckpointError, match=r"sub/weights\.bin \(not in the download\)"):
         resolve_weights(
-            SPEC, None, tmp_path, download=lambda **kw: _fill(tmp_path / "model", ("config.json",))
+            SPEC,
+            None,
+            tmp_path,
+            download=partial_download,
+            **WHO,
         )
 
 
@@ -92,8 +110,10 @@ def test_hf_hub_offline_does_not_try_the_network(tmp_path, monkeypatch):
     from huggingface_hub import constants
 
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
-    with pytest.raises(CheckpointError, match=r"HF_HUB_OFFLINE is set: put config\.json"):
-        resolve_weights(SPEC, None, tmp_path)
+    with pytest.raises(
+        CheckpointError, match=r"config\.json and 1 more of its 2 files \(HF_HUB_OFFLINE is set\)"
+    ):
+        resolve_weights(SPEC, None, tmp_path, **WHO)
 
 
 def test_space_urls():
@@ -108,7 +128,7 @@ ONE = HubFiles("owner/space", ("deep/w.bin",), "one", repo_type="space")
 def test_configured_file_for_a_one_file_model(tmp_path):
     file = tmp_path / "anywhere.bin"
     file.write_bytes(b"abc")
-    got = resolve_weights(ONE, file, tmp_path / "checkpoints", download=_no_download)
+    got = resolve_weights(ONE, file, tmp_path / "checkpoints", download=_no_download, **WHO)
     assert got.source == "configured" and got.path("deep/w.bin") == file
     assert got.sha256 == {"deep/w.bin": hashlib.sha256(b"abc").hexdigest()}
 
@@ -132,14 +152,14 @@ def test_offline_order_configured_checkpoints_then_hf_cache(tmp_path, monkeypatc
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf"))
     snapshot = fake_hf_cache(tmp_path / "hf", ONE)
     ckpt = tmp_path / "checkpoints"
-    got = resolve_weights(ONE, None, ckpt)
+    got = resolve_weights(ONE, None, ckpt, **WHO)
     assert got.source == "hf_cache" and got.path("deep/w.bin") == snapshot / "deep/w.bin"
     assert got.sha256["deep/w.bin"] == hashlib.sha256(b"cached").hexdigest()
     _fill(ckpt / "one", ONE.files, payload=b"local")
-    assert resolve_weights(ONE, None, ckpt).source == "checkpoints"
+    assert resolve_weights(ONE, None, ckpt, **WHO).source == "checkpoints"
     configured = tmp_path / "mine"
     _fill(configured, ONE.files)
-    assert resolve_weights(ONE, configured, ckpt).source == "configured"
+    assert resolve_weights(ONE, configured, ckpt, **WHO).source == "configured"
 
 
 def test_offline_without_the_file_anywhere_is_one_line(tmp_path, monkeypatch):
@@ -148,8 +168,50 @@ def test_offline_without_the_file_anywhere_is_one_line(tmp_path, monkeypatch):
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf"))
     with pytest.raises(CheckpointError) as err:
-        resolve_weights(ONE, None, tmp_path / "checkpoints")
+        resolve_weights(ONE, None, tmp_path / "checkpoints", **WHO)
     message = str(err.value)
-    assert "\n" not in message and "HF_HUB_OFFLINE is set" in message
-    assert "deep/w.bin from https://huggingface.co/spaces/owner/space" in message
-    assert str(tmp_path / "checkpoints" / "one") in message
+    assert "\n" not in message and "(HF_HUB_OFFLINE is set)" in message
+    assert f"missing: {tmp_path / 'checkpoints' / 'one' / 'deep' / 'w.bin'} (" in message
+    assert "files of https://huggingface.co/spaces/owner/space into" in message
+
+
+#: what each model of conf/model/ lacks in an empty checkpoints folder, offline: the key its
+#: message names; every other model builds without files
+NEEDS = {
+    "emage": "model.weights",
+    "gesturelsm": "model.weights",
+    "semtalk": "model.dir",
+    "semconflow": "model.dir",
+    "precomputed": "model.dir",
+}
+MODELS = sorted(p.stem for p in (CONF / "model").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_each_models_missing_files_are_one_short_line_naming_the_key(name, tmp_path, monkeypatch):
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf"))
+    checkpoints = tmp_path / "checkpoints"
+    for name_ in MEAN_STD_FILES.values():  # GestureLSM's repository files, not released weights
+        (checkpoints / "gesturelsm" / "mean_std").mkdir(parents=True, exist_ok=True)
+        np.save(checkpoints / "gesturelsm" / "mean_std" / name_, np.zeros(3))
+    cfg = composed(f"model={name}", f"paths.checkpoints={checkpoints}")
+    if name not in NEEDS:
+        build_model(cfg.model)
+        return
+    with pytest.raises(CheckpointError) as err:
+        build_model(cfg.model)
+    text = str(err.value).replace(str(checkpoints), "checkpoints")
+    assert text.startswith(f"model={name}: ") and "\n" not in text and len(text) <= 400, text
+    assert f" {NEEDS[name]}=/" in text
+    assert not [m for m in MODELS if m != name and f"conf/model/{m}.yaml" in text], text
+
+
+def test_each_release_lists_all_its_files_in_the_docs_its_message_names():
+    releases = [RELEASE, FGD_ENCODER, MEAN_SPEED, MINILM]
+    releases += [release_files(v) for v in Variant if v not in UNRELEASED]
+    for spec in releases:
+        text = (REPO / spec.docs).read_text()
+        assert [name for name in spec.files if f"{name}`" not in text] == [], spec

@@ -15,6 +15,7 @@ from omegaconf import open_dict
 
 from gesturebench.cli import run_config
 from gesturebench.config import register_configs
+from gesturebench.errors import DataError
 from gesturebench.results import RESULTS_FILE
 from gesturebench.tables import results_frame
 
@@ -67,14 +68,10 @@ def evaluate(*overrides: str, config_dir: str | Path | None = None, **options: A
 def load_results(path: str | Path, per_sequence: bool = False) -> pd.DataFrame:
     """The complete results under `path` (a results.json, a run folder, or any folder: every
     results.json below it), one row per run: `COLUMNS`, then the headline metrics, then the
-    diagnostics. `per_sequence`: one row per run and sequence instead (its per_sequence values)."""
-    path = Path(path)
-    files = [path] if path.is_file() else sorted(path.rglob(RESULTS_FILE))
-    rows = []
-    for file in files:
-        doc = json.loads(file.read_text())
-        if doc.get("complete"):
-            rows.append({**doc, "run": str(file.parent)})
+    diagnostics. `per_sequence`: one row per run and sequence instead (its per_sequence values).
+    Raises `DataError` naming `path` where it holds no complete run (an empty table would only
+    fail later, on a missing column)."""
+    rows = complete_runs(Path(path))
     if not per_sequence:
         return results_frame(rows, COLUMNS)
     return pd.DataFrame(
@@ -84,3 +81,25 @@ def load_results(path: str | Path, per_sequence: bool = False) -> pd.DataFrame:
             for sequence in row.get("per_sequence", [])
         ]
     )
+
+
+def complete_runs(path: Path) -> list[dict]:
+    """The complete results.json documents at or below `path`, each with its `run` folder."""
+    if not path.exists():
+        raise DataError(path, "no such file or folder")
+    files = [path] if path.is_file() else sorted(path.rglob(RESULTS_FILE))
+    if not files:
+        raise DataError(path, f"no {RESULTS_FILE} in this folder or below it")
+    rows = []
+    for file in files:
+        try:
+            doc = json.loads(file.read_text())
+        except (OSError, ValueError) as error:
+            raise DataError(file, f"not a readable {RESULTS_FILE} ({error})") from None
+        if doc.get("complete"):
+            rows.append({**doc, "run": str(file.parent)})
+    if not rows:
+        raise DataError(
+            path, f"{len(files)} {RESULTS_FILE}, none complete (runs still going or stopped)"
+        )
+    return rows

@@ -11,6 +11,14 @@ FOLDER = "emage_eval"
 PREFIX = "EMAGE/test_sequences/weights/"
 
 #: `AESKConv_240_100.bin`, {"model_state": …} of the `VAESKConv` autoencoder
-FGD_ENCODER = HubFiles(REPO_ID, (PREFIX + "AESKConv_240_100.bin",), FOLDER, repo_type="space")
+FGD_ENCODER = HubFiles(
+    REPO_ID, (PREFIX + "AESKConv_240_100.bin",), FOLDER, repo_type="space", docs="docs/metrics.md"
+)
 #: `mean_vel_smplxflame_30.npy`, 55 per-joint mean speeds computed with SMPL-X over BEAT2
-MEAN_SPEED = HubFiles(REPO_ID, (PREFIX + "mean_vel_smplxflame_30.npy",), FOLDER, repo_type="space")
+MEAN_SPEED = HubFiles(
+    REPO_ID,
+    (PREFIX + "mean_vel_smplxflame_30.npy",),
+    FOLDER,
+    repo_type="space",
+    docs="docs/metrics.md",
+)

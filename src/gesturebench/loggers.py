@@ -50,11 +50,16 @@ def make_logger(
 
 
 def finish(logger: Logger | None) -> None:
-    """Close the logger's run so that the next multirun job starts its own."""
+    """Close the logger's run so that the next multirun job starts its own, its files complete.
+
+    W&B's service process writes a run's records (the `.wandb` log) when it closes the run, which
+    it does after `wandb.finish` has returned; `wandb.teardown` waits for that (the next run starts
+    a fresh service), so a reader, `wandb sync` or a launcher ending its worker finds them all."""
     if isinstance(logger, WandbLogger):
         import wandb
 
         wandb.finish()
+        wandb.teardown()
     elif logger is not None:
         logger.finalize("success")
 

@@ -19,7 +19,9 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from pytorch_lightning.callbacks import RichProgressBar
-from rich.progress import Progress
+from pytorch_lightning.callbacks.progress.rich_progress import ProcessingSpeedColumn
+from rich.progress import Progress, Task
+from rich.text import Text
 
 log = logging.getLogger("gesturebench.stages")
 T = TypeVar("T")
@@ -56,14 +58,35 @@ def stage(what: str, why: str, kept: str | None = None) -> Iterator[None]:
     _say(f"{what}: done in {time.perf_counter() - start:.1f} s")
 
 
+class SpeedColumn(ProcessingSpeedColumn):
+    """Lightning's speed column in `unit`s per second (its own says "it/s")."""
+
+    def __init__(self, unit: str, style: Any):
+        super().__init__(style)
+        self.unit = unit
+
+    def render(self, task: Task) -> Text:
+        return Text(f"{task.speed or 0:.1f} {self.unit}/s", style=self.style)
+
+
 @contextmanager
 def bar(
-    description: str, total: float | None = None, transient: bool = False, enabled: bool = True
+    description: str,
+    total: float | None = None,
+    transient: bool = False,
+    enabled: bool = True,
+    unit: str | None = None,
 ) -> Iterator[Callable[..., None]]:
     """A rich progress bar in Lightning's look (its `RichProgressBar` columns and theme); yields
     `update(**fields)`, rich's `Progress.update` of the bar's task (`advance=1`,
-    `completed=`, `total=`, `description=`). `total` None: unknown (a pulsing bar, "--")."""
+    `completed=`, `total=`, `description=`). `total` None: unknown (a pulsing bar, "--"). `unit`:
+    what is counted, for the speed (e.g. "frames/s" where an item takes seconds)."""
     columns = RichProgressBar().configure_columns(None)  # type: ignore[arg-type]
+    if unit is not None:
+        columns = [
+            SpeedColumn(unit, c.style) if isinstance(c, ProcessingSpeedColumn) else c
+            for c in columns
+        ]
     shown = enabled and _shown["bars"]
     with Progress(*columns, disable=not shown, transient=transient) as progress:
         task = progress.add_task(description, total=math.inf if total is None else total)
@@ -74,15 +97,22 @@ def bar(
         yield update
 
 
-def track(items: Iterable[T], description: str, total: float | None = None) -> Iterator[T]:
+def track(
+    items: Iterable[T],
+    description: str,
+    total: float | None = None,
+    unit: str | None = None,
+    size: Callable[[T], float] | None = None,
+) -> Iterator[T]:
     """`items`, with a bar advanced after each (`total`: their number, by default `len(items)`
-    when they have one)."""
+    when they have one); with `size`, by `size(item)` `unit`s instead (`total` in those units),
+    so that items of seconds each show a speed (frames/s) rather than 0.00 it/s."""
     if total is None and isinstance(items, Sized):
         total = len(items)
-    with bar(description, total) as update:
+    with bar(description, total, unit=unit) as update:
         for item in items:
             yield item
-            update(advance=1)
+            update(advance=1 if size is None else size(item))
 
 
 def progress(

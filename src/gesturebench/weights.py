@@ -27,6 +27,8 @@ class HubFiles:
     folder: str
     repo_type: str = "model"
     revision: str | None = None
+    #: where the documentation lists every file (the one-line messages name only the first missing)
+    docs: str = "docs/models.md"
 
     @property
     def url(self) -> str:
@@ -98,22 +100,30 @@ def resolve_weights(
     configured: str | Path | None,
     checkpoints_dir: str | Path,
     download: Downloader | None = None,
+    *,
+    owner: str,
+    key: str,
 ) -> ResolvedWeights:
     """The folder that holds `spec.files`: `configured` when set (a folder that must hold them all,
     or the file itself when `spec` has one), else `<checkpoints_dir>/<spec.folder>` when complete,
     else the Hugging Face cache when it holds them all, else a Hub download into that folder.
 
     `download` is `huggingface_hub.snapshot_download`'s signature (injected by tests); it is not
-    tried when `HF_HUB_OFFLINE` is set. Any failure is one `CheckpointError` line naming the
-    repository, the missing files and the folder to put them in."""
+    tried when `HF_HUB_OFFLINE` is set. Any failure is one `CheckpointError` line (`missing_line`)
+    starting with `owner` (``model=emage``) and naming the config `key` that sets the path."""
     if configured:
         root = Path(configured).expanduser()
         if root.is_file() and len(spec.files) == 1:
             return _from_files(root.parent, "configured", {spec.files[0]: root})
         if not root.is_dir():
-            raise CheckpointError(f"{root}: weights folder not found ({spec.url} in its layout)")
+            raise CheckpointError(
+                f"{owner}: {key}={root} not found (the files of {spec.url}: {spec.docs})"
+            )
         if missing := spec.missing(root):
-            raise CheckpointError(f"{root}: missing {', '.join(missing)} (files of {spec.url})")
+            raise CheckpointError(
+                f"{owner}: {key}={root} lacks {missing[0]}{_more(spec, missing)}: put the files of"
+                f" {spec.url} there (file list: {spec.docs})"
+            )
         return _resolved(spec, root, "configured")
     root = Path(checkpoints_dir) / spec.folder
     missing = spec.missing(root)
@@ -121,11 +131,12 @@ def resolve_weights(
         return _resolved(spec, root, "checkpoints")
     if download is None and (cached := _hf_cached(spec)):
         return _from_files(root, "hf_cache", cached)
-    hint = f"put {', '.join(missing)} from {spec.url} into {root}/ (or set the weights path)"
     try:
         download = download or hub_downloader()
         if download is None:
-            raise CheckpointError(f"{root}: weights missing and HF_HUB_OFFLINE is set: {hint}")
+            raise CheckpointError(
+                missing_line(spec, root, missing, owner, key, "HF_HUB_OFFLINE is set")
+            )
         download(
             repo_id=spec.repo_id,
             repo_type=spec.repo_type,
@@ -136,9 +147,29 @@ def resolve_weights(
     except CheckpointError:
         raise
     except Exception as exc:  # no network, unknown repository, interrupted transfer: all one line
-        raise CheckpointError(
-            f"{root}: weights missing and the download failed ({type(exc).__name__}): {hint}"
-        ) from None
+        why = f"the download failed ({type(exc).__name__})"
+        raise CheckpointError(missing_line(spec, root, missing, owner, key, why)) from None
     if missing := spec.missing(root):
-        raise CheckpointError(f"{root}: the download did not bring {', '.join(missing)}: {hint}")
+        why = "not in the download"
+        raise CheckpointError(missing_line(spec, root, missing, owner, key, why))
     return _resolved(spec, root, "hub")
+
+
+def missing_line(
+    spec: HubFiles, root: Path, missing: list[str], owner: str, key: str, why: str
+) -> str:
+    """One line: who needs the weights, the first missing file (and how many more), why they are
+    not there, where they come from and the config key to point elsewhere; the full list of files
+    is in `spec.docs`."""
+    return (
+        f"{owner}: weights missing: {root / missing[0]}{_more(spec, missing)} ({why}); put the"
+        f" files of "
+        f"{spec.url} into {root}/ or set {key}=/path/to/them (file list: {spec.docs})"
+    )
+
+
+def _more(spec: HubFiles, missing: list[str]) -> str:
+    """ " and N more of its M files" after the first missing file, or nothing."""
+    return (
+        f" and {len(missing) - 1} more of its {len(spec.files)} files" if len(missing) > 1 else ""
+    )

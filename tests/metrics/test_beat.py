@@ -216,7 +216,7 @@ def test_bc_metric_skips_short_or_silent_sequences():
     )  # 3 s < 2 × trim
     metric.update(make_pair(1, joints, joints, audio=None))
     assert metric.compute() == {"bc": None, "bc_ref": None}
-    assert "audio" in metric.skip_reason()
+    assert metric.skip_reason().endswith("; 1 sequences had no audio")
     with pytest.raises(ConfigError):
         BeatConsistency(direction="sideways")
     with pytest.raises(ConfigError):
@@ -230,6 +230,18 @@ def test_bc_metric_skips_short_or_silent_sequences():
                 audio=np.zeros(10 * SR, np.float32),
             )
         )
+
+
+def test_bc_says_windows_are_shorter_than_its_trim_with_the_numbers():
+    metric = BeatConsistency(mean_speed=MEAN_SPEED)
+    for index, seconds in enumerate((3, 4)):  # study windows, both with their audio
+        joints = np.zeros((seconds * 30, 55, 3))
+        metric.update(make_pair(index, joints, joints, audio=np.zeros(seconds * SR, np.float32)))
+    assert metric.compute() == {"bc": None, "bc_ref": None}
+    assert metric.skip_reason() == (
+        "2 sequences too short for bc (the longest 4.00 s): it cuts metrics.bc.trim=2.0 s at each"
+        " end and needs 15 frames (2·order+1) left"
+    )
 
 
 class _Context:
@@ -478,8 +490,10 @@ def test_variant_fills_unset_knobs_and_given_knobs_win(tmp_path):
         BeatConsistency(threshold_frame="onset")
     with pytest.raises(
         CheckpointError,
-        match=r"HF_HUB_OFFLINE is set: put EMAGE/test_sequences/weights/mean_vel_smplxflame_30.npy"
-        r" from https://huggingface.co/spaces/H-Liu1997/EMAGE into .*emage_eval/",
+        match=r"^metric bc: weights missing: .*emage_eval/EMAGE/test_sequences/weights/"
+        r"mean_vel_smplxflame_30\.npy \(HF_HUB_OFFLINE is set\); put the files of"
+        r" https://huggingface.co/spaces/H-Liu1997/EMAGE into .*emage_eval/ or set"
+        r" metrics\.bc\.mean_speed_file=",
     ):
         emage.prepare(context(tmp_path))
 

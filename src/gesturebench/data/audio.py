@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -14,15 +15,21 @@ from gesturebench.atomic import atomic_path, one_line
 from gesturebench.data.records import SAMPLE_RATE
 from gesturebench.errors import DataError
 
+log = logging.getLogger(__name__)
+
+#: the (sample rate, channels) of the files already announced as converted: each kind is logged
+#: once per process, not at every file or window
+_ANNOUNCED: set[tuple[int, int]] = set()
+
 
 def load_audio(path: str | Path, sr: int = SAMPLE_RATE) -> np.ndarray:
     """Read `path`, average its channels and resample to `sr` (soxr via librosa): a float32 1-D
     array.
 
     BEAT2's `wave16k/` files are already 16 kHz mono; others (e.g. a 44.1 kHz stereo MP3 saved as
-    .wav) are converted. Missing, unreadable, empty or non-finite audio, or a WAV whose header
-    declares more data than the file holds (libsndfile would read what is there), raises
-    `DataError`.
+    .wav) are converted, which is logged once per kind of file. Missing, unreadable, empty or
+    non-finite audio, or a WAV whose header declares more data than the file holds (libsndfile
+    would read what is there), raises `DataError`.
     """
     path = Path(path)
     if not path.is_file():
@@ -45,6 +52,8 @@ def load_audio(path: str | Path, sr: int = SAMPLE_RATE) -> np.ndarray:
     if bad.size:
         kind = "NaN" if np.isnan(mono[bad[0]]) else "Inf"
         raise DataError(path, f"audio has {kind} at sample {bad[0]} ({bad[0] / file_sr:.3f} s)")
+    if file_sr != sr or data.shape[1] != 1:
+        announce_conversion(path, file_sr, data.shape[1], sr)
     if file_sr != sr:
         mono = librosa.resample(mono, orig_sr=file_sr, target_sr=sr)
     return np.ascontiguousarray(mono, dtype=np.float32)
@@ -63,6 +72,20 @@ def wav_data_sizes(path: Path) -> tuple[int, int] | None:
                 return size, os.fstat(f.fileno()).st_size - f.tell()
             f.seek(size + (size & 1), os.SEEK_CUR)
     return None
+
+
+def announce_conversion(path: Path, file_sr: int, channels: int, sr: int) -> None:
+    """Log, the first time only, that files like `path` are converted to `sr` Hz mono."""
+    if (file_sr, channels) in _ANNOUNCED:
+        return
+    _ANNOUNCED.add((file_sr, channels))
+    log.info(
+        "audio at %d Hz with %d channel(s), e.g. %s: converted to %d Hz mono when read (said once)",
+        file_sr,
+        channels,
+        path,
+        sr,
+    )
 
 
 def write_wav(path: str | Path, audio: np.ndarray, sr: int = SAMPLE_RATE) -> None:

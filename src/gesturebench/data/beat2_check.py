@@ -1,7 +1,7 @@
 """A downloaded BEAT2 folder checked file by file with the reader's own validation (`read_npz`,
 `validate_motion_arrays`, `load_audio`): layout, sequences per split and speaker, motion frame
-rates, audio sample rates, NaN; every problem listed, none stopping the check (`task=prepare_beat2`
-writes the result as beat2_report.md and .json)."""
+rates, audio sample rates and channels, NaN; every problem listed, none stopping the check
+(`task=prepare_beat2` writes the result as beat2_report.md and .json)."""
 
 from __future__ import annotations
 
@@ -39,6 +39,7 @@ class Beat2Check:
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
     frame_rates: dict[str, int] = field(default_factory=dict)
     audio_rates: dict[str, int] = field(default_factory=dict)
+    audio_channels: dict[str, int] = field(default_factory=dict)
     missing_optional: dict[str, int] = field(default_factory=dict)
     problems: list[dict[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -73,6 +74,7 @@ def check_beat2(root: str | Path, split: str = "test", audio: bool = True) -> Be
     counts: dict[str, Counter] = {}
     fps: Counter = Counter()
     rates: Counter = Counter()
+    channels: Counter = Counter()
     optional: Counter = Counter()
     broken: set[str] = set()
     for sid, kind in zip(table["id"], table["type"], strict=True):
@@ -97,7 +99,9 @@ def check_beat2(root: str | Path, split: str = "test", audio: bool = True) -> Be
         if audio:
             if paths.audio.is_file():
                 try:
-                    rates[str(sf.info(paths.audio).samplerate)] += 1
+                    info = sf.info(paths.audio)
+                    rates[str(info.samplerate)] += 1
+                    channels[str(info.channels)] += 1
                     load_audio(paths.audio)
                 except (GestureBenchError, RuntimeError) as exc:
                     report.add(kind, sid, str(exc))
@@ -107,11 +111,17 @@ def check_beat2(root: str | Path, split: str = "test", audio: bool = True) -> Be
             optional[name] += not path.is_file()
     report.counts = {k: dict(sorted(c.items())) for k, c in counts.items()}
     report.frame_rates, report.audio_rates = dict(fps), dict(rates)
+    report.audio_channels = dict(sorted(channels.items()))
     report.missing_optional = dict(optional)
     off_rate = sum(n for r, n in rates.items() if r != str(SAMPLE_RATE))
     if off_rate:
         report.notes.append(
             f"{off_rate} audio file(s) are not {SAMPLE_RATE} Hz: they are resampled when read"
+        )
+    not_mono = sum(n for c, n in channels.items() if c != "1")
+    if not_mono:
+        report.notes.append(
+            f"{not_mono} audio file(s) have more than one channel: averaged to mono when read"
         )
     for name, n in optional.items():
         if n:
@@ -142,6 +152,7 @@ def report_markdown(report: Beat2Check, shown: int = 50) -> str:
     lines += ["", "## Rates", ""]
     lines += [f"- motion {r} fps: {n} file(s)" for r, n in report.frame_rates.items()]
     lines += [f"- audio {r} Hz: {n} file(s)" for r, n in report.audio_rates.items()]
+    lines += [f"- audio {c} channel(s): {n} file(s)" for c, n in report.audio_channels.items()]
     lines += ["", f"## Problems ({len(report.problems)})", ""]
     lines += [f"- [{p['split']}] {p['item']}: {p['problem']}" for p in report.problems[:shown]]
     if len(report.problems) > shown:

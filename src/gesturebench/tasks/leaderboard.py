@@ -21,7 +21,7 @@ class LeaderboardTask:
 
     name: str = "leaderboard"
     roots: list[str] = field(default_factory=lambda: ["outputs", "multirun"])
-    out_dir: str = "."
+    out_dir: str = "outputs/leaderboard"
 
     def __call__(self, cfg: DictConfig) -> dict:
         rows = collect(list(self.roots))

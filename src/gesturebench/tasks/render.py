@@ -94,7 +94,10 @@ def render_stimuli(cfg: DictConfig, task: RenderTask, out: Path) -> dict:
     for name in sources:
         model = build_model(source_config(cfg, name, cfg.study.sources[name]).model)
         model.prepare(context)
-        for window, record in track(zip(windows, records), name, len(windows)):
+        frames_in = sum(r.motion.n_frames for r in records)  # the bar in frames/s
+        for window, record in track(
+            zip(windows, records), name, frames_in, "frames", lambda item: item[1].motion.n_frames
+        ):
             motion = cache.get(model, record)
             frames = motion_frames(body_model, motion, task.camera)
             for condition in task.conditions:

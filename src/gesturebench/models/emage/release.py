@@ -20,6 +20,7 @@ RELEASE = HubFiles(
     repo_id="H-Liu1997/emage_audio",
     files=tuple(f"{folder}{name}" for folder in FOLDERS for name in (CONFIG, WEIGHTS)),
     folder="emage",
+    docs="docs/emage.md",
 )
 
 

@@ -46,7 +46,9 @@ class NativeSource(RunSource):
         identity: dict[str, Any] | None = None,
         **shared: Unpack[SharedOptions],
     ):
-        resolved = resolve_weights(self.files, weights, checkpoints_dir)
+        resolved = resolve_weights(
+            self.files, weights, checkpoints_dir, owner=f"model={name}", key="model.weights"
+        )
         super().__init__(name, {"weights_sha256": resolved.sha256, **(identity or {})}, **shared)
         self.weights, self.progress = resolved, progress
         self.body_model: Any = None

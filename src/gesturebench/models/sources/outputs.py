@@ -31,8 +31,11 @@ class OutputsSource(ResultSource):
     ):
         super().__init__(name, {"dir": dir}, **shared)
         self.dir = Path(dir) if dir else None
-        #: what the model's authors released and which protocol their numbers use (for messages)
-        self.availability = f" ({availability})" if availability else ""
+        #: what the model's authors released and which protocol their numbers use, or where the
+        #: formats are documented (for messages)
+        self.availability = (
+            f" ({availability})" if availability else " (formats: docs/bring_your_model.md)"
+        )
         if self.dir is None or not self.dir.is_dir() or not any(self.dir.glob("*.npz")):
             where = (
                 f"model.dir is not set. Put {self.title}'s result files in a folder"
@@ -42,10 +45,19 @@ class OutputsSource(ResultSource):
             )
             raise CheckpointError(
                 f"model={name}: {where}, one per sequence named {self.file_names()}, or set "
-                f"model.dir=/folder/with/them{self.availability}; gesturebench can also run the "
-                f"model itself (model.source=command or module where its YAML offers them, e.g. "
-                f"conf/model/emage.yaml; docs/bring_your_model.md)"
+                f"model.dir=/folder/with/them{self.availability}"
             )
+
+    @classmethod
+    def offered(cls, source: str, native: str | None = None, **options: Any) -> ResultSource:
+        """`ResultSource.offered`; from a model YAML that offers the other sources, the
+        missing-outputs message suggests them (unless the YAML says what is available)."""
+        name = options["name"]
+        options["availability"] = options.get("availability") or (
+            f"or let gesturebench run {options.get('title') or name}: model.source=command or"
+            f" module, conf/model/{name}.yaml"
+        )
+        return super().offered(source, native, **options)
 
     def _why_none(self) -> str:
         """Why `dir` holds no result file: absent, empty, .npz files only in a subfolder (where
