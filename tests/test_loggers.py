@@ -1,7 +1,7 @@
 """What an evaluation logs to W&B, read from the offline run folder without syncing: the run's
 group (the sweep id) and tags, its metrics as summary values, results.json and per_sequence.csv as
-an artifact, a sweep's summary as a table (issue 22, item 15); intervals as `<name>_lo`/`_hi`
-scalars (issue 19)."""
+an artifact, a sweep's summary as a table; intervals as `<name>_lo`/`_hi`
+scalars."""
 
 from __future__ import annotations
 

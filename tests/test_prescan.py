@@ -1,6 +1,6 @@
 """The pre-scan of existing model outputs (every sequence checked before scoring, all problems in
 one message, nothing scored) and the messages of the outputs source on folders and files that are
-almost right (issue 22, items 4 and 7)."""
+almost right."""
 
 from __future__ import annotations
 

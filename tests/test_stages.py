@@ -1,5 +1,5 @@
 """Long stages announce themselves (what, why, first use and where the result is kept), show a
-bar in Lightning's look and say their seconds when done (issue 22, item 1)."""
+bar in Lightning's look and say their seconds when done."""
 
 from __future__ import annotations
 

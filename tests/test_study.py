@@ -454,7 +454,7 @@ def test_windows_take_the_most_semantic_events_and_cut_everything():
 def test_event_ids_do_not_change_under_windowing():
     """A window's events carry the ids of the same events in the whole sequence (made from BEAT2's
     interval, not the window's shifted times); an interval the window's edge cuts is no event of
-    the window (issue 18)."""
+    the window."""
     sem = [
         SemInterval("05_iconic_h", 12.0, 13.0, 0.5, "big"),
         SemInterval("02_deictic_l", 15.25, 16.0, 0.5),  # target from the words: none there

@@ -68,7 +68,7 @@ def test_known_offset():
 
 def test_root_is_excluded_from_the_joint_set():
     """A generated motion 0.15 m off on every joint but the root: PCK 0.3 of 51 joints would have
-    read 0.3 + 0.7/52 = 0.3135 with the root counted (issue 18)."""
+    read 0.3 + 0.7/52 = 0.3135 with the root counted."""
     ref = random_joints(5, t=10)
     gen = ref.clone()
     gen[:, 1:] += torch.tensor([0.15, 0.0, 0.0], dtype=torch.float64)

@@ -48,7 +48,7 @@ def test_ldlj_of_minimum_jerk_is_minus_ln_720():
 
 def test_unfiltered_ldlj_rel_reacts_to_5_mm_jitter():
     """5 mm of jitter on smooth upper-body motion moves the default (unfiltered) LDLJ_rel by several
-    log units, and the Savitzky–Golay filter hides part of it (issue 18; docs/metrics.md)."""
+    log units, and the Savitzky–Golay filter hides part of it (docs/metrics.md)."""
     ref = synthetic_body(120, 3)  # 4 s: one window
     noise = torch.randn(ref.joints.shape, generator=torch.Generator().manual_seed(1))
     gen = BodyOutput(ref.joints + 0.005 * noise, None)

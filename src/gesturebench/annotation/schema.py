@@ -94,9 +94,9 @@ class AnnotationRecord(BaseModel):
     """One line of `annotations/<source>/<annotator>.jsonl` (docs/annotation.md,
     "Annotation record and store").
 
-    Beside the spec's fields: `raw` (the answer text of an invalid record) and `motion_sha256` (hash
-    of the annotated motion window, so a changed model output is annotated again rather than matched
-    to a stale record).
+    Beside the annotation record's fields (docs/annotation.md): `raw` (the answer text of an
+    invalid record) and `motion_sha256` (hash of the annotated motion window, so a changed model
+    output is annotated again rather than matched to a stale record).
     """
 
     model_config = ConfigDict(populate_by_name=True, extra="forbid")
