@@ -1,6 +1,6 @@
 """Model sources: result-file formats, the three sources against `precomputed`, copied fields and
 their skip notes, failing commands, the cache's run folders and locks, the benchmark configs'
-messages, the README's "Bring your model" examples, and sweeps through `launch.py`.
+messages, the examples of docs/bring_your_model.md, and sweeps through `launch.py`.
 
 A fake "official" model (tests/fake_official_model) generates the same deterministic motion as a
 script (any result format), as a LightningModule with a checkpoint and as plain functions;
@@ -42,7 +42,7 @@ from tests.fake_official_model.fake_model import FORMATS, fake_gesture, write_re
 from tests.helpers import REPO, composed
 from tests.launch import launch
 
-README = REPO / "README.md"
+BRING_YOUR_MODEL = REPO / "docs" / "bring_your_model.md"
 SCRIPT = Path(fake_model.__file__)
 WINDOW = (
     60  # frames per evaluated window (2 s): enough for the fast metrics, cheap for the body model
@@ -466,7 +466,7 @@ def test_processes_sharing_the_cache_run_a_sequence_once(records, tmp_path):
         assert_motion_close(motion, expected(record))
 
 
-# ---------------------------------------------------------------- benchmark configs and the README
+# ------------------------------------------------ benchmark configs and docs/bring_your_model.md
 # examples
 
 
@@ -536,10 +536,9 @@ def test_precomputed_is_the_outputs_source_with_clear_errors(records, tmp_path):
 
 
 def doc_yaml_blocks() -> dict[str, str]:
-    """The YAML examples of the README's "Bring your model" section, by the file name on their first
-    line."""
-    section = README.read_text().split("## Bring your model", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"```yaml\n# conf/model/(\S+)\.yaml\n(.*?)```", section, flags=re.DOTALL)
+    """The YAML examples of docs/bring_your_model.md, by the file name on their first line."""
+    text = BRING_YOUR_MODEL.read_text()
+    blocks = re.findall(r"```yaml\n# conf/model/(\S+)\.yaml\n(.*?)```", text, flags=re.DOTALL)
     return dict(blocks)
 
 

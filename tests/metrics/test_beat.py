@@ -367,7 +367,7 @@ def test_bc_real_sample_own_speech_versus_unrelated_speech(real_bc):
     Measured on the sample (28 s): motion→audio 0.957 own vs 0.954 unrelated, audio→motion 0.657 vs
     0.645; with the\n    motion rolled by 5–15 s against its own speech 0.953–0.963 and 0.585–0.611.
     Own and unrelated speech differ by\n    hundredths only; the test pins that they are both high
-    and close, which is the saturation the README warns about.
+    and close, which is the saturation docs/metrics.md warns about.
     """
     values, onset_rate = real_bc
     assert onset_rate > 2.0  # dense onsets: mean gap well below 2σ·√(2 ln 2) ≈ 0.7 s
