@@ -182,3 +182,8 @@ def test_a_distributional_interval_is_shifted_by_the_median_bias_and_holds_its_v
     replicates = np.array([10.0, 11.0, 12.0, 13.0, 14.0])
     assert percentile_interval(replicates, 0.95) == pytest.approx([10.1, 13.9])
     assert percentile_interval(replicates, 0.95, value=5.0) == pytest.approx([3.1, 6.9])
+    # kept within the statistic's range: FGD of a perfect copy is 0, never below
+    assert percentile_interval(replicates, 0.95, 5.0, (4.0, 6.0)) == pytest.approx([4.0, 6.0])
+    copy = np.array([0.0, 1e-13, 2e-13])
+    interval = percentile_interval(copy, 0.95, 0.0, (0, np.inf))
+    assert interval == pytest.approx([0, 0.95e-13], abs=1e-20)

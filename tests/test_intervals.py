@@ -85,15 +85,21 @@ def check(make: Callable[[], GestureMetric], pairs: list[MotionPair]) -> set[str
     assert scored and scored <= set(replicates), type(metric).__name__
     for name in scored:
         np.testing.assert_allclose(replicates[name], brute[name], rtol=1e-6, err_msg=name)
-        centre = values[name] if metric.distributional else None
-        lo, hi = percentile_interval(replicates[name], CONFIDENCE, centre)
         finite = brute[name][np.isfinite(brute[name])]
         tail = (1 - CONFIDENCE) / 2
         q_lo, q_mid, q_hi = np.quantile(finite, [tail, 0.5, 1 - tail])
-        # a distributional statistic (FGD) is biased upwards on resamples (a drawn-twice
-        # sequence narrows the covariance): its quantiles are shifted by the median bias
-        shift = q_mid - values[name] if metric.distributional else 0.0
-        assert [lo, hi] == pytest.approx([q_lo - shift, q_hi - shift], rel=1e-6, abs=1e-12)
+        if metric.distributional:
+            # biased upwards on resamples (a drawn-twice sequence narrows the covariance): the
+            # quantiles are shifted by the median bias and kept within the statistic's range
+            lo, hi = percentile_interval(
+                replicates[name], CONFIDENCE, values[name], metric.value_range
+            )
+            shift = q_mid - values[name]
+            expected = np.clip([q_lo - shift, q_hi - shift], *metric.value_range)
+        else:
+            lo, hi = percentile_interval(replicates[name], CONFIDENCE)
+            expected = np.array([q_lo, q_hi])
+        assert [lo, hi] == pytest.approx(list(expected), rel=1e-6, abs=1e-12)
         assert lo - 1e-9 <= values[name] <= hi + 1e-9, (name, values[name], lo, hi)
     return scored
 

@@ -207,6 +207,7 @@ class Evaluator(pl.LightningModule):
             )
         )
         values = {**mean_values([s.values for s in samples]), **diversity.values}
+        ranges = {n: m.value_range for m in self.gesture_metrics[0].values() for n in m.value_names}
         replicates = {
             n: np.mean([s.replicates[n] for s in samples], axis=0)
             for n in samples[0].replicates
@@ -219,7 +220,7 @@ class Evaluator(pl.LightningModule):
         self.results = {
             "metrics": values,
             "skipped": skipped,
-            "intervals": self.intervals(replicates, values, samples[0].distributional),
+            "intervals": self.intervals(replicates, values, samples[0].distributional, ranges),
             "replicates": {
                 n: r.tolist() for n, r in replicates.items() if n in samples[0].distributional
             },
@@ -274,16 +275,22 @@ class Evaluator(pl.LightningModule):
         replicates: dict[str, np.ndarray],
         values: dict[str, float | None],
         distributional: Collection[str],
+        ranges: dict[str, tuple[float, float]],
     ) -> dict[str, list[float]]:
         """The percentile interval of each value with `replicates` that has a value; a
-        distributional value's is median-bias corrected (`percentile_interval`)."""
+        distributional value's is median-bias corrected within its range
+        (`percentile_interval`)."""
         assert self.stats is not None
         out = {}
         for n, drawn in replicates.items():
             value = values.get(n)
-            centre = value if n in distributional else None
-            interval = percentile_interval(drawn, self.stats.confidence, centre)
-            if value is not None and interval is not None:
+            if value is None:
+                continue
+            if n in distributional:
+                interval = percentile_interval(drawn, self.stats.confidence, value, ranges[n])
+            else:
+                interval = percentile_interval(drawn, self.stats.confidence)
+            if interval is not None:
                 out[n] = interval
         return out
 

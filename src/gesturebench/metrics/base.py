@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
@@ -114,6 +115,8 @@ class GestureMetric(Metric):
     #: True where a bootstrap resample recomputes a distribution's statistic (not a weighted mean
     #: of per-sequence values): such metrics use `stats.distributional` resamples.
     distributional: ClassVar[bool] = False
+    #: the values the statistic can take (a bias-corrected interval is clipped to them)
+    value_range: ClassVar[tuple[float, float]] = (-math.inf, math.inf)
     #: this metric's constructor arguments (name → value), recorded by the base.
     init_arguments: dict[str, Any]
     #: the name its values are reported under when the config gives none (`name=` renames it).

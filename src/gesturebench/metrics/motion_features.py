@@ -13,6 +13,7 @@ sequence as EMAGE's evaluation computes them. ``auto`` (the default) is ``emage`
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -55,6 +56,7 @@ class MotionFeatureMetric(GestureMetric):
     reads = ("jaw", "eyes", "trans")
     hidden_options: ClassVar[tuple[str, ...]] = ("encoder_config", "weights")
     distributional = True
+    value_range: ClassVar[tuple[float, float]] = (0.0, math.inf)
 
     def __init__(
         self,

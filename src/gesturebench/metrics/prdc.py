@@ -104,5 +104,6 @@ class Coverage(NeighbourMetric):
     """Coverage ↑: fraction of reference k-NN balls containing a generated feature."""
 
     default_name = "coverage"
+    value_range = (0.0, 1.0)
     statistic = staticmethod(coverage)
     resampled = staticmethod(resampled_coverage)

@@ -75,17 +75,24 @@ def weighted_means(values: np.ndarray, weights: np.ndarray, counts: np.ndarray) 
 
 
 def percentile_interval(
-    replicates: np.ndarray, confidence: float, value: float | None = None
+    replicates: np.ndarray,
+    confidence: float,
+    value: float | None = None,
+    value_range: tuple[float, float] = (-np.inf, np.inf),
 ) -> list[float] | None:
     """[lo, hi]: the central `confidence` quantiles of the finite replicates; None without any.
 
     With `value` (a distributional statistic's, which resampling biases: a sequence drawn twice
     narrows the covariances and raises FGD), the quantiles are shifted by the replicates' median
-    bias, `median - value`, so the interval keeps its width and always holds the value."""
+    bias, `median - value`, and clipped to the statistic's `value_range`, so the interval keeps
+    its width where it can and always holds the value."""
     finite = replicates[np.isfinite(replicates)]
     if finite.size == 0:
         return None
     tail = (1 - confidence) / 2
     lo, mid, hi = np.quantile(finite, [tail, 0.5, 1 - tail])
-    shift = 0.0 if value is None else mid - value
-    return [float(lo - shift), float(hi - shift)]
+    if value is None:
+        return [float(lo), float(hi)]
+    low, high = value_range
+    shift = mid - value
+    return [float(np.clip(lo - shift, low, high)), float(np.clip(hi - shift, low, high))]
