@@ -214,7 +214,7 @@ def test_models_build(tmp_path):
 @pytest.mark.parametrize(
     "kind, level",
     [
-        ("rotation_noise", -1),
+        ("rotation_noise", -1.0),
         ("jitter", -0.1),
         ("freeze", 1.5),
         ("beat_collapse", -0.5),

@@ -13,6 +13,7 @@ import hydra
 import torch
 from hydra._internal.config_repository import ConfigRepository
 from hydra._internal.utils import create_config_search_path
+from hydra.core.config_search_path import ConfigSearchPath
 from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
@@ -112,7 +113,7 @@ def unknown_option(config_path: str, args: list[str]) -> str | None:
         )
     except HydraException:
         return None  # a syntax error: Hydra's message says where
-    repository = ConfigRepository(create_config_search_path(config_path))
+    repository = ConfigRepository(_search_path(config_path, args, overrides))
     for override in overrides:
         group = override.key_or_group
         if override.is_delete() or group.startswith("hydra") or not repository.group_exists(group):
@@ -129,6 +130,22 @@ def unknown_option(config_path: str, args: list[str]) -> str | None:
                 listed = ", ".join(offered)
                 return f"{group}={choice} is not an option of {group}{hint}; options: {listed}"
     return None
+
+
+def _search_path(config_path: str, args: list[str], overrides: list) -> ConfigSearchPath:
+    """Hydra's config search path for `args`: the primary configs, then `--config-dir` and
+    `hydra.searchpath=[...]` folders (a user's own model configs live there)."""
+    search_path = create_config_search_path(config_path)
+    for i, arg in enumerate(args):
+        if arg in ("--config-dir", "-cd") and i + 1 < len(args):
+            search_path.append("command-line", f"file://{Path(args[i + 1]).resolve()}")
+        elif arg.startswith("--config-dir="):
+            search_path.append("command-line", f"file://{Path(arg.split('=', 1)[1]).resolve()}")
+    for override in overrides:
+        if override.key_or_group == "hydra.searchpath" and isinstance(override.value(), list):
+            for folder in override.value():
+                search_path.append("command-line", str(folder))
+    return search_path
 
 
 def launch(config_path: str = PACKAGED_CONFIGS) -> None:
