@@ -584,3 +584,19 @@ def test_beat_collapse_on_real_beat2_motion_strikes_on_the_words(beat2_sample):
     outside[int(np.floor(9.4 * 30)) : int(np.ceil(11.8 * 30)) + 1] = False
     assert np.array_equal(collapsed.poses[outside], motion.poses[outside])
     assert not np.array_equal(collapsed.poses[300:336], motion.poses[300:336])
+
+
+@pytest.mark.parametrize("seconds", [1.5, 2.0, 2.5])
+def test_clip_keeps_every_frame_whatever_its_audio_length(tmp_path, seconds):
+    """Audio shorter or longer than the frames is cut or padded with silence to their duration:
+    the clip has all 60 frames and an audio track of 2 s."""
+    import imageio.v2 as imageio
+
+    frames = np.full((60, 32, 32, 3), 200, np.uint8)
+    audio = np.sin(np.linspace(0, 2000, int(16000 * seconds))).astype(np.float32)
+    path = write_clip(tmp_path / "clip.mp4", frames, 30, audio)
+    assert imageio.get_reader(path).count_frames() == 60
+    probe = subprocess.run(
+        [imageio_ffmpeg.get_ffmpeg_exe(), "-i", str(path)], capture_output=True, text=True
+    ).stderr
+    assert "Audio: aac" in probe and "Duration: 00:00:02.0" in probe

@@ -179,10 +179,13 @@ def write_clip(
     sample_rate: int = SAMPLE_RATE,
 ) -> Path:
     """Encode `frames` as H.264 MP4 at `path` (atomically), with `audio` (mono float) as an AAC
-    track if given."""
+    track if given, cut or padded with silence to the frames' duration (ffmpeg's `-shortest`
+    drops a varying number of final frames, depending on how fast the audio pipe is read)."""
     path = Path(path)
     if audio is None:
         return write_video(path, frames, fps)
+    samples = round(len(frames) * sample_rate / fps)
+    audio = np.pad(np.asarray(audio, dtype="<f4")[:samples], (0, max(0, samples - len(audio))))
     # here, not at import: scoring never needs ffmpeg (and GPU images may lack it)
     import imageio_ffmpeg
 
@@ -211,14 +214,11 @@ def write_clip(
             "copy",
             "-c:a",
             "aac",
-            "-shortest",
             "-f",
             "mp4",
             str(tmp),
         ]
-        proc = subprocess.run(
-            cmd, input=np.asarray(audio, dtype="<f4").tobytes(), capture_output=True, check=False
-        )
+        proc = subprocess.run(cmd, input=audio.tobytes(), capture_output=True, check=False)
         if proc.returncode != 0:
             raise GestureBenchError(
                 f"{path}: ffmpeg could not add the audio track "
