@@ -13,22 +13,10 @@ from hydra.core.global_hydra import GlobalHydra
 
 from gesturebench.config import register_configs
 from tests.helpers import REPO
+from tests.test_config import GROUPS as CONFIG_GROUPS
 
 DOCS = sorted([REPO / "README.md", *(REPO / "docs").glob("*.md")])
-GROUPS = (
-    "task",
-    "model",
-    "metrics",
-    "dataset",
-    "body_model",
-    "encoder",
-    "annotator",
-    "study",
-    "trainer",
-    "stats",
-    "logger",
-    "hydra/launcher",
-)
+GROUPS = (*CONFIG_GROUPS, "hydra/launcher")
 OPTION = re.compile(r"(?<![\w.])(" + "|".join(GROUPS) + r")=([A-Za-z_][\w]*)")
 # a user's own config, named as an example of one to write
 USERS_OWN = re.compile(r"^my_")
