@@ -13,6 +13,7 @@ import json
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -269,7 +270,7 @@ def start_up_imports(folder: Path) -> str | None:
     return None if heavy == "[]" else f"the server imports {heavy or out.stderr[-200:]}"
 
 
-CASES: list[tuple[str, Callable[[Path], str | None]]] = [
+_CASES: list[tuple[str, Callable[[Path], str | None]]] = [
     ("study server: lost entry reply (re-entry, no slot burnt)", lost_entry_reply),
     ("study server: kill -9 while participants arrive", kill_9_during_arrivals),
     ("study server: signed links", signed_links),
@@ -285,9 +286,16 @@ CASES: list[tuple[str, Callable[[Path], str | None]]] = [
 ]
 
 
-def main() -> None:
-    import tempfile
+def _own_folder(case: Callable[[Path], str | None]) -> Callable[[Path], str | None]:
+    """`case` run in a fresh folder of its own below the shared workdir (each case's study
+    database starts empty: faults.py hands every case the same folder)."""
+    return lambda folder: case(Path(tempfile.mkdtemp(prefix="server-", dir=folder)))
 
+
+CASES = [(name, _own_folder(case)) for name, case in _CASES]
+
+
+def main() -> None:
     failed = 0
     for name, case in CASES:
         with tempfile.TemporaryDirectory(prefix="gb-faults-server-") as tmp:

@@ -948,3 +948,16 @@ def test_render_then_study_server_serves_a_study_that_export_and_analyze_read(
     assert len(qc) == 16 and not qc["excluded"].any()
     composites = json.loads((out / "composites.json").read_text())
     assert composites
+
+
+def test_the_server_starts_without_torch_lightning_or_scikit_learn(tmp_path):
+    """The restart entry and the server task import none of the heavy packages, so a restarted
+    server answers within seconds (a fresh interpreter shows what an import pulls in)."""
+    probe = (
+        "import sys, gesturebench.study.server.__main__, gesturebench.tasks.study_server;"
+        "print([m for m in ('torch', 'pytorch_lightning', 'sklearn') if m in sys.modules])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, cwd=tmp_path
+    )
+    assert out.stdout.strip() == "[]", out.stderr[-2000:]

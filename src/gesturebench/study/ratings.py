@@ -20,7 +20,7 @@ import csv
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import pandas as pd
 from pydantic import (
@@ -45,7 +45,9 @@ from gesturebench.study.schema import (
     Condition,
     Dimension,
 )
-from gesturebench.study.windows import Window
+
+if TYPE_CHECKING:  # the server imports this module: no torch/Lightning at its start
+    from gesturebench.study.windows import Window
 
 REQUIRED_COLUMNS = tuple(c for c in COLUMNS if c not in OPTIONAL_COLUMNS)
 #: Seconds by which a rated window's start or end may differ from the configured one (CSV rounding).
