@@ -7,13 +7,13 @@ import logging
 import os
 from pathlib import Path
 
-import librosa
 import numpy as np
 import soundfile as sf
 
 from gesturebench.atomic import atomic_path, one_line
 from gesturebench.data.records import SAMPLE_RATE
 from gesturebench.errors import DataError
+from gesturebench.librosa_lock import librosa
 
 log = logging.getLogger(__name__)
 

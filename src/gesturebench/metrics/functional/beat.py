@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import librosa
 import numpy as np
 import torch
 from scipy.signal import argrelextrema
+
+from gesturebench.librosa_lock import librosa
 
 #: BC alignments: from motion beats to onsets (the paper's) or from onsets to motion beats
 #: (EMAGE's).
