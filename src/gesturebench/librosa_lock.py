@@ -3,8 +3,9 @@
 librosa compiles its numba kernels with ``cache=True`` when its modules are imported. Two processes
 compiling the same gufuncs at once (DDP ranks or parallel sweep jobs on a fresh install) can write
 cache files that disagree with each other, and every process that loads them later dies with a
-segmentation fault (numba issue 10128). Holding a lock while librosa's kernels compile or load
-makes the first compilation one process at a time; later imports only read the cache.
+segmentation fault (github.com/numba/numba/issues/10128). Holding a lock while librosa's kernels
+compile or load makes the first compilation one process at a time; later imports only read the
+cache.
 Every module of this package takes librosa from here (``from gesturebench.librosa_lock import
 librosa``).
 """
