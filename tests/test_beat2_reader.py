@@ -291,7 +291,8 @@ def test_a_wav_header_claiming_more_data_than_the_file_holds_is_refused(tmp_path
 @pytest.mark.parametrize("mismatch", ["refuse", "skip"])
 def test_audio_much_shorter_than_its_motion(mini_beat2, tmp_path, mismatch, caplog):
     """A 0.1 s wav under seconds of motion is refused naming the file, or its audio left out
-    (logged with the reason) when the user allows it: never scored against the wrong audio."""
+    (logged, and the reason kept in the record) when the user allows it: never scored against the
+    wrong audio."""
     root = tmp_path / "mini"
     shutil.copytree(mini_beat2, root)
     first = Beat2Source("mini", str(root), max_audio_gap=1.0).open()
@@ -304,6 +305,8 @@ def test_audio_much_shorter_than_its_motion(mini_beat2, tmp_path, mismatch, capl
     else:
         assert dataset[0].audio is None and dataset[1].audio is not None
         assert f"{wav}: audio is 0.10 s long" in caplog.text
+        assert dataset[0].left_out["audio"].startswith(f"{wav}: audio is 0.10 s long")
+        assert dataset[1].left_out == {}
 
 
 # ---------------------------------------------------------------- TextGrid and sem

@@ -67,11 +67,13 @@ class FrameLog(Metric):
 
 @dataclass
 class SampleScores:
-    """One sample's scores at epoch end: values, skip reasons, bootstrap replicates (names of the
-    distributional ones in `distributional`) and per-sequence rows by split index."""
+    """One sample's scores at epoch end: values, skip reasons, the metrics' caveats, bootstrap
+    replicates (names of the distributional ones in `distributional`) and per-sequence rows by
+    split index."""
 
     values: dict[str, float | None] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
+    caveats: dict[str, str] = field(default_factory=dict)
     replicates: dict[str, np.ndarray] = field(default_factory=dict)
     distributional: set[str] = field(default_factory=set)
     per_sequence: dict[int, dict[str, float]] = field(default_factory=dict)
@@ -181,6 +183,7 @@ class Evaluator(pl.LightningModule):
             words=record.words,
             sem=record.sem,
             model_name=self.model.name,
+            left_out=record.left_out,
         )
         for name, metric in metrics.items():
             with self.timed(f"metric:{name}"):
@@ -225,9 +228,7 @@ class Evaluator(pl.LightningModule):
                 n: r.tolist() for n, r in replicates.items() if n in samples[0].distributional
             },
             "per_sequence": per_sequence_rows(samples, diversity, frames),
-            "caveats": degenerate_caveats(
-                [bool(f["motionless"]) for f in frames[0].values()], values
-            ),
+            "caveats": value_caveats(samples, values, frames[0]),
             "samples": sample_summary(self.seeds, [s.values for s in samples]),
             "timings": self.timings,
         }
@@ -242,6 +243,7 @@ class Evaluator(pl.LightningModule):
                 scores.values.update(metric.compute())
             with metric.sync_context():  # the reduced states: what every process scored
                 reason = metric.skip_reason()
+                caveat = None if reason else metric.caveat()
                 rows = metric.per_sequence()
                 if resamples is not None and reason is None:
                     with self.timed(f"bootstrap:{name}"):
@@ -251,6 +253,8 @@ class Evaluator(pl.LightningModule):
                         scores.distributional.update(drawn)
             if reason:
                 scores.skipped.update({n: reason for n in metric.value_names})
+            if caveat:
+                scores.caveats.update({n: caveat for n in metric.value_names})
             for index, row in rows.items():
                 scores.per_sequence.setdefault(index, {}).update(row)
         return scores
@@ -323,6 +327,20 @@ def per_sequence_rows(
                 | counts.get(index, {})
             )
     return sorted(rows, key=lambda r: (r["index"], r.get("sample", 0)))
+
+
+def value_caveats(
+    samples: list[SampleScores], values: dict[str, float | None], frames: dict[int, dict[str, int]]
+) -> dict[str, str]:
+    """results.json `caveats`: each value's caveats, the metrics' own (e.g. sequences scored
+    without their left-out audio) then a degenerate output's (`degenerate_caveats`)."""
+    caveats: dict[str, str] = {}
+    for scores in samples:
+        caveats.update({n: c for n, c in scores.caveats.items() if values.get(n) is not None})
+    motionless = [bool(f["motionless"]) for f in frames.values()]
+    for n, c in degenerate_caveats(motionless, values).items():
+        caveats[n] = f"{caveats[n]}; {c}" if n in caveats else c
+    return caveats
 
 
 def sample_summary(

@@ -244,6 +244,21 @@ def test_bc_says_windows_are_shorter_than_its_trim_with_the_numbers():
     )
 
 
+def test_bc_names_the_audio_the_dataset_left_out_between_short_and_silent_sequences():
+    metric = BeatConsistency(mean_speed=MEAN_SPEED)
+    joints = np.zeros((90, 55, 3))
+    metric.update(make_pair(0, joints, joints, audio=np.zeros(3 * SR, np.float32)))  # too short
+    for index, note in ((1, "/d/b.wav: audio is 0.10 s long"), (2, "/d/a.wav: header lies")):
+        pair = make_pair(index, joints, joints)
+        metric.update(dataclasses.replace(pair, left_out={"audio": note}))
+    metric.update(make_pair(3, joints, joints))  # no audio file
+    assert metric.skip_reason() == (
+        "1 sequences too short for bc (the longest 3.00 s): it cuts metrics.bc.trim=2.0 s at each"
+        " end and needs 15 frames (2·order+1) left; audio left out of 2 sequences: /d/a.wav:"
+        " header lies (and 1 more); 1 sequences had no audio"
+    )
+
+
 class _Context:
     """The parts of MetricContext that BC's prepare uses, with a body model that returns given
     joints."""

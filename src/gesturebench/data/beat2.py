@@ -268,15 +268,17 @@ class Beat2Dataset:
         paths = sequence_paths(self.root, sequence_id)
         motion = read_motion_npz(paths.motion)
         audio = load_audio(paths.audio) if self.with_audio and paths.audio.is_file() else None
+        problem = None if audio is None else self.audio_check(paths.audio, audio, motion)
         return SequenceRecord(
             id=sequence_id,
             speaker=self._speakers[index],
             motion=motion,
-            audio=None if audio is None else self.audio_check(paths.audio, audio, motion),
+            audio=None if problem else audio,
             words=read_textgrid_words(paths.textgrid) if paths.textgrid.is_file() else None,
             sem=read_sem(paths.sem) if paths.sem.is_file() else None,
             index=index,
             meta={"split": self.split},
+            left_out={"audio": problem} if problem else {},
         )
 
 
@@ -284,8 +286,7 @@ class Beat2Dataset:
 class AudioCheck:
     """Audio against its motion: a length gap above `max_gap` seconds (None: not checked) is a
     `DataError` naming the audio file, or with `mismatch="skip"` the audio is left out, so that
-    the audio metrics skip the sequence (logged with the reason) rather than score a misaligned
-    one."""
+    the audio metrics skip the sequence, saying why, rather than score a misaligned one."""
 
     max_gap: float | None = None
     mismatch: str = "refuse"
@@ -294,10 +295,12 @@ class AudioCheck:
         if self.mismatch not in ("refuse", "skip"):
             raise ConfigError(f"dataset.audio_mismatch={self.mismatch!r}: use refuse or skip")
 
-    def __call__(self, path: Path, audio: np.ndarray, motion: Motion) -> np.ndarray | None:
+    def __call__(self, path: Path, audio: np.ndarray, motion: Motion) -> str | None:
+        """None when `audio` goes with `motion`; else, with `mismatch="skip"`, why it is left out
+        (naming `path`, logged; the record's `left_out`)."""
         seconds = len(audio) / SAMPLE_RATE
         if self.max_gap is None or abs(seconds - motion.duration) <= self.max_gap:
-            return audio
+            return None
         problem = (
             f"audio is {seconds:.2f} s long, its motion {motion.duration:.2f} s: more than "
             f"max_length_gap={self.max_gap} s apart"
@@ -307,7 +310,7 @@ class AudioCheck:
         log.warning(
             "%s: %s; its audio metrics are skipped (dataset.audio_mismatch=skip)", path, problem
         )
-        return None
+        return f"{path}: {problem} (dataset.audio_mismatch=skip)"
 
 
 def _split_ids(split_file: Path, split: str) -> list[str]:

@@ -117,7 +117,8 @@ class SemInterval:
 @dataclass
 class SequenceRecord:
     """Everything the harness knows about one sequence; optional parts are `None`, never silently
-    empty."""
+    empty. `left_out` says why an optional part is `None` though its file exists (input name →
+    the problem, naming the file), so that the metrics needing it can say so."""
 
     id: str
     speaker: int
@@ -127,6 +128,7 @@ class SequenceRecord:
     sem: list[SemInterval] | None = None
     index: int = -1
     meta: dict = field(default_factory=dict)
+    left_out: dict[str, str] = field(default_factory=dict)
 
     @property
     def n_frames(self) -> int:

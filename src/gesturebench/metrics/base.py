@@ -34,6 +34,10 @@ sequences), and, as `"cat"` list states, every sequence's values and weight with
 for a sequence is left out of that value's mean and is NaN in the table. Sequences lacking an input
 named in `requires`, or for which `sequence_values` returns None, are counted in `missing`, not
 scored; a metric whose main value has no scored sequence is skipped (`unscored_reason()` words why).
+Where the dataset left such an input out (`MotionPair.left_out`, e.g. audio whose length disagrees
+with its motion's), the reason is kept too, as UTF-8 byte values in a `"cat"` state (strings
+cannot be gathered across processes, numbers can): the skip reason, or else the values'
+`caveat()`, names the first such file and how many there were.
 Its states and maths are `SequenceValues`', whose `record(index, values, weight)` a metric fed other
 than by one `MotionPair` (the evaluator's `SampleDiversity`) calls itself.
 """
@@ -198,6 +202,11 @@ class GestureMetric(Metric):
         """Per-sequence values keyed by split index; empty for distributional metrics."""
         return {}
 
+    def caveat(self) -> str | None:
+        """A note on the values the metric has (e.g. sequences it scored without), from its
+        (synced) states; None: none."""
+        return None
+
     def bootstrap(self, resamples: Resamples) -> dict[str, np.ndarray]:
         """Value name → (B,) replicates on the sequences drawn as `resamples`, from the synced
         states; {} (no interval) by default."""
@@ -211,6 +220,32 @@ def cat_state(state: torch.Tensor | list[torch.Tensor]) -> torch.Tensor | None:
     return dim_zero_cat(state)
 
 
+def note_bytes(note: str, metric: Metric) -> torch.Tensor:
+    """`note` as one line of UTF-8 byte values, for a `"cat"` state of `metric` that `state_notes`
+    reads back. They are held in the metric's dtype (exact for 0-255): a process that added none
+    gathers torchmetrics' empty stand-in, of that dtype, and every process must send one dtype."""
+    line = " ".join(note.split()) + "\n"
+    return torch.tensor(list(line.encode()), dtype=metric.dtype, device=metric.device)
+
+
+def state_notes(state: torch.Tensor | list[torch.Tensor]) -> list[str]:
+    """The notes of a `note_bytes` state, sorted (the same on any number of processes)."""
+    data = cat_state(state)
+    if data is None:
+        return []
+    return sorted(bytes(data.to(torch.uint8).tolist()).decode().splitlines())
+
+
+def first_of(notes: list[str]) -> str:
+    """The first of `notes` and how many more there are."""
+    return notes[0] + (f" (and {len(notes) - 1} more)" if len(notes) > 1 else "")
+
+
+def sequences(n: int) -> str:
+    """ "1 sequence", "2 sequences"."""
+    return f"{n} sequence" + ("" if n == 1 else "s")
+
+
 class SequenceValues(GestureMetric):
     """Weighted mean over sequences of per-sequence values, with the per-sequence values kept; a
     subclass's `update` passes each sequence's values to `record`."""
@@ -221,6 +256,7 @@ class SequenceValues(GestureMetric):
     seq_index: list[torch.Tensor]
     seq_values: list[torch.Tensor]
     seq_weight: list[torch.Tensor]
+    left_out: list[torch.Tensor]
 
     def __init__(self, **kwargs: Any):
         super().__init__(**kwargs)
@@ -232,6 +268,7 @@ class SequenceValues(GestureMetric):
         self.add_state("seq_index", default=[], dist_reduce_fx="cat")
         self.add_state("seq_values", default=[], dist_reduce_fx="cat")
         self.add_state("seq_weight", default=[], dist_reduce_fx="cat")
+        self.add_state("left_out", default=[], dist_reduce_fx="cat")
 
     @property
     def sequence_names(self) -> tuple[str, ...]:
@@ -263,11 +300,39 @@ class SequenceValues(GestureMetric):
         return None if self.weight[0] > 0 else self.unscored_reason()
 
     def unscored_reason(self) -> str:
-        """Why no sequence was scored (the skip reason of a `SequenceMetric`)."""
+        """Why no sequence was scored (the skip reason of a `SequenceMetric`): the inputs the
+        dataset left out, and how many more sequences lacked them."""
+        if self.left_out_notes():
+            return self.lacking(int(self.missing))
         need = ", ".join(self.requires) or "scored sequences"
         return (
             f"no sequence had the inputs this metric needs ({need}); "
             f"{int(self.missing)} sequences lacked them"
+        )
+
+    def lacking(self, n: int) -> str:
+        """Why `n` sequences were not scored for lack of an input: the inputs the dataset left
+        out (the first by file, and how many), then how many had none."""
+        need = ", ".join(self.requires)
+        notes = self.left_out_notes()
+        parts = [f"{need} left out of {sequences(len(notes))}: {first_of(notes)}"] if notes else []
+        if n > len(notes):
+            parts.append(f"{n - len(notes)} sequences had no {need}")
+        return "; ".join(parts)
+
+    def left_out_notes(self) -> list[str]:
+        """Why the dataset left out an input of each sequence not scored for lack of it
+        (`MotionPair.left_out`), sorted by the file each names."""
+        return state_notes(self.left_out)
+
+    def caveat(self) -> str | None:
+        """The sequences scored without, for an input the dataset left out."""
+        notes = self.left_out_notes()
+        if not notes:
+            return None
+        need = ", ".join(self.requires)
+        return (
+            f"scored without {sequences(len(notes))} whose {need} was left out: {first_of(notes)}"
         )
 
     def bootstrap(self, resamples: Resamples) -> dict[str, np.ndarray]:
@@ -302,8 +367,12 @@ class SequenceMetric(SequenceValues):
         raise NotImplementedError
 
     def update(self, pair: MotionPair) -> None:
-        scored = None if self.missing_inputs(pair) else self.sequence_values(pair)
+        missing = self.missing_inputs(pair)
+        scored = None if missing else self.sequence_values(pair)
         if scored is None:
             self.missing += 1
+            notes = [pair.left_out[name] for name in missing if name in pair.left_out]
+            if notes:
+                self.left_out.append(note_bytes("; ".join(notes), self))
             return
         self.record(pair.index, *scored)

@@ -294,7 +294,8 @@ class BeatConsistency(SequenceMetric):
         return super().compute_values()
 
     def unscored_reason(self) -> str:
-        """The sequences too short for the trim, with the numbers, before those without audio."""
+        """The sequences too short for the trim, with the numbers, before those whose audio the
+        dataset left out and those without audio."""
         if not self.too_short:
             return super().unscored_reason()
         reason = (
@@ -302,8 +303,8 @@ class BeatConsistency(SequenceMetric):
             f" {float(self.longest_short):.2f} s): it cuts metrics.{self.name}.trim={self.trim} s"
             f" at each end and needs {2 * self.order + 1} frames (2·order+1) left"
         )
-        without_audio = int(self.missing - self.too_short)
-        return reason + (f"; {without_audio} sequences had no audio" if without_audio else "")
+        lacking = self.lacking(int(self.missing - self.too_short))
+        return reason + (f"; {lacking}" if lacking else "")
 
     def provenance(self) -> dict:
         """The speed normaliser file and its SHA-256, when one was read."""

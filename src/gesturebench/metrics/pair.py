@@ -21,7 +21,7 @@ class MotionPair:
 
     `index` is the sequence's position in the evaluated split: metrics store it (not the string id)
     so that per-sequence values survive a DDP gather. Optional inputs are `None` when the dataset
-    lacks them.
+    lacks them; `left_out` names those the dataset left out, with why (`SequenceRecord.left_out`).
     """
 
     index: int
@@ -35,6 +35,7 @@ class MotionPair:
     words: list[Word] | None = None
     sem: list[SemInterval] | None = None
     model_name: str = ""
+    left_out: dict[str, str] = field(default_factory=dict)
     _shared: dict = field(default_factory=dict, repr=False, compare=False)
 
     def shared(self, key: Hashable, compute: Callable[[], T]) -> T:
