@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from gesturebench.metrics.base import GestureMetric
-from gesturebench.metrics.beat import BeatConsistency
+from gesturebench.metrics.bc import BeatConsistency
 from gesturebench.metrics.composite import PerSequence
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.dice import Dice

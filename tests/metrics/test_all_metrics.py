@@ -18,7 +18,7 @@ from gesturebench.body.output import BodyOutput
 from gesturebench.data.records import Motion, Word
 from gesturebench.encoders.text_motion import TextMotionModel, save_text_motion, text_motion_path
 from gesturebench.encoders.text_training import TextMotionConfig
-from gesturebench.metrics.beat import BeatConsistency
+from gesturebench.metrics.bc import BeatConsistency
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.dice import Dice
 from gesturebench.metrics.diversity import Diversity

@@ -8,7 +8,7 @@ import torch
 
 from gesturebench.body.output import BodyOutput
 from gesturebench.metrics.base import MOTION_FIELDS, GestureMetric, SequenceMetric
-from gesturebench.metrics.beat import BeatConsistency
+from gesturebench.metrics.bc import BeatConsistency
 from gesturebench.metrics.composite import PerSequence
 from gesturebench.metrics.frechet import FGD
 from gesturebench.metrics.surface import Chamfer
