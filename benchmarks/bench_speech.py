@@ -26,7 +26,7 @@ from gesturebench.data.records import Motion
 from gesturebench.metrics.bc import BeatConsistency
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.pair import MotionPair
-from gesturebench.metrics.semantic_score import SemanticScore
+from gesturebench.metrics.sc import SemanticScore
 from gesturebench.metrics.srgr import SemanticRelevanceRecall
 from gesturebench.models.baselines import MeanPose, RandomClip
 

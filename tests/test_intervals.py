@@ -24,7 +24,7 @@ from gesturebench.metrics.frechet import FGD
 from gesturebench.metrics.joint_error import PCK, MeanJointDistance
 from gesturebench.metrics.pair import MotionPair
 from gesturebench.metrics.prdc import Coverage, Density
-from gesturebench.metrics.semantic_score import SemanticScore
+from gesturebench.metrics.sc import SemanticScore
 from gesturebench.metrics.smoothness import LDLJRel
 from gesturebench.metrics.srgr import SemanticRelevanceRecall
 from gesturebench.metrics.surface import Chamfer, Hausdorff

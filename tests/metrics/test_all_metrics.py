@@ -29,7 +29,7 @@ from gesturebench.metrics.functional.foot_contact import contact_rate
 from gesturebench.metrics.functional.smoothness import windowed_ldlj
 from gesturebench.metrics.functional.surface import chamfer_hausdorff
 from gesturebench.metrics.pair import MotionPair
-from gesturebench.metrics.semantic_score import SemanticScore
+from gesturebench.metrics.sc import SemanticScore
 from gesturebench.metrics.smoothness import LDLJRel
 from gesturebench.metrics.srgr import SemanticRelevanceRecall
 from gesturebench.metrics.surface import Chamfer, Hausdorff
