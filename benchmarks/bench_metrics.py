@@ -29,8 +29,8 @@ from gesturebench.data.records import FPS, Motion
 from gesturebench.metrics.dice import Dice
 from gesturebench.metrics.diversity import Diversity
 from gesturebench.metrics.foot_contact import FootContact
+from gesturebench.metrics.ldlj_rel import LDLJRel
 from gesturebench.metrics.pair import MotionPair
-from gesturebench.metrics.smoothness import LDLJRel
 from gesturebench.metrics.surface import Chamfer, Hausdorff
 
 SAMPLE = (

@@ -22,10 +22,10 @@ from gesturebench.metrics.diversity import Diversity
 from gesturebench.metrics.foot_contact import FootContact
 from gesturebench.metrics.frechet import FGD
 from gesturebench.metrics.joint_error import PCK, MeanJointDistance
+from gesturebench.metrics.ldlj_rel import LDLJRel
 from gesturebench.metrics.pair import MotionPair
 from gesturebench.metrics.prdc import Coverage, Density
 from gesturebench.metrics.sc import SemanticScore
-from gesturebench.metrics.smoothness import LDLJRel
 from gesturebench.metrics.srgr import SemanticRelevanceRecall
 from gesturebench.metrics.surface import Chamfer, Hausdorff
 from gesturebench.stats.bootstrap import Resamples, percentile_interval

@@ -26,11 +26,11 @@ from gesturebench.metrics.foot_contact import FootContact
 from gesturebench.metrics.functional.dice import bone_raster, dice
 from gesturebench.metrics.functional.diversity import l1_diversity
 from gesturebench.metrics.functional.foot_contact import contact_rate
-from gesturebench.metrics.functional.smoothness import windowed_ldlj
+from gesturebench.metrics.functional.ldlj_rel import windowed_ldlj
 from gesturebench.metrics.functional.surface import chamfer_hausdorff
+from gesturebench.metrics.ldlj_rel import LDLJRel
 from gesturebench.metrics.pair import MotionPair
 from gesturebench.metrics.sc import SemanticScore
-from gesturebench.metrics.smoothness import LDLJRel
 from gesturebench.metrics.srgr import SemanticRelevanceRecall
 from gesturebench.metrics.surface import Chamfer, Hausdorff
 from tests.distributed import run_distributed
