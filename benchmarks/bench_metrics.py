@@ -54,8 +54,9 @@ def metric_groups(nearest: list[str]) -> dict[str, list]:
         "foot_contact": [FootContact()],
         "ldlj_rel": [LDLJRel()],
     }
-    if importlib.util.find_spec("gesturebench.metrics.joint_error"):
-        from gesturebench.metrics.joint_error import PCK, MeanJointDistance
+    if importlib.util.find_spec("gesturebench.metrics.mjd"):
+        from gesturebench.metrics.mjd import MeanJointDistance
+        from gesturebench.metrics.pck import PCK
 
         groups.update(mjd=[MeanJointDistance()], pck=[PCK()])
     return groups

@@ -21,9 +21,10 @@ from gesturebench.metrics.dice import Dice
 from gesturebench.metrics.diversity import Diversity
 from gesturebench.metrics.foot_contact import FootContact
 from gesturebench.metrics.frechet import FGD
-from gesturebench.metrics.joint_error import PCK, MeanJointDistance
 from gesturebench.metrics.ldlj_rel import LDLJRel
+from gesturebench.metrics.mjd import MeanJointDistance
 from gesturebench.metrics.pair import MotionPair
+from gesturebench.metrics.pck import PCK
 from gesturebench.metrics.prdc import Coverage, Density
 from gesturebench.metrics.sc import SemanticScore
 from gesturebench.metrics.srgr import SemanticRelevanceRecall
