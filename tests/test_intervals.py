@@ -17,6 +17,8 @@ from gesturebench.metrics.base import GestureMetric
 from gesturebench.metrics.bc import BeatConsistency
 from gesturebench.metrics.composite import PerSequence
 from gesturebench.metrics.context import MetricContext
+from gesturebench.metrics.coverage import Coverage
+from gesturebench.metrics.density import Density
 from gesturebench.metrics.dice import Dice
 from gesturebench.metrics.diversity import Diversity
 from gesturebench.metrics.foot_contact import FootContact
@@ -25,7 +27,6 @@ from gesturebench.metrics.ldlj_rel import LDLJRel
 from gesturebench.metrics.mjd import MeanJointDistance
 from gesturebench.metrics.pair import MotionPair
 from gesturebench.metrics.pck import PCK
-from gesturebench.metrics.prdc import Coverage, Density
 from gesturebench.metrics.sc import SemanticScore
 from gesturebench.metrics.srgr import SemanticRelevanceRecall
 from gesturebench.metrics.surface import Chamfer, Hausdorff

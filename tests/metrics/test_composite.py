@@ -20,11 +20,11 @@ from gesturebench.encoders.motion_ae_training import MotionAEConfig
 from gesturebench.errors import ConfigError
 from gesturebench.metrics.composite import CompositeRatings, PerSequence
 from gesturebench.metrics.context import MetricContext
+from gesturebench.metrics.coverage import Coverage
 from gesturebench.metrics.frechet import FGD
 from gesturebench.metrics.mjd import MeanJointDistance
 from gesturebench.metrics.pair import MotionPair
 from gesturebench.metrics.pck import PCK
-from gesturebench.metrics.prdc import Coverage
 from gesturebench.study.composites import (
     composites_document,
 )
