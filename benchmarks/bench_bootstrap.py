@@ -24,7 +24,7 @@ import torch
 from gesturebench.encoders.representation import REP_DIM
 from gesturebench.metrics.coverage import Coverage
 from gesturebench.metrics.density import Density
-from gesturebench.metrics.frechet import FGD
+from gesturebench.metrics.fgd import FGD
 from gesturebench.stats.bootstrap import Resamples, weighted_means
 
 

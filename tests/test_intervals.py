@@ -22,8 +22,8 @@ from gesturebench.metrics.coverage import Coverage
 from gesturebench.metrics.density import Density
 from gesturebench.metrics.dice import Dice
 from gesturebench.metrics.diversity import Diversity
+from gesturebench.metrics.fgd import FGD
 from gesturebench.metrics.foot_contact import FootContact
-from gesturebench.metrics.frechet import FGD
 from gesturebench.metrics.hausdorff import Hausdorff
 from gesturebench.metrics.ldlj_rel import LDLJRel
 from gesturebench.metrics.mjd import MeanJointDistance

@@ -21,7 +21,7 @@ from gesturebench.errors import ConfigError
 from gesturebench.metrics.composite import CompositeRatings, PerSequence
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.coverage import Coverage
-from gesturebench.metrics.frechet import FGD
+from gesturebench.metrics.fgd import FGD
 from gesturebench.metrics.mjd import MeanJointDistance
 from gesturebench.metrics.pair import MotionPair
 from gesturebench.metrics.pck import PCK

@@ -1,5 +1,5 @@
 """FGD, Density and Coverage as metric classes on the motion autoencoder's features
-(motion_features.py, frechet.py, density.py, coverage.py): values equal the functional maths, DDP,
+(motion_features.py, fgd.py, density.py, coverage.py): values equal the functional maths, DDP,
 provenance, checkpoint errors."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from gesturebench.encoders.motion_ae_training import MotionAEConfig
 from gesturebench.errors import CheckpointError, ConfigError
 from gesturebench.metrics.coverage import Coverage
 from gesturebench.metrics.density import Density
-from gesturebench.metrics.frechet import FGD
+from gesturebench.metrics.fgd import FGD
 from gesturebench.metrics.functional.frechet import frechet_distance
 from gesturebench.metrics.pair import MotionPair
 from tests.distributed import run_distributed
