@@ -22,8 +22,9 @@ import numpy as np
 import torch
 
 from gesturebench.encoders.representation import REP_DIM
-from gesturebench.metrics.frechet import FGD
-from gesturebench.metrics.prdc import Coverage, Density
+from gesturebench.metrics.coverage import Coverage
+from gesturebench.metrics.density import Density
+from gesturebench.metrics.fgd import FGD
 from gesturebench.stats.bootstrap import Resamples, weighted_means
 
 

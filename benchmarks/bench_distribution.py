@@ -22,8 +22,9 @@ import torch
 from gesturebench.data.records import Motion
 from gesturebench.encoders.motion_ae import MotionAutoencoder
 from gesturebench.encoders.representation import motion_representation, sliding_windows
+from gesturebench.metrics.functional.coverage import coverage
+from gesturebench.metrics.functional.density import density
 from gesturebench.metrics.functional.frechet import frechet_distance, moments
-from gesturebench.metrics.functional.prdc import coverage, density
 
 
 def _sync(device: str) -> None:

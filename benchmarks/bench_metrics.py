@@ -26,12 +26,13 @@ import torch
 from gesturebench.body.model import BodyModel
 from gesturebench.body.output import BodyOutput
 from gesturebench.data.records import FPS, Motion
+from gesturebench.metrics.chamfer import Chamfer
 from gesturebench.metrics.dice import Dice
 from gesturebench.metrics.diversity import Diversity
 from gesturebench.metrics.foot_contact import FootContact
+from gesturebench.metrics.hausdorff import Hausdorff
+from gesturebench.metrics.ldlj_rel import LDLJRel
 from gesturebench.metrics.pair import MotionPair
-from gesturebench.metrics.smoothness import LDLJRel
-from gesturebench.metrics.surface import Chamfer, Hausdorff
 
 SAMPLE = (
     Path(__file__).resolve().parents[2] / "shared" / "data" / "beat2-sample" / "2_scott_0_1_1.npz"
@@ -54,8 +55,9 @@ def metric_groups(nearest: list[str]) -> dict[str, list]:
         "foot_contact": [FootContact()],
         "ldlj_rel": [LDLJRel()],
     }
-    if importlib.util.find_spec("gesturebench.metrics.joint_error"):
-        from gesturebench.metrics.joint_error import PCK, MeanJointDistance
+    if importlib.util.find_spec("gesturebench.metrics.mjd"):
+        from gesturebench.metrics.mjd import MeanJointDistance
+        from gesturebench.metrics.pck import PCK
 
         groups.update(mjd=[MeanJointDistance()], pck=[PCK()])
     return groups

@@ -23,10 +23,10 @@ from gesturebench.body.model import BodyModel
 from gesturebench.data.beat2 import Beat2Dataset
 from gesturebench.data.mini.dataset import generate_mini_beat2
 from gesturebench.data.records import Motion
-from gesturebench.metrics.beat import BeatConsistency
+from gesturebench.metrics.bc import BeatConsistency
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.pair import MotionPair
-from gesturebench.metrics.semantic_score import SemanticScore
+from gesturebench.metrics.sc import SemanticScore
 from gesturebench.metrics.srgr import SemanticRelevanceRecall
 from gesturebench.models.baselines import MeanPose, RandomClip
 

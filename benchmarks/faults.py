@@ -130,7 +130,7 @@ def lying_wav_header(workdir: Path) -> str | None:
 def damaged_caches(workdir: Path) -> str | None:
     """BC's cached onsets and speed statistics truncated: the rerun recomputes the same BC."""
     mini_data(workdir)
-    bc = ("+metrics.bc._target_=gesturebench.metrics.beat.BeatConsistency", "+metrics.bc.name=bc")
+    bc = ("+metrics.bc._target_=gesturebench.metrics.bc.BeatConsistency", "+metrics.bc.name=bc")
     values = []
     for attempt in range(2):
         run = workdir / "caches" / str(attempt)

@@ -17,7 +17,7 @@ import torch
 from gesturebench.body.joints import UPPER
 from gesturebench.body.model import BodyModel
 from gesturebench.data.beat2 import read_motion_npz
-from gesturebench.metrics.functional.smoothness import windowed_ldlj
+from gesturebench.metrics.functional.ldlj_rel import windowed_ldlj
 
 FPS = 30.0
 FILTERS = {"unfiltered (default)": None, "SG(9, 3)": 9}

@@ -122,7 +122,7 @@ def trained_sc(mini_records, tmp_path_factory):
     import torch
 
     from gesturebench.metrics.context import MetricContext
-    from gesturebench.metrics.semantic_score import SemanticScore
+    from gesturebench.metrics.sc import SemanticScore
 
     ckpt_dir = tmp_path_factory.mktemp("checkpoints")
     ctx = MetricContext(

@@ -9,7 +9,7 @@ import pytest
 import scipy.spatial.distance
 import torch
 
-from gesturebench.metrics.joint_error import MeanJointDistance
+from gesturebench.metrics.mjd import MeanJointDistance
 from gesturebench.stats.bootstrap import Resamples, percentile_interval, weighted_means
 from gesturebench.tables import write_summary
 from tests.distributed import run_distributed

@@ -1,6 +1,6 @@
 """Damaged cache entries (truncated or garbled files) are set aside as `<name>.corrupt`, logged and
 recomputed to the value they held; the onset and speed caches are tested with BC
-(tests/metrics/test_beat.py)."""
+(tests/metrics/test_bc.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from gesturebench.errors import CheckpointError
 from gesturebench.models.base import GestureModel
 from gesturebench.models.cache import MotionCache
 from tests.helpers import zero_motion
-from tests.metrics.test_beat import damage
+from tests.metrics.test_bc import damage
 
 
 class Counting(GestureModel):

@@ -168,7 +168,7 @@ def test_emage_fgd_weights_offline_is_one_line(beat2_sample, tmp_path):
     proc = evaluate(
         tmp_path / "data",
         tmp_path / "run",
-        "+metrics.fgd._target_=gesturebench.metrics.frechet.FGD",
+        "+metrics.fgd._target_=gesturebench.metrics.fgd.FGD",
         f"paths.checkpoints={checkpoints}",
         encoders=False,
     )

@@ -14,20 +14,23 @@ import numpy as np
 import pytest
 
 from gesturebench.metrics.base import GestureMetric
-from gesturebench.metrics.beat import BeatConsistency
+from gesturebench.metrics.bc import BeatConsistency
+from gesturebench.metrics.chamfer import Chamfer
 from gesturebench.metrics.composite import PerSequence
 from gesturebench.metrics.context import MetricContext
+from gesturebench.metrics.coverage import Coverage
+from gesturebench.metrics.density import Density
 from gesturebench.metrics.dice import Dice
 from gesturebench.metrics.diversity import Diversity
+from gesturebench.metrics.fgd import FGD
 from gesturebench.metrics.foot_contact import FootContact
-from gesturebench.metrics.frechet import FGD
-from gesturebench.metrics.joint_error import PCK, MeanJointDistance
+from gesturebench.metrics.hausdorff import Hausdorff
+from gesturebench.metrics.ldlj_rel import LDLJRel
+from gesturebench.metrics.mjd import MeanJointDistance
 from gesturebench.metrics.pair import MotionPair
-from gesturebench.metrics.prdc import Coverage, Density
-from gesturebench.metrics.semantic_score import SemanticScore
-from gesturebench.metrics.smoothness import LDLJRel
+from gesturebench.metrics.pck import PCK
+from gesturebench.metrics.sc import SemanticScore
 from gesturebench.metrics.srgr import SemanticRelevanceRecall
-from gesturebench.metrics.surface import Chamfer, Hausdorff
 from gesturebench.stats.bootstrap import Resamples, percentile_interval
 from tests.helpers import REPO, toy_context
 from tests.metrics.bodies import synthetic_pair

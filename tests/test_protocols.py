@@ -8,11 +8,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from gesturebench.metrics.beat import EMAGE_MEAN_SPEED
+from gesturebench.metrics.bc import EMAGE_MEAN_SPEED
 from gesturebench.weights import sha256_file
 from tests.emage_fgd_support import released_state
 from tests.launch import launch, results
-from tests.metrics.test_beat import EMAGE_DIR
+from tests.metrics.test_bc import EMAGE_DIR
 
 pytestmark = pytest.mark.slow
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from gesturebench import stages
 from gesturebench.encoders.motion_ae_training import MotionAEConfig
-from gesturebench.metrics.beat import BeatConsistency
+from gesturebench.metrics.bc import BeatConsistency
 from gesturebench.stages import progress, stage
 from tests.helpers import toy_context
 from tests.metrics.speech import MEAN_SPEED, bc_pairs

@@ -49,7 +49,7 @@ def scored(cfg, tmp_path) -> dict:
 def test_no_body_output_outlives_its_sequence(small, tmp_path, monkeypatch):
     cfg = small(
         "model=perturbed",
-        "+metrics.chamfer={_target_: gesturebench.metrics.surface.Chamfer, name: chamfer,"
+        "+metrics.chamfer={_target_: gesturebench.metrics.chamfer.Chamfer, name: chamfer,"
         " num_points: 50}",
     )
     before_each_step = []

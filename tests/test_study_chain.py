@@ -40,7 +40,7 @@ def study_config(config, *overrides: str):
             del cfg.study.sources[name]
         cfg.metrics = {
             **METRICS,
-            "bc": {"_target_": "gesturebench.metrics.beat.BeatConsistency", "name": "bc"},
+            "bc": {"_target_": "gesturebench.metrics.bc.BeatConsistency", "name": "bc"},
         }
     return cfg
 

@@ -25,9 +25,9 @@ from tests.launch import launch
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 METRICS = {
-    "mjd": {"_target_": "gesturebench.metrics.joint_error.MeanJointDistance", "name": "mjd"},
-    "pck": {"_target_": "gesturebench.metrics.joint_error.PCK", "name": "pck", "threshold": 0.1},
-    "ldlj_rel": {"_target_": "gesturebench.metrics.smoothness.LDLJRel", "name": "ldlj_rel"},
+    "mjd": {"_target_": "gesturebench.metrics.mjd.MeanJointDistance", "name": "mjd"},
+    "pck": {"_target_": "gesturebench.metrics.pck.PCK", "name": "pck", "threshold": 0.1},
+    "ldlj_rel": {"_target_": "gesturebench.metrics.ldlj_rel.LDLJRel", "name": "ldlj_rel"},
     "srgr": {"_target_": "gesturebench.metrics.srgr.SemanticRelevanceRecall", "name": "srgr"},
 }
 # one strong metric per dimension (where it is the only term its dimension must find it first)

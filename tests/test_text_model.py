@@ -30,7 +30,7 @@ from gesturebench.encoders.text_motion import (
     text_motion_path,
 )
 from gesturebench.encoders.text_training import TextMotionConfig
-from gesturebench.metrics.semantic_score import SemanticScore
+from gesturebench.metrics.sc import SemanticScore
 from tests.helpers import toy_context
 from tests.metrics.speech import make_pair
 

@@ -9,7 +9,7 @@ import torch
 
 from gesturebench.body.output import BodyOutput
 from gesturebench.data.records import Motion, SemInterval
-from gesturebench.metrics.functional.beat import audio_onsets
+from gesturebench.metrics.functional.bc import audio_onsets
 from gesturebench.metrics.pair import MotionPair
 
 SR = 16000

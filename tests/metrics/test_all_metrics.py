@@ -18,7 +18,8 @@ from gesturebench.body.output import BodyOutput
 from gesturebench.data.records import Motion, Word
 from gesturebench.encoders.text_motion import TextMotionModel, save_text_motion, text_motion_path
 from gesturebench.encoders.text_training import TextMotionConfig
-from gesturebench.metrics.beat import BeatConsistency
+from gesturebench.metrics.bc import BeatConsistency
+from gesturebench.metrics.chamfer import Chamfer
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.dice import Dice
 from gesturebench.metrics.diversity import Diversity
@@ -26,13 +27,13 @@ from gesturebench.metrics.foot_contact import FootContact
 from gesturebench.metrics.functional.dice import bone_raster, dice
 from gesturebench.metrics.functional.diversity import l1_diversity
 from gesturebench.metrics.functional.foot_contact import contact_rate
-from gesturebench.metrics.functional.smoothness import windowed_ldlj
+from gesturebench.metrics.functional.ldlj_rel import windowed_ldlj
 from gesturebench.metrics.functional.surface import chamfer_hausdorff
+from gesturebench.metrics.hausdorff import Hausdorff
+from gesturebench.metrics.ldlj_rel import LDLJRel
 from gesturebench.metrics.pair import MotionPair
-from gesturebench.metrics.semantic_score import SemanticScore
-from gesturebench.metrics.smoothness import LDLJRel
+from gesturebench.metrics.sc import SemanticScore
 from gesturebench.metrics.srgr import SemanticRelevanceRecall
-from gesturebench.metrics.surface import Chamfer, Hausdorff
 from tests.distributed import run_distributed
 from tests.metrics.bodies import FPS, make_pair, synthetic_body, synthetic_pair
 from tests.metrics.speech import MEAN_SPEED, bc_pairs, srgr_pairs
@@ -250,8 +251,9 @@ def test_real_sample_worse_with_more_noise(beat2_body):
 
 
 def test_vertex_metrics_ask_for_vertices():
+    from gesturebench.metrics.chamfer import Chamfer
     from gesturebench.metrics.foot_contact import FootContact
-    from gesturebench.metrics.surface import Chamfer, Hausdorff
+    from gesturebench.metrics.hausdorff import Hausdorff
 
     assert Chamfer.needs_vertices and Hausdorff.needs_vertices and FootContact.needs_vertices
 

@@ -8,10 +8,10 @@ import torch
 
 from gesturebench.body.output import BodyOutput
 from gesturebench.metrics.base import MOTION_FIELDS, GestureMetric, SequenceMetric
-from gesturebench.metrics.beat import BeatConsistency
+from gesturebench.metrics.bc import BeatConsistency
+from gesturebench.metrics.chamfer import Chamfer
 from gesturebench.metrics.composite import PerSequence
-from gesturebench.metrics.frechet import FGD
-from gesturebench.metrics.surface import Chamfer
+from gesturebench.metrics.fgd import FGD
 from gesturebench.protocol import metric_nodes
 from gesturebench.results import PAPER_METRICS
 from gesturebench.tasks.common import build

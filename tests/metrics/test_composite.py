@@ -20,10 +20,11 @@ from gesturebench.encoders.motion_ae_training import MotionAEConfig
 from gesturebench.errors import ConfigError
 from gesturebench.metrics.composite import CompositeRatings, PerSequence
 from gesturebench.metrics.context import MetricContext
-from gesturebench.metrics.frechet import FGD
-from gesturebench.metrics.joint_error import PCK, MeanJointDistance
+from gesturebench.metrics.coverage import Coverage
+from gesturebench.metrics.fgd import FGD
+from gesturebench.metrics.mjd import MeanJointDistance
 from gesturebench.metrics.pair import MotionPair
-from gesturebench.metrics.prdc import Coverage
+from gesturebench.metrics.pck import PCK
 from gesturebench.study.composites import (
     composites_document,
 )
@@ -81,9 +82,9 @@ def test_composite_ratings_metric_predicts_from_its_sub_metrics(tmp_path):
         "intercept": 3.0,
     }
     configs = {
-        "mjd": {"_target_": "gesturebench.metrics.joint_error.MeanJointDistance", "name": "mjd"},
+        "mjd": {"_target_": "gesturebench.metrics.mjd.MeanJointDistance", "name": "mjd"},
         "pck": {
-            "_target_": "gesturebench.metrics.joint_error.PCK",
+            "_target_": "gesturebench.metrics.pck.PCK",
             "name": "pck",
             "threshold": 0.1,
         },
@@ -194,8 +195,8 @@ def test_two_process_ddp_equals_one_process(tmp_path, tiny_encoder):
 
     composite = dict(MJD_PCK_COMPOSITE)
     configs = {
-        "mjd": {"_target_": "gesturebench.metrics.joint_error.MeanJointDistance", "name": "mjd"},
-        "pck": {"_target_": "gesturebench.metrics.joint_error.PCK", "name": "pck"},
+        "mjd": {"_target_": "gesturebench.metrics.mjd.MeanJointDistance", "name": "mjd"},
+        "pck": {"_target_": "gesturebench.metrics.pck.PCK", "name": "pck"},
     }
     path = tmp_path / "composites.json"
     path.write_text(json.dumps(composites_document({"hl": composite}, configs, {})))

@@ -1,6 +1,6 @@
 """FGD, Density and Coverage as metric classes on the motion autoencoder's features
-(motion_features.py, frechet.py, prdc.py): values equal the functional maths, DDP, provenance,
-checkpoint errors."""
+(motion_features.py, fgd.py, density.py, coverage.py): values equal the functional maths, DDP,
+provenance, checkpoint errors."""
 
 from __future__ import annotations
 
@@ -21,10 +21,11 @@ from gesturebench.encoders.emage_fgd import EmageFGDEncoder
 from gesturebench.encoders.motion_ae import MotionAutoencoder
 from gesturebench.encoders.motion_ae_training import MotionAEConfig
 from gesturebench.errors import CheckpointError, ConfigError
-from gesturebench.metrics.frechet import FGD
+from gesturebench.metrics.coverage import Coverage
+from gesturebench.metrics.density import Density
+from gesturebench.metrics.fgd import FGD
 from gesturebench.metrics.functional.frechet import frechet_distance
 from gesturebench.metrics.pair import MotionPair
-from gesturebench.metrics.prdc import Coverage, Density
 from tests.distributed import run_distributed
 from tests.emage_fgd_support import released_state
 from tests.helpers import toy_context

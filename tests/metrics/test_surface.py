@@ -1,5 +1,5 @@
-"""Chamfer and Hausdorff (surface.py, functional/surface.py, functional/nearest_kernel.py) against
-brute force."""
+"""Chamfer and Hausdorff (chamfer.py, hausdorff.py, their shared pass in surface.py,
+functional/surface.py, functional/nearest_kernel.py) against brute force."""
 
 from __future__ import annotations
 
@@ -13,10 +13,11 @@ from scipy.spatial.distance import cdist
 from gesturebench.body.joints import N_VERTICES
 from gesturebench.errors import ConfigError
 from gesturebench.metrics import surface as surface_metrics
+from gesturebench.metrics.chamfer import Chamfer
 from gesturebench.metrics.functional import nearest_kernel
 from gesturebench.metrics.functional import surface as surface_metrics_functional
 from gesturebench.metrics.functional.surface import chamfer_hausdorff, nearest_distances
-from gesturebench.metrics.surface import Chamfer, Hausdorff
+from gesturebench.metrics.hausdorff import Hausdorff
 from tests.metrics.bodies import synthetic_body, synthetic_pair
 
 pytestmark = pytest.mark.usefixtures("one_thread")

@@ -8,15 +8,12 @@ divided by the number of frames).
 The GENEA Leaderboard's Div_pose is EMAGE's, on joints of the body rerun with zero global
 orientation (`global_orient=zero`).
 
-`PoseVariance` is the GENEA Leaderboard's Div_k (its code's ``var_k``): how much the raw axis-angle
-pose varies over time within a sequence.
+The GENEA Leaderboard's Div_k (its code's ``var_k``) is `PoseVariance` (div_k.py).
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-import torch
 
 from gesturebench.body.joints import BODY_HANDS
 from gesturebench.data.records import N_JOINTS
@@ -24,7 +21,7 @@ from gesturebench.errors import ConfigError
 from gesturebench.metrics.base import SequenceMetric
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.convention import BodyConvention
-from gesturebench.metrics.functional.diversity import l1_diversity, pose_variance
+from gesturebench.metrics.functional.diversity import l1_diversity
 from gesturebench.metrics.pair import MotionPair
 
 #: `joints` option → the joints summed over.
@@ -78,20 +75,3 @@ class Diversity(SequenceMetric):
         )
         weight = float(pair.n_frames) if self.weighting == "frames" else 1.0
         return [float(gen), float(ref)], weight
-
-
-class PoseVariance(SequenceMetric):
-    """Div_k ↑ of the generated motion (``{name}_ref``: the reference's): the mean over the 165
-    axis-angle pose values of their variance over the sequence's frames, each sequence weighing
-    1."""
-
-    default_name = "var_k"
-    direction = "higher"
-    extras = reference_only = ("{name}_ref",)
-    reads = ("jaw", "eyes")  # every joint's rotation is a pose value
-
-    def sequence_values(self, pair: MotionPair) -> tuple[list[float | None], float]:
-        gen, ref = (
-            pose_variance(torch.from_numpy(m.poses)) for m in (pair.generated, pair.reference)
-        )
-        return [float(gen), float(ref)], 1.0

@@ -1,5 +1,5 @@
-"""Chamfer and Hausdorff distances between the generated and reference body surfaces
-(docs/metrics.md, Chamfer and Hausdorff).
+"""The base of Chamfer and Hausdorff (chamfer.py, hausdorff.py): distances between the generated
+and reference body surfaces (docs/metrics.md, Chamfer and Hausdorff).
 
 Both need the same nearest-neighbour pass over every frame's root-aligned vertices, the dominant
 cost of the geometric metrics. The two metric objects share it through `MotionPair.shared` (keyed by
@@ -51,7 +51,7 @@ def _surface_per_frame(
     return torch.cat(chamfer), torch.cat(hausdorff)
 
 
-class _SurfaceMetric(SequenceMetric):
+class SurfaceMetric(SequenceMetric):
     """Chamfer or Hausdorff (`value`: their index in `surface_per_frame`): exact nearest neighbours
     over all vertices unless `num_points`."""
 
@@ -74,19 +74,3 @@ class _SurfaceMetric(SequenceMetric):
     def sequence_values(self, pair: MotionPair) -> tuple[list[float | None], float]:
         per_frame = surface_per_frame(pair, self.method, self.num_points, self.seed)[self.value]
         return [float(per_frame.mean())], 1.0
-
-
-class Chamfer(_SurfaceMetric):
-    """Chamfer ↓: per-frame symmetric mean squared nearest-vertex distance (m²), averaged over
-    frames."""
-
-    default_name = "chamfer"
-    value = 0
-
-
-class Hausdorff(_SurfaceMetric):
-    """Hausdorff ↓: per-frame symmetric Hausdorff distance of the vertex sets (m), averaged over
-    frames."""
-
-    default_name = "hausdorff"
-    value = 1

@@ -1,5 +1,5 @@
-"""Motion diversity of one sequence: L1 spread of joints (EMAGE-style; docs/metrics.md, Diversity)
-and pose variance over time (the GENEA Leaderboard's Div_k; docs/protocols.md)."""
+"""Motion diversity of one sequence: L1 spread of joints (EMAGE-style; docs/metrics.md,
+Diversity)."""
 
 from __future__ import annotations
 
@@ -24,9 +24,3 @@ def l1_diversity(joints: torch.Tensor, joint_ids: Sequence[int] = BODY_HANDS) ->
     p -= root
     p -= p.mean(dim=0)
     return p.abs_().sum(dim=(1, 2)).mean()
-
-
-def pose_variance(poses: torch.Tensor) -> torch.Tensor:
-    """Mean over the pose values (T,D) of their variance over the T frames (population variance,
-    as `numpy.var`); float64 scalar."""
-    return poses.double().reshape(poses.shape[0], -1).var(dim=0, correction=0).mean()

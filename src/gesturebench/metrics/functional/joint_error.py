@@ -1,5 +1,5 @@
-"""Per-sequence joint-position errors on root-aligned BODY_HANDS joints (docs/metrics.md:
-MJD, PCK, SRGR)."""
+"""Per-(frame, joint) position errors on root-aligned joints, shared by MJD, PCK and SRGR
+(docs/metrics.md)."""
 
 from __future__ import annotations
 
@@ -18,13 +18,3 @@ def joint_distances(
     gen = gen_joints[:, idx] - gen_joints[:, :1]
     ref = ref_joints[:, idx] - ref_joints[:, :1]
     return torch.linalg.vector_norm(gen.double() - ref.double(), dim=-1)
-
-
-def mean_joint_distance(gen_joints: torch.Tensor, ref_joints: torch.Tensor) -> torch.Tensor:
-    """MJD: mean over frames and joints of the root-aligned joint distance, metres."""
-    return joint_distances(gen_joints, ref_joints).mean()
-
-
-def pck(gen_joints: torch.Tensor, ref_joints: torch.Tensor, threshold: float = 0.1) -> torch.Tensor:
-    """PCK: fraction of (frame, joint) pairs closer than `threshold` metres."""
-    return (joint_distances(gen_joints, ref_joints) < threshold).double().mean()

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from gesturebench.metrics.functional.diversity import pose_variance
+from gesturebench.metrics.functional.div_k import pose_variance
 
 
 def sample_diversity(samples: Sequence[np.ndarray | torch.Tensor]) -> torch.Tensor:

@@ -10,7 +10,7 @@ import torch
 
 from gesturebench.body.joints import UPPER
 from gesturebench.metrics.base import SequenceMetric
-from gesturebench.metrics.functional.smoothness import MIN_SAMPLES, windowed_ldlj
+from gesturebench.metrics.functional.ldlj_rel import MIN_SAMPLES, windowed_ldlj
 from gesturebench.metrics.pair import MotionPair
 
 

@@ -1,23 +1,13 @@
-"""MJD and PCK: root-aligned joint-position agreement with the reference (docs/metrics.md, MJD and
-PCK)."""
+"""PCK: root-aligned joint-position agreement with the reference within a threshold
+(docs/metrics.md, MJD and PCK)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from gesturebench.metrics.base import SequenceMetric
-from gesturebench.metrics.functional.joint_error import mean_joint_distance, pck
+from gesturebench.metrics.functional.pck import pck
 from gesturebench.metrics.pair import MotionPair
-
-
-class MeanJointDistance(SequenceMetric):
-    """MJD ↓: mean root-aligned distance of BODY_HANDS joints to the reference, metres."""
-
-    default_name = "mjd"
-    direction = "lower"
-
-    def sequence_values(self, pair: MotionPair) -> tuple[list[float | None], float]:
-        return [float(mean_joint_distance(pair.gen_body.joints, pair.ref_body.joints))], 1.0
 
 
 class PCK(SequenceMetric):

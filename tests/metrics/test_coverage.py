@@ -1,5 +1,5 @@
-"""Density and Coverage maths (functional/prdc.py) against the prdc package and hand-worked
-radii."""
+"""Coverage maths (functional/coverage.py) against the prdc package and on features equal to the
+reference. The metric class is tested with FGD in test_motion_features.py."""
 
 from __future__ import annotations
 
@@ -8,30 +8,26 @@ import pytest
 import torch
 from prdc import compute_prdc
 
-from gesturebench.metrics.functional.prdc import coverage, density, knn_radii
+from gesturebench.metrics.functional.coverage import coverage
 
 pytestmark = pytest.mark.usefixtures("one_thread")
-
-
-# ---------- Density / Coverage ----------
 
 
 @pytest.mark.parametrize(
     "seed,k,n,m", [(0, 5, 200, 150), (1, 3, 120, 300), (2, 1, 50, 50), (3, 7, 301, 99)]
 )
-def test_density_coverage_match_prdc_package(seed, k, n, m):
+def test_coverage_matches_prdc_package(seed, k, n, m):
     rng = np.random.default_rng(seed)
     real = rng.normal(size=(n, 8))
     fake = rng.normal(size=(m, 8)) * 1.2 + 0.3
     ref = compute_prdc(real, fake, nearest_k=k)
     r, f = torch.from_numpy(real), torch.from_numpy(fake)
     for chunk in (7, 4096):  # chunking must not change anything
-        assert density(r, f, k, chunk) == pytest.approx(ref["density"], abs=1e-12)
         assert coverage(r, f, k, chunk) == pytest.approx(ref["coverage"], abs=1e-12)
 
 
 @pytest.mark.parametrize("seed", range(5))
-def test_density_coverage_of_features_equal_to_the_reference_are_exactly_one(seed):
+def test_coverage_of_features_equal_to_the_reference_is_exactly_one(seed):
     # Ground truth: every generated feature is a reference feature. Each ball then holds its centre
     # and the k-1 nearer neighbours (the k-th lies on the radius, not inside), so Density = Coverage
     # = 1 exactly.
@@ -39,13 +35,4 @@ def test_density_coverage_of_features_equal_to_the_reference_are_exactly_one(see
         torch.randn(600, 32, generator=torch.Generator().manual_seed(seed), dtype=torch.float64) * 3
         + 1
     )
-    assert density(real, real.clone(), k=5, chunk_size=128) == 1.0
     assert coverage(real, real.clone(), k=5, chunk_size=128) == 1.0
-
-
-def test_knn_radii_hand_worked_and_too_few_points():
-    x = torch.tensor([[0.0], [1.0], [3.0], [7.0]])
-    assert knn_radii(x, 1, chunk_size=3).tolist() == [1.0, 1.0, 2.0, 4.0]
-    assert knn_radii(x, 2, chunk_size=3).tolist() == [3.0, 2.0, 3.0, 6.0]
-    with pytest.raises(ValueError, match="more than 4"):
-        knn_radii(x, 4)

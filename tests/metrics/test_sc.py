@@ -1,4 +1,4 @@
-"""SC (semantic_score.py): the metric on the text–motion model trained on mini-BEAT2 (the session's
+"""SC (sc.py): the metric on the text–motion model trained on mini-BEAT2 (the session's
 `trained_sc`), its provenance, and the error without a checkpoint."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from gesturebench.data.records import Motion, Word
 from gesturebench.encoders.text_motion import text_motion_path
 from gesturebench.errors import CheckpointError
 from gesturebench.metrics.context import MetricContext
-from gesturebench.metrics.semantic_score import SemanticScore
+from gesturebench.metrics.sc import SemanticScore
 
 
 def test_auto_training_writes_a_hashed_checkpoint(trained_sc):

@@ -26,9 +26,9 @@ from torchmetrics.utilities import dim_zero_cat
 from gesturebench.encoders.representation import REP_DIM
 from gesturebench.errors import ConfigError
 from gesturebench.metrics.base import cat_state
+from gesturebench.metrics.functional.fgd import emage2024_sqrt
 from gesturebench.metrics.functional.frechet import (
     batch_moments,
-    emage2024_sqrt,
     frechet_distance,
     merge_moments,
     psd_range,

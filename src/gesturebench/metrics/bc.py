@@ -39,7 +39,7 @@ from gesturebench.errors import ConfigError
 from gesturebench.metrics.base import SequenceMetric
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.convention import BodyConvention
-from gesturebench.metrics.functional.beat import (
+from gesturebench.metrics.functional.bc import (
     ALIGNMENTS,
     audio_onsets,
     beat_consistency,

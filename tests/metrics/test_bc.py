@@ -1,4 +1,4 @@
-"""BC (beat.py, functional/beat.py) against plain-loop computations, constructed cases and the real
+"""BC (bc.py, functional/bc.py) against plain-loop computations, constructed cases and the real
 BEAT2 sample."""
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from gesturebench.body.joints import UPPER
 from gesturebench.body.output import BodyOutput
 from gesturebench.emage_eval_files import MEAN_SPEED as MEAN_SPEED_FILES
 from gesturebench.errors import CheckpointError, ConfigError
-from gesturebench.metrics import beat as beat_module
-from gesturebench.metrics.beat import EMAGE_MEAN_SPEED, BeatConsistency
+from gesturebench.metrics import bc as bc_module
+from gesturebench.metrics.bc import EMAGE_MEAN_SPEED, BeatConsistency
 from gesturebench.metrics.context import MetricContext
-from gesturebench.metrics.functional.beat import (
+from gesturebench.metrics.functional.bc import (
     audio_onsets,
     beat_consistency,
     emage_segment_samples,
@@ -192,9 +192,9 @@ def test_bc_caches_each_segments_onsets(tmp_path, monkeypatch):
     for p in pairs:
         uncached.update(p)
     calls = []
-    real = beat_module.segment_onsets
+    real = bc_module.segment_onsets
     monkeypatch.setattr(
-        beat_module, "segment_onsets", lambda *a, **k: calls.append(1) or real(*a, **k)
+        bc_module, "segment_onsets", lambda *a, **k: calls.append(1) or real(*a, **k)
     )
     cached = BeatConsistency(mean_speed=MEAN_SPEED, direction="audio_to_motion")
     cached.prepare(toy_context(tmp_path))

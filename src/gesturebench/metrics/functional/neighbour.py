@@ -1,5 +1,5 @@
-"""Density and Coverage (Naeem et al. 2020) with k-nearest-neighbour balls around the reference
-features.
+"""The k-nearest-neighbour balls around the reference features that Density and Coverage (Naeem et
+al. 2020) count generated features in (functional/density.py, functional/coverage.py).
 
 r_i = distance from reference X_i to its k-th nearest other reference (the (k+1)-th smallest
 distance counting X_i itself, as the `prdc` package does). Density = (1/kM) Σ_j Σ_i 1[‖Y_j − X_i‖ <
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import torch
 
 
-def _distance_blocks(
+def distance_blocks(
     rows: torch.Tensor, cols: torch.Tensor, chunk_size: int
 ) -> Iterator[tuple[slice, torch.Tensor]]:
     """(slice of rows, (len, N) Euclidean distances to all `cols`) for consecutive row blocks, in
@@ -43,29 +43,9 @@ def knn_radii(real: torch.Tensor, k: int, chunk_size: int = 1024) -> torch.Tenso
             f"k={k} nearest neighbours need more than {k} reference features, got {real.shape[0]}"
         )
     radii = torch.empty(real.shape[0], dtype=torch.float64, device=real.device)
-    for block, d in _distance_blocks(real, real, chunk_size):
+    for block, d in distance_blocks(real, real, chunk_size):
         radii[block] = d.kthvalue(k + 1, dim=1).values
     return radii
-
-
-def density(
-    real: torch.Tensor, fake: torch.Tensor, k: int = 5, chunk_size: int = 1024
-) -> torch.Tensor:
-    """Expected number of reference balls a generated feature falls in, divided by k (float64)."""
-    radii = knn_radii(real, k, chunk_size)
-    hits = sum(int((d < radii).sum()) for _, d in _distance_blocks(fake, real, chunk_size))
-    return torch.tensor(hits, dtype=torch.float64) / (k * fake.shape[0])
-
-
-def coverage(
-    real: torch.Tensor, fake: torch.Tensor, k: int = 5, chunk_size: int = 1024
-) -> torch.Tensor:
-    """Fraction of reference balls that contain at least one generated feature (float64)."""
-    radii = knn_radii(real, k, chunk_size)
-    nearest = torch.full_like(radii, float("inf"))
-    for _, d in _distance_blocks(fake, real, chunk_size):
-        nearest = torch.minimum(nearest, d.min(dim=0).values)
-    return (nearest < radii).double().mean()
 
 
 @dataclass(frozen=True)
@@ -92,24 +72,7 @@ def ball_hits(
     (M,)), the balls' radii those of the whole reference set."""
     radii = knn_radii(real, k, chunk_size)
     hits = torch.zeros(owners, real.shape[0], dtype=torch.float64, device=real.device)
-    for block, d in _distance_blocks(fake, real, chunk_size):
+    for block, d in distance_blocks(fake, real, chunk_size):
         hits.index_add_(0, fake_owner[block], (d < radii).double())
     fake_counts = torch.bincount(fake_owner, minlength=owners).double()
     return BallHits(hits, real_owner, fake_counts)
-
-
-def resampled_density(balls: BallHits, draws: torch.Tensor, k: int) -> torch.Tensor:
-    """(B,) Density with each owner's reference balls and generated features counted as often as
-    (B, owners) `draws` say; the balls keep their radii."""
-    owners = balls.hits.shape[0]
-    per_owner = balls.hits.new_zeros(owners, owners).index_add_(1, balls.real_owner, balls.hits)
-    return torch.einsum("bs,st,bt->b", draws, per_owner, draws) / (k * draws @ balls.fake_counts)
-
-
-def resampled_coverage(balls: BallHits, draws: torch.Tensor, k: int) -> torch.Tensor:
-    """(B,) Coverage with each owner's reference balls and generated features counted as often as
-    (B, owners) `draws` say: the drawn balls' weighted fraction hit by a drawn generated feature
-    (`k` enters through the radii)."""
-    drawn = draws[:, balls.real_owner]
-    covered = (draws @ (balls.hits > 0).double()) > 0
-    return (drawn * covered).sum(1) / drawn.sum(1)

@@ -1,4 +1,4 @@
-"""LDLJ_rel (smoothness.py, functional/smoothness.py): the minimum-jerk closed form, windows, still
+"""LDLJ_rel (ldlj_rel.py, functional/ldlj_rel.py): the minimum-jerk closed form, windows, still
 joints."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from scipy.signal import savgol_filter
 
 from gesturebench.body.joints import UPPER
 from gesturebench.body.output import BodyOutput
-from gesturebench.metrics.functional.smoothness import ldlj, windowed_ldlj
-from gesturebench.metrics.smoothness import LDLJRel
+from gesturebench.metrics.functional.ldlj_rel import ldlj, windowed_ldlj
+from gesturebench.metrics.ldlj_rel import LDLJRel
 from tests.metrics.bodies import FPS, make_pair, synthetic_body
 
 pytestmark = pytest.mark.usefixtures("one_thread")

@@ -1,10 +1,10 @@
-"""FD_g and FD_k: Fréchet distances between reference and generated raw pose frames (the GENEA
+"""FD_g: Fréchet distance between reference and generated raw pose frames (the GENEA
 Leaderboard's, after audio2photoreal; docs/protocols.md).
 
 No encoder: each frame's feature is its axis-angle pose vector (55 joints × 3 = 165 values,
 `Motion.poses` as the dataset stores it). FD_g fits one Gaussian to all reference frames and one to
-all generated frames, pooled over sequences; FD_k does the same on frame-to-frame differences
-within each sequence (T − 1 per sequence).
+all generated frames, pooled over sequences; FD_k (fd_k.py) does the same on frame-to-frame
+differences within each sequence.
 """
 
 from __future__ import annotations
@@ -85,13 +85,3 @@ class PoseFrechet(GestureMetric):
         n, mean, scatter = self.pooled()
         ref, gen = ((mean[i], scatter[i] / (n[i] - 1)) for i in SIDES)
         return {self.name: float(frechet_distance(*ref, *gen))}
-
-
-class PoseDifferenceFrechet(PoseFrechet):
-    """FD_k ↓: `PoseFrechet` on the differences between consecutive pose frames of each
-    sequence."""
-
-    default_name = "fd_k"
-
-    def frames(self, poses: np.ndarray) -> torch.Tensor:
-        return torch.diff(super().frames(poses), dim=0)

@@ -1,5 +1,5 @@
-"""Density and Coverage (Naeem et al. 2020) of generated motion-autoencoder features around the
-reference's (docs/metrics.md, Density and Coverage)."""
+"""The base of Density and Coverage (Naeem et al. 2020): generated motion-autoencoder features
+counted in k-NN balls around the reference's (docs/metrics.md, Density and Coverage)."""
 
 from __future__ import annotations
 
@@ -11,14 +11,7 @@ import torch
 from torchmetrics.utilities import dim_zero_cat
 
 from gesturebench.metrics.base import cat_state
-from gesturebench.metrics.functional.prdc import (
-    BallHits,
-    ball_hits,
-    coverage,
-    density,
-    resampled_coverage,
-    resampled_density,
-)
+from gesturebench.metrics.functional.neighbour import BallHits, ball_hits
 from gesturebench.metrics.motion_features import GENERATED, REFERENCE, MotionFeatureMetric
 from gesturebench.metrics.pair import MotionPair
 from gesturebench.stats.bootstrap import Resamples
@@ -90,20 +83,3 @@ class NeighbourMetric(MotionFeatureMetric):
         draws = torch.from_numpy(resamples.of(index.cpu().numpy())).to(balls.hits)
         replicates = self.resampled(balls, draws, self.k)
         return {self.name: replicates.cpu().numpy()}
-
-
-class Density(NeighbourMetric):
-    """Density ↑: mean count of reference k-NN balls containing a generated feature, over k."""
-
-    default_name = "density"
-    statistic = staticmethod(density)
-    resampled = staticmethod(resampled_density)
-
-
-class Coverage(NeighbourMetric):
-    """Coverage ↑: fraction of reference k-NN balls containing a generated feature."""
-
-    default_name = "coverage"
-    value_range = (0.0, 1.0)
-    statistic = staticmethod(coverage)
-    resampled = staticmethod(resampled_coverage)
