@@ -13,11 +13,11 @@ import torch
 from gesturebench import api
 from gesturebench.data.audio import load_audio, write_wav
 from gesturebench.data.beat2 import AUDIO_DIR, MOTION_DIR, SPLIT_FILE, read_split_table
-from gesturebench.metrics.beat import BeatConsistency
+from gesturebench.metrics.bc import BeatConsistency
 from tests.distributed import run_distributed
 from tests.helpers import CONF, body_pair
 
-BC = ("metrics=none", "+metrics.bc._target_=gesturebench.metrics.beat.BeatConsistency")
+BC = ("metrics=none", "+metrics.bc._target_=gesturebench.metrics.bc.BeatConsistency")
 
 
 def two_sequences(mini_beat2: Path, root: Path, cut: tuple[int, ...]) -> list[Path]:
