@@ -13,11 +13,12 @@ trained there):
 - `sample-paper-perturbed`, `sample-emage2024-perturbed`, `sample-emage2025-perturbed`: the real
   BEAT2 sample (../shared/data/beat2-sample; skipped, in one line, where absent) as a BEAT2
   folder: the recording as the test sequence, clips of it as the train and val splits
-  (statistics, encoder training; the encoders are trained by `task=train_encoder` through the same
+  (statistics, encoder training; SC's encoder is trained by `task=train_encoder` through the same
   API), and made-up words and semantic intervals (the sample has none; SC, SRGR and SGP need them
   to have a value). The EMAGE presets run on `dataset=beat2_speaker2` (their pinned split) with
   EMAGE's BC speed normaliser from ../shared/data/emage and seeded encoder weights in the released
-  layout (the real file is not here): the same numbers on both sides matter, not their meaning.
+  layout (the real file is not here; `metrics=paper` uses it too on real BEAT2, for FGD, Density
+  and Coverage): the same numbers on both sides matter, not their meaning.
 
 The numbers come from the config's own fixed seeds (run seed, `model.seed`, mini-BEAT2's seed), with
 `--threads` torch threads (default 1: a different thread count may change the last bits of sums).
@@ -50,18 +51,25 @@ EMAGE_SPEED = SHARED / "emage" / "mean_vel_smplxflame_30.npy"
 SEQ = "2_scott_0_1_1"
 QUIET = ("logger=none", "trainer.enable_progress_bar=false")
 SAMPLE_DATA = ("dataset.root={work}/sample",)
+WEIGHTS = "{work}/AESKConv_240_100.bin"  # EMAGE's FGD encoder, seeded (prepare_sample)
 EMAGE = (
     "model=perturbed",
     "dataset=beat2_speaker2",
     *SAMPLE_DATA,
-    "metrics.fgd.weights={work}/AESKConv_240_100.bin",
+    f"metrics.fgd.weights={WEIGHTS}",
     f"metrics.bc.mean_speed_file={EMAGE_SPEED}",
 )
 #: case name → overrides ({work}: the invocation's work folder)
 CASES: dict[str, tuple[str, ...]] = {
     "mini-paper-default": ("metrics=paper",),
     "mini-paper-perturbed": ("metrics=paper", "model=perturbed"),
-    "sample-paper-perturbed": ("metrics=paper", "model=perturbed", "dataset=beat2", *SAMPLE_DATA),
+    "sample-paper-perturbed": (
+        "metrics=paper",
+        "model=perturbed",
+        "dataset=beat2",
+        *SAMPLE_DATA,
+        *(f"metrics.{m}.weights={WEIGHTS}" for m in ("fgd", "density", "coverage")),
+    ),
     "sample-emage2024-perturbed": ("metrics=emage2024", *EMAGE),
     "sample-emage2025-perturbed": ("metrics=emage2025", *EMAGE),
 }
@@ -188,21 +196,15 @@ def annotate(root: Path, seq: str, duration: float) -> None:
 
 
 def prepare_sample(work: Path, run: Callable[..., dict]) -> None:
-    """The sample's BEAT2 folder, its two encoders and the seeded EMAGE encoder file in `work`."""
+    """The sample's BEAT2 folder, its SC encoder and the seeded EMAGE encoder file in `work` (the
+    paper's FGD, Density and Coverage use EMAGE's encoder on real BEAT2, not motion_ae)."""
     import torch
 
     from tests.emage_fgd_support import released_state
 
     sample_layout(work / "sample")
-    for encoder in ("motion_ae", "text_motion"):
-        run(
-            "train_encoder",
-            "task=train_encoder",
-            f"encoder={encoder}",
-            "dataset=beat2",
-            *SAMPLE_DATA,
-        )
-    torch.save({"model_state": released_state(7)}, work / "AESKConv_240_100.bin")
+    run("train_encoder", "task=train_encoder", "encoder=text_motion", "dataset=beat2", *SAMPLE_DATA)
+    torch.save({"model_state": released_state(7)}, WEIGHTS.format(work=work))
 
 
 def runner(work: Path, threads: int) -> Callable[..., dict]:
@@ -224,8 +226,7 @@ def runner(work: Path, threads: int) -> Callable[..., dict]:
 
 def needs(name: str) -> list[Path]:
     """The shared files a case reads."""
-    files = [SAMPLE / f"{SEQ}.npz"] if name.startswith("sample-") else []
-    return files + ([EMAGE_SPEED] if "emage" in name else [])
+    return [SAMPLE / f"{SEQ}.npz", EMAGE_SPEED] if name.startswith("sample-") else []
 
 
 def available(names: list[str]) -> list[str]:
