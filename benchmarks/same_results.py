@@ -22,12 +22,13 @@ trained there):
 
 The numbers come from the config's own fixed seeds (run seed, `model.seed`, mini-BEAT2's seed), with
 `--threads` torch threads (default 1: a different thread count may change the last bits of sums).
-Every number of each results.json is kept under its flattened key (`metrics.fgd`,
-`intervals.fgd.0`, `per_sequence.<sequence id>.mjd`, ...), and the text of `skipped` and `caveats`
-(the work folder replaced by `<work>`). Left out as run-specific or inputs, not results:
-`timings` (wall-clock seconds), `versions` (package versions), `config` (the resolved config: the
-temporary folders, `threads`; its layout is not a result). Values compare as their JSON text, so
-floats compare bit for bit (0.0 and -0.0 differ, 1 and 1.0 differ).
+Every number of each run's results.json file (as written, not the document `evaluate` returns) is
+kept under its flattened key (`metrics.fgd`, `intervals.fgd.0`, `per_sequence.<sequence id>.mjd`,
+`options.bc.joints.0`, ...), and the text of `skipped` and `caveats` (the work folder replaced by
+`<work>`); other text (names, paths, hashes) is not compared. Left out as run-specific or inputs,
+not results: `timings` (wall-clock seconds), `versions` (package versions), `config` (the resolved
+config: the temporary folders, `threads`; its layout is not a result). Values compare as their JSON
+text, so floats compare bit for bit (0.0 and -0.0 differ, 1 and 1.0 differ).
 """
 
 from __future__ import annotations
@@ -80,15 +81,15 @@ TEXTS = ("skipped", "caveats")
 
 
 def flatten(doc: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
-    """(dotted key, value) of every number, boolean and null in `doc`; per_sequence rows keyed by
-    their sequence id (and sample, where several)."""
+    """(dotted key, value) of every leaf of `doc`; per_sequence rows keyed by their sequence id
+    (and sample, where several)."""
     if isinstance(doc, dict):
         for key, value in doc.items():
             yield from flatten(value, f"{prefix}{key}.")
     elif isinstance(doc, list):
         for i, value in enumerate(doc):
             yield from flatten(value, f"{prefix}{row_key(value, i)}.")
-    elif doc is None or isinstance(doc, int | float):
+    else:
         yield prefix[:-1], doc
 
 
@@ -101,25 +102,15 @@ def row_key(value: Any, index: int) -> str:
 
 
 def numbers(doc: dict, work: str) -> dict[str, Any]:
-    """The flattened numbers of a results.json document, and its `TEXTS` (the work folder as
-    `<work>`), without the `EXCLUDED` fields."""
-    out = dict(flatten({k: v for k, v in doc.items() if k not in EXCLUDED and k not in TEXTS}))
-    for field in TEXTS:
-        for key, text in flatten_text(doc.get(field) or {}, field):
-            out[key] = text.replace(work, "<work>")
+    """Every number, boolean and null of a results.json document under its flattened key, and the
+    text of its `TEXTS` fields (the work folder as `<work>`), without the `EXCLUDED` fields."""
+    out = {}
+    for key, value in flatten({k: v for k, v in doc.items() if k not in EXCLUDED}):
+        if not isinstance(value, str):
+            out[key] = value
+        elif key.split(".")[0] in TEXTS:
+            out[key] = value.replace(work, "<work>")
     return out
-
-
-def flatten_text(doc: Any, prefix: str) -> Iterator[tuple[str, str]]:
-    """(dotted key, text) of every leaf of `doc`, numbers as their JSON text."""
-    if isinstance(doc, dict):
-        for key, value in doc.items():
-            yield from flatten_text(value, f"{prefix}.{key}")
-    elif isinstance(doc, list):
-        for i, value in enumerate(doc):
-            yield from flatten_text(value, f"{prefix}.{i}")
-    else:
-        yield prefix, doc if isinstance(doc, str) else json.dumps(doc)
 
 
 def differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
@@ -195,7 +186,7 @@ def annotate(root: Path, seq: str, duration: float) -> None:
     write_sem(root / "sem" / f"{seq}.txt", sem)
 
 
-def prepare_sample(work: Path, run: Callable[..., dict]) -> None:
+def prepare_sample(work: Path, run: Callable[..., Path]) -> None:
     """The sample's BEAT2 folder, its SC encoder and the seeded EMAGE encoder file in `work` (the
     paper's FGD, Density and Coverage use EMAGE's encoder on real BEAT2, not motion_ae)."""
     import torch
@@ -207,19 +198,17 @@ def prepare_sample(work: Path, run: Callable[..., dict]) -> None:
     torch.save({"model_state": released_state(7)}, WEIGHTS.format(work=work))
 
 
-def runner(work: Path, threads: int) -> Callable[..., dict]:
-    """`run(name, *overrides)`: the results of `gesturebench.evaluate` on them, in `work`."""
+def runner(work: Path, threads: int) -> Callable[..., Path]:
+    """`run(name, *overrides)`: `gesturebench.evaluate` on them in `work`; its run folder."""
     import gesturebench
 
-    def run(name: str, *overrides: str) -> dict:
+    def run(name: str, *overrides: str) -> Path:
+        folder = work / "runs" / name
         args = [o.format(work=work) for o in overrides]
-        return gesturebench.evaluate(
-            *args,
-            *QUIET,
-            f"paths.root={work}",
-            f"threads={threads}",
-            f"hydra.run.dir={work}/runs/{name}",
+        gesturebench.evaluate(
+            *args, *QUIET, f"paths.root={work}", f"threads={threads}", f"hydra.run.dir={folder}"
         )
+        return folder
 
     return run
 
@@ -240,7 +229,8 @@ def available(names: list[str]) -> list[str]:
 
 
 def run_cases(names: list[str], threads: int) -> dict[str, dict]:
-    """The flattened numbers of each named case whose shared files are here."""
+    """The flattened numbers of each named case whose shared files are here, read from the
+    results.json its run wrote."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     names = available(names)
     out = {}
@@ -250,7 +240,8 @@ def run_cases(names: list[str], threads: int) -> dict[str, dict]:
         if any(n.startswith("sample-") for n in names):
             prepare_sample(work, run)
         for name in names:
-            out[name] = numbers(run(name, *CASES[name], "task.render_clips=0"), str(work))
+            folder = run(name, *CASES[name], "task.render_clips=0")
+            out[name] = numbers(json.loads((folder / "results.json").read_text()), str(work))
             print(f"{name}: {len(out[name])} values", file=sys.stderr)
     return out
 
