@@ -86,3 +86,11 @@ def test_a_missing_key_and_a_missing_case_are_reported(record, capsys):
     assert code == 1
     assert "per_sequence.2_scott_0_1_1.mjd: 0.5 -> absent" in out
     assert "b  not in the record" in out
+
+
+def test_without_the_real_sample_its_cases_are_skipped_in_one_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(same_results, "SAMPLE", tmp_path / "absent")
+    kept = same_results.available(list(same_results.CASES))
+    assert kept == ["mini-paper-default", "mini-paper-perturbed"]
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 1 and str(tmp_path / "absent") in lines[0]
