@@ -34,6 +34,7 @@ text, so floats compare bit for bit (0.0 and -0.0 differ, 1 and 1.0 differ).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -199,15 +200,17 @@ def prepare_sample(work: Path, run: Callable[..., Path]) -> None:
 
 
 def runner(work: Path, threads: int) -> Callable[..., Path]:
-    """`run(name, *overrides)`: `gesturebench.evaluate` on them in `work`; its run folder."""
+    """`run(name, *overrides)`: `gesturebench.evaluate` on them in `work`, its printout on stderr
+    (stdout keeps only the comparison); its run folder."""
     import gesturebench
 
     def run(name: str, *overrides: str) -> Path:
         folder = work / "runs" / name
         args = [o.format(work=work) for o in overrides]
-        gesturebench.evaluate(
-            *args, *QUIET, f"paths.root={work}", f"threads={threads}", f"hydra.run.dir={folder}"
-        )
+        with contextlib.redirect_stdout(sys.stderr):
+            gesturebench.evaluate(
+                *args, *QUIET, f"paths.root={work}", f"threads={threads}", f"hydra.run.dir={folder}"
+            )
         return folder
 
     return run
