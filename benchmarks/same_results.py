@@ -1,55 +1,161 @@
-"""Check that a change of code leaves every number in results.json unchanged (behaviour-preserving
-refactors).
+"""Check that a behaviour-preserving change of code leaves every number of results.json unchanged.
 
-Runs `metrics=paper` for a few models on two BEAT2 folders — mini-BEAT2 as the reference commit
-generates it, and a layout built from the real sample (../shared/data/beat2-sample) — once with the
-code of a reference commit (a temporary git worktree) and once with the working tree, each training
-its own encoders, and compares `metrics`, `per_sequence` and the names in `skipped` exactly. Both
-sides read the same data files, so a change of the mini-BEAT2 generator is not a difference here.
+    python benchmarks/same_results.py record FILE    # run the cases, write their numbers to FILE
+    python benchmarks/same_results.py compare FILE   # run them again, compare with FILE bit for bit
 
-    python benchmarks/same_results.py --ref 47c1c10
+Record on the code before the change, compare on the code after it. Each case is one
+`task=evaluate` run through the Python API (`gesturebench.evaluate`), in this process, into a fresh
+temporary `paths.root` shared by the cases of one invocation (mini-BEAT2 generated and encoders
+trained there):
+
+- `mini-paper-default`, `mini-paper-perturbed`: `metrics=paper` on the built-in mini-BEAT2, with the
+  main command's default model and with `model=perturbed` (its default kind and level);
+- `sample-paper-perturbed`, `sample-emage2024-perturbed`, `sample-emage2025-perturbed`: the real
+  BEAT2 sample (../shared/data/beat2-sample; skipped, in one line, where absent) as a BEAT2
+  folder: the recording as the test sequence, clips of it as the train and val splits
+  (statistics, encoder training; SC's encoder is trained by `task=train_encoder` through the same
+  API), and made-up words and semantic intervals (the sample has none; SC, SRGR and SGP need them
+  to have a value). The EMAGE presets run on `dataset=beat2_speaker2` (their pinned split) with
+  EMAGE's BC speed normaliser from ../shared/data/emage and seeded encoder weights in the released
+  layout (the real file is not here; `metrics=paper` uses it too on real BEAT2, for FGD, Density
+  and Coverage): the same numbers on both sides matter, not their meaning.
+
+The numbers come from the config's own fixed seeds (run seed, `model.seed`, mini-BEAT2's seed), with
+`--threads` torch threads (default 1: a different thread count may change the last bits of sums).
+Every number of each run's results.json file (as written, not the document `evaluate` returns) is
+kept under its flattened key (`metrics.fgd`, `intervals.fgd.0`, `per_sequence.<sequence id>.mjd`,
+`options.bc.joints.0`, ...), and the text of `skipped` and `caveats` (the work folder replaced by
+`<work>`); other text (names, paths, hashes) is not compared. Left out as run-specific or inputs,
+not results: `timings` (wall-clock seconds), `versions` (package versions), `config` (the resolved
+config: the temporary folders, `threads`; its layout is not a result). Values compare as their JSON
+text, so floats compare bit for bit (0.0 and -0.0 differ, 1 and 1.0 differ).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
-import math
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from gesturebench.data.annotations_io import write_sem, write_textgrid_words
-from gesturebench.data.records import SemInterval, Word
-
 REPO = Path(__file__).resolve().parents[1]
-SAMPLE = REPO.parent / "shared" / "data" / "beat2-sample"
+SHARED = REPO.parent / "shared" / "data"
+SAMPLE = SHARED / "beat2-sample"
+EMAGE_SPEED = SHARED / "emage" / "mean_vel_smplxflame_30.npy"
 SEQ = "2_scott_0_1_1"
-MODELS = (
-    ("model=ground_truth",),
-    ("model=perturbed", "model.kind=rotation_noise", "model.level=0.1"),
-    ("model=random_clip",),
+QUIET = ("logger=none", "trainer.enable_progress_bar=false")
+SAMPLE_DATA = ("dataset.root={work}/sample",)
+WEIGHTS = "{work}/AESKConv_240_100.bin"  # EMAGE's FGD encoder, seeded (prepare_sample)
+EMAGE = (
+    "model=perturbed",
+    "dataset=beat2_speaker2",
+    *SAMPLE_DATA,
+    f"metrics.fgd.weights={WEIGHTS}",
+    f"metrics.bc.mean_speed_file={EMAGE_SPEED}",
 )
-COMMON = ("metrics=paper", "task.render_clips=0")
+#: case name → overrides ({work}: the invocation's work folder)
+CASES: dict[str, tuple[str, ...]] = {
+    "mini-paper-default": ("metrics=paper",),
+    "mini-paper-perturbed": ("metrics=paper", "model=perturbed"),
+    "sample-paper-perturbed": (
+        "metrics=paper",
+        "model=perturbed",
+        "dataset=beat2",
+        *SAMPLE_DATA,
+        *(f"metrics.{m}.weights={WEIGHTS}" for m in ("fgd", "density", "coverage")),
+    ),
+    "sample-emage2024-perturbed": ("metrics=emage2024", *EMAGE),
+    "sample-emage2025-perturbed": ("metrics=emage2025", *EMAGE),
+}
+#: results.json fields that are run-specific or inputs (module docstring)
+EXCLUDED = ("timings", "versions", "config")
+#: fields kept as text, not only their numbers
+TEXTS = ("skipped", "caveats")
 
 
-def sample_layout(root: Path) -> Path:
+def flatten(doc: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """(dotted key, value) of every leaf of `doc`; per_sequence rows keyed by their sequence id
+    (and sample, where several)."""
+    if isinstance(doc, dict):
+        for key, value in doc.items():
+            yield from flatten(value, f"{prefix}{key}.")
+    elif isinstance(doc, list):
+        for i, value in enumerate(doc):
+            yield from flatten(value, f"{prefix}{row_key(value, i)}.")
+    else:
+        yield prefix[:-1], doc
+
+
+def row_key(value: Any, index: int) -> str:
+    """A per_sequence row's sequence id (with its sample), else the list index."""
+    if isinstance(value, dict) and "sequence_id" in value:
+        sample = value.get("sample")
+        return str(value["sequence_id"]) + ("" if sample is None else f"#{sample}")
+    return str(index)
+
+
+def numbers(doc: dict, work: str) -> dict[str, Any]:
+    """Every number, boolean and null of a results.json document under its flattened key, and the
+    text of its `TEXTS` fields (the work folder as `<work>`), without the `EXCLUDED` fields."""
+    out = {}
+    for key, value in flatten({k: v for k, v in doc.items() if k not in EXCLUDED}):
+        if not isinstance(value, str):
+            out[key] = value
+        elif key.split(".")[0] in TEXTS:
+            out[key] = value.replace(work, "<work>")
+    return out
+
+
+def differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """One line per key whose value differs (as JSON text: floats bit for bit) or that only one
+    side has."""
+    lines = []
+    for key in sorted(set(old) | set(new)):
+        a = json.dumps(old[key]) if key in old else "absent"
+        b = json.dumps(new[key]) if key in new else "absent"
+        if a != b:
+            lines.append(f"{key}: {a} -> {b}")
+    return lines
+
+
+def report(old: dict[str, dict], new: dict[str, dict], shown: int = 20) -> tuple[str, bool]:
+    """The table of cases (identical, or the differing keys with old -> new) and whether any
+    differs; a case only one side has is a difference."""
+    lines, failed = [], False
+    width = max(map(len, old | new), default=0)
+    for case in sorted(old.keys() | new.keys()):
+        if case not in old:
+            lines.append(f"{case:<{width}}  not in the record")
+            failed = True
+            continue
+        diffs = differences(old[case], new.get(case, {}))
+        failed |= bool(diffs)
+        n = len(old[case])
+        verdict = f"{len(diffs)} of {n} values differ" if diffs else f"identical ({n} values)"
+        lines.append(f"{case:<{width}}  {verdict}")
+        lines += [f"    {d}" for d in diffs[:shown]]
+        if len(diffs) > shown:
+            lines.append(f"    ... and {len(diffs) - shown} more")
+    return "\n".join(lines), failed
+
+
+def sample_layout(root: Path) -> None:
     """The real sample as the test sequence, and clips of it under other ids as the train and val
     splits (dataset statistics, encoder training)."""
     for folder in ("smplxflame_30", "wave16k", "textgrid", "sem"):
         (root / folder).mkdir(parents=True)
-    rows = ["id,type"]
     clips = {"2_scott_0_2_2": (0, 900), "2_scott_0_3_3": (600, 1500), "2_scott_0_4_4": (1000, 1906)}
-    for seq, split in (
-        (SEQ, "test"),
-        *((s, "train") for s in list(clips)[:2]),
-        (list(clips)[2], "val"),
-    ):
+    splits = {SEQ: "test", "2_scott_0_2_2": "train", "2_scott_0_3_3": "train"}
+    splits["2_scott_0_4_4"] = "val"
+    for seq in splits:
         arrays = dict(np.load(SAMPLE / f"{SEQ}.npz", allow_pickle=False))
         if seq in clips:  # a different clip of the same recording, so the splits differ
             start, stop = clips[seq]
@@ -58,153 +164,109 @@ def sample_layout(root: Path) -> Path:
         np.savez(root / "smplxflame_30" / f"{seq}.npz", **arrays)
         annotate(root, seq, len(arrays["poses"]) / 30.0)
         shutil.copy(SAMPLE / f"{SEQ}.wav", root / "wave16k" / f"{seq}.wav")
-        rows.append(f"{seq},{split}")
+    rows = ["id,type", *(f"{seq},{split}" for seq, split in splits.items())]
     (root / "train_test_split.csv").write_text("\n".join(rows) + "\n")
-    return root
 
 
 def annotate(root: Path, seq: str, duration: float) -> None:
     """Made-up words (one every 0.4 s) and semantic intervals (one every 6 s, the four classes in
-    turn): the sample has neither, and SC, SRGR and SGP need them to have a value to compare."""
+    turn)."""
+    from gesturebench.data.annotations_io import write_sem, write_textgrid_words
+    from gesturebench.data.records import SemInterval, Word
+
     vocab = ("we", "built", "this", "idea", "around", "a", "box", "there", "future", "never")
-    words = [
-        Word(vocab[i % len(vocab)], 0.4 * i, 0.4 * i + 0.3) for i in range(int(duration / 0.4))
-    ]
+    words = [Word(vocab[i % 10], 0.4 * i, 0.4 * i + 0.3) for i in range(int(duration / 0.4))]
     write_textgrid_words(root / "textgrid" / f"{seq}.TextGrid", words, duration)
     classes = ("iconic", "beat", "deictic", "metaphoric")
     sem = [
         SemInterval(
-            f"0{k % 4 + 1}_{classes[k % 4]}", 6.0 * k + 1.0, 6.0 * k + 2.2, 0.8, vocab[k % 10]
+            f"0{k % 4 + 1}_{classes[k % 4]}", 6.0 * k + 1, 6.0 * k + 2.2, 0.8, vocab[k % 10]
         )
         for k in range(int((duration - 3.0) / 6.0))
     ]
     write_sem(root / "sem" / f"{seq}.txt", sem)
 
 
-def run_all(code: Path, work: Path, mini_root: Path, sample_root: Path) -> dict:
-    """results.json of every case, run with the package in `code`/src; data, caches and encoders
-    under `work`."""
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(code / "src"),
-        "WANDB_MODE": "offline",
-        "WANDB_SILENT": "true",
-    }
-    paths = (
-        f"paths.data={work}/data",
-        f"paths.cache={work}/cache",
-        f"paths.checkpoints={work}/checkpoints",
-    )
+def prepare_sample(work: Path, run: Callable[..., Path]) -> None:
+    """The sample's BEAT2 folder, its SC encoder and the seeded EMAGE encoder file in `work` (the
+    paper's FGD, Density and Coverage use EMAGE's encoder on real BEAT2, not motion_ae)."""
+    import torch
 
-    def launch(*args: str) -> None:
-        cmd = [
-            sys.executable,
-            str(code / "launch.py"),
-            *args,
-            *paths,
-            "logger=none",
-            "trainer.enable_progress_bar=false",
-        ]
-        proc = subprocess.run(cmd, cwd=code, env=env, capture_output=True, text=True)
-        if proc.returncode != 0:
-            sys.exit(f"{code}: {' '.join(args)} failed:\n{proc.stderr[-3000:]}")
+    from tests.emage_fgd_support import released_state
 
+    sample_layout(work / "sample")
+    run("train_encoder", "task=train_encoder", "encoder=text_motion", "dataset=beat2", *SAMPLE_DATA)
+    torch.save({"model_state": released_state(7)}, WEIGHTS.format(work=work))
+
+
+def runner(work: Path, threads: int) -> Callable[..., Path]:
+    """`run(name, *overrides)`: `gesturebench.evaluate` on them in `work`, its printout on stderr
+    (stdout keeps only the comparison); its run folder."""
+    import gesturebench
+
+    def run(name: str, *overrides: str) -> Path:
+        folder = work / "runs" / name
+        args = [o.format(work=work) for o in overrides]
+        with contextlib.redirect_stdout(sys.stderr):
+            gesturebench.evaluate(
+                *args, *QUIET, f"paths.root={work}", f"threads={threads}", f"hydra.run.dir={folder}"
+            )
+        return folder
+
+    return run
+
+
+def needs(name: str) -> list[Path]:
+    """The shared files a case reads."""
+    return [SAMPLE / f"{SEQ}.npz", EMAGE_SPEED] if name.startswith("sample-") else []
+
+
+def available(names: list[str]) -> list[str]:
+    """`names` without the cases whose shared files are absent (said in one line)."""
+    missing = {name: [f for f in needs(name) if not f.is_file()] for name in names}
+    skipped = [name for name in names if missing[name]]
+    if skipped:
+        first = next(f for name in skipped for f in missing[name])
+        print(f"skipping {', '.join(skipped)}: {first} not found")
+    return [name for name in names if not missing[name]]
+
+
+def run_cases(names: list[str], threads: int) -> dict[str, dict]:
+    """The flattened numbers of each named case whose shared files are here, read from the
+    results.json its run wrote."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    names = available(names)
     out = {}
-    for data_name, root in (("mini", mini_root), ("sample", sample_root)):
-        data_args = ("dataset=beat2", f"dataset.root={root}")
-        for enc in ("motion_ae", "text_motion"):  # trained explicitly for a BEAT2 folder
-            launch("task=train_encoder", f"encoder={enc}", *data_args)
-        for model in MODELS:
-            run_dir = work / "runs" / data_name / "-".join(model).replace("=", "_")
-            launch(*COMMON, *data_args, *model, f"hydra.run.dir={run_dir}")
-            out[(data_name, model)] = json.loads((run_dir / "results.json").read_text())
+    with tempfile.TemporaryDirectory(prefix="same_results-") as tmp:
+        work = Path(tmp)
+        run = runner(work, threads)
+        if any(n.startswith("sample-") for n in names):
+            prepare_sample(work, run)
+        for name in names:
+            folder = run(name, *CASES[name], "task.render_clips=0")
+            out[name] = numbers(json.loads((folder / "results.json").read_text()), str(work))
+            print(f"{name}: {len(out[name])} values", file=sys.stderr)
     return out
 
 
-def differences(a: dict, b: dict) -> list[str]:
-    """Every number of `metrics` and `per_sequence` that differs (bit for bit), and skipped names
-    that differ."""
-    diffs = []
-    for key in sorted(set(a["metrics"]) | set(b["metrics"])):
-        x, y = a["metrics"].get(key, "absent"), b["metrics"].get(key, "absent")
-        if not same(x, y):
-            diffs.append(f"metrics.{key}: {x} -> {y}")
-    rows_a = {r["sequence_id"]: r for r in a["per_sequence"]}
-    rows_b = {r["sequence_id"]: r for r in b["per_sequence"]}
-    for seq in sorted(set(rows_a) | set(rows_b)):
-        ra, rb = rows_a.get(seq, {}), rows_b.get(seq, {})
-        for key in sorted(set(ra) | set(rb)):
-            if not same(ra.get(key, "absent"), rb.get(key, "absent")):
-                diffs.append(
-                    f"per_sequence[{seq}].{key}: {ra.get(key, 'absent')} -> {rb.get(key, 'absent')}"
-                )
-    if set(a["skipped"]) != set(b["skipped"]):
-        diffs.append(f"skipped: {sorted(a['skipped'])} -> {sorted(b['skipped'])}")
-    return diffs
-
-
-def same(x, y) -> bool:
-    if isinstance(x, float) and isinstance(y, float):
-        return x == y or (math.isnan(x) and math.isnan(y))
-    return x == y
-
-
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--ref", required=True, help="the commit whose numbers the working tree must reproduce"
-    )
-    parser.add_argument("--keep", type=Path, default=None, help="keep the runs in this folder")
-    args = parser.parse_args()
-    if not (SAMPLE / f"{SEQ}.npz").exists():
-        sys.exit(f"the real BEAT2 sample is not at {SAMPLE}")
-    work = args.keep or Path(tempfile.mkdtemp(prefix="same_results-"))
-    ref_tree = work / "ref_tree"
-    if not ref_tree.exists():
-        subprocess.run(
-            ["git", "worktree", "add", "--detach", str(ref_tree), args.ref],
-            cwd=REPO,
-            check=True,
-            capture_output=True,
-        )
-    sample_root = (
-        sample_layout(work / "sample") if not (work / "sample").exists() else work / "sample"
-    )
-    try:
-        mini_root = work / "mini"
-        if not (mini_root / "train_test_split.csv").exists():  # generated once, by the reference
-            env = {**os.environ, "PYTHONPATH": str(ref_tree / "src")}
-            subprocess.run(
-                [
-                    sys.executable,
-                    str(ref_tree / "launch.py"),
-                    "task=make_data",
-                    f"dataset.root={mini_root}",
-                ],
-                cwd=ref_tree,
-                env=env,
-                check=True,
-                capture_output=True,
-            )
-        before = run_all(ref_tree, work / "ref", mini_root, sample_root)
-        shutil.rmtree(work / "new", ignore_errors=True)  # never resume the code under test
-        after = run_all(REPO, work / "new", mini_root, sample_root)
-    finally:
-        subprocess.run(
-            ["git", "worktree", "remove", "--force", str(ref_tree)], cwd=REPO, capture_output=True
-        )
-    failed = False
-    for case, results in before.items():
-        diffs = differences(results, after[case])
-        n = len(results["metrics"]) + sum(len(r) for r in results["per_sequence"])
-        label = f"{case[0]} {' '.join(case[1])}"
-        verdict = f"{len(diffs)} differences" if diffs else "identical"
-        print(f"{label}: {verdict} ({n} values compared)")
-        for line in diffs[:20]:
-            print(f"  {line}")
-        failed |= bool(diffs)
-    sys.exit(1 if failed else 0)
+    parser.add_argument("action", choices=("record", "compare"))
+    parser.add_argument("file", type=Path, help="the recorded numbers (JSON)")
+    parser.add_argument("--cases", nargs="+", choices=list(CASES), default=list(CASES))
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(REPO))  # tests.emage_fgd_support
+    if args.action == "compare":
+        old = json.loads(args.file.read_text())
+        new = run_cases(args.cases, args.threads)
+        table, failed = report({c: old[c] for c in new if c in old}, new)
+        print(table)
+        return 1 if failed else 0
+    args.file.write_text(json.dumps(run_cases(args.cases, args.threads), indent=1) + "\n")
+    print(f"recorded {', '.join(args.cases)} in {args.file}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
