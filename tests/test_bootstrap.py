@@ -187,3 +187,8 @@ def test_a_distributional_interval_is_shifted_by_the_median_bias_and_holds_its_v
     copy = np.array([0.0, 1e-13, 2e-13])
     interval = percentile_interval(copy, 0.95, 0.0, (0, np.inf))
     assert interval == pytest.approx([0, 0.95e-13], abs=1e-20)
+    # a value rounding put below its range (an FGD of -2.6e-4) is still inside its interval
+    near_zero = np.array([1e-4, 2e-4, 3e-4])
+    lo, hi = percentile_interval(near_zero, 0.95, -2.6e-4, (0, np.inf))
+    assert lo <= -2.6e-4 <= hi
+    assert (lo, hi) == pytest.approx((-2.6e-4, -2.6e-4 + 0.95e-4))

@@ -84,8 +84,9 @@ def percentile_interval(
 
     With `value` (a distributional statistic's, which resampling biases: a sequence drawn twice
     narrows the covariances and raises FGD), the quantiles are shifted by the replicates' median
-    bias, `median - value`, and clipped to the statistic's `value_range`, so the interval keeps
-    its width where it can and always holds the value."""
+    bias, `median - value`, and clipped to the statistic's `value_range` (widened to the value
+    where rounding put the value itself outside, e.g. an FGD of -3e-4 from a matrix square root),
+    so the interval keeps its width where it can and always holds the value."""
     finite = replicates[np.isfinite(replicates)]
     if finite.size == 0:
         return None
@@ -93,6 +94,6 @@ def percentile_interval(
     lo, mid, hi = np.quantile(finite, [tail, 0.5, 1 - tail])
     if value is None:
         return [float(lo), float(hi)]
-    low, high = value_range
+    low, high = min(value_range[0], value), max(value_range[1], value)
     shift = mid - value
     return [float(np.clip(lo - shift, low, high)), float(np.clip(hi - shift, low, high))]
