@@ -27,6 +27,7 @@ from gesturebench.annotation.store import AnnotationStore
 from gesturebench.body.model import BodyModel
 from gesturebench.data.records import Motion, SemInterval
 from gesturebench.errors import ConfigError
+from gesturebench.metrics.base import annotated
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.pair import MotionPair
 from gesturebench.metrics.sgp import SemanticGesturePreservation
@@ -355,9 +356,10 @@ def test_sgp_metric_sends_mesh_clips_of_the_evaluators_vertices(server, sandbox,
             body(reference, vertices=with_vertices),
         )
         before = len(server.requests)
-        metric.update(
-            MotionPair(0, "seq", generated, reference, gen_body, ref_body, sem=sem, model_name="m")
+        pair = MotionPair(
+            0, "seq", generated, reference, gen_body, ref_body, sem=sem, model_name="m"
         )
+        metric.update(annotated(pair, metric))
         out = metric.compute()
         assert out["sgp"] == pytest.approx(0.5) and out["sgp_invalid"] == 0
         assert out["sgp_events"] == 2

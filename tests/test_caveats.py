@@ -10,6 +10,7 @@ from gesturebench.annotation.backends.kinematic import KinematicAnnotator
 from gesturebench.caveats import MOTIONLESS_REWARDS, degenerate_caveats, is_motionless
 from gesturebench.data.records import Motion, SemInterval
 from gesturebench.evaluator import FrameLog
+from gesturebench.metrics.base import annotated
 from gesturebench.metrics.sgp import SemanticGesturePreservation
 from tests.metrics.test_sgp import context, pair, still_motion
 
@@ -38,7 +39,7 @@ def test_sgp_gives_a_motionless_output_its_best_value(tmp_path):
     sgp.prepare(context(tmp_path))
     sem = [SemInterval("iconic", 1.0, 2.0, 0.5, "big"), SemInterval("deictic", 4.0, 5.0, 0.5, "me")]
     motion, joints = still_motion(240), torch.zeros(240, 55, 3)
-    sgp.update(pair(0, "s", motion, motion, joints, joints, sem))
+    sgp.update(annotated(pair(0, "s", motion, motion, joints, joints, sem), sgp))
     assert sgp.compute()["sgp"] == 1.0
 
 

@@ -264,7 +264,7 @@ def test_emage_presets_pin_each_convention(preset, offset):
     metrics = {
         n: build(node) for n, node in metric_nodes(with_option("metrics", preset).metrics).items()
     }
-    assert set(metrics) == {"fgd", "bc", "diversity"}
+    assert set(metrics) == {"fgd", "bc", "diversity", "div_sample"}
     assert metrics["fgd"].encoder_name == "emage" and metrics["fgd"].covariance_offset == offset
     assert metrics["bc"].options()["variant"] == preset
     diversity = metrics["diversity"].options()
@@ -420,7 +420,8 @@ def test_genea_preset_builds_the_leaderboards_metrics():
     metrics = {
         k: build(node) for k, node in metric_nodes(with_option("metrics", "genea").metrics).items()
     }
-    assert list(metrics) == ["fgd", "fd_g", "fd_k", "ba_a2m", "ba_m2a", "srgr", "div_pose", "div_k"]
+    leaderboard = ["fgd", "fd_g", "fd_k", "ba_a2m", "ba_m2a", "srgr", "div_pose", "div_k"]
+    assert list(metrics) == [*leaderboard, "div_sample"]
     assert all(m.name == k for k, m in metrics.items())
     assert metrics["ba_a2m"].options()["direction"] == "audio_to_motion"
     assert metrics["ba_m2a"].options()["direction"] == "motion_to_audio"

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hydra.utils import get_class
 
-from gesturebench.metrics.base import GestureMetric
+from gesturebench.metrics.base import GestureMetric, annotated
 from gesturebench.metrics.bc import BeatConsistency
 from gesturebench.metrics.chamfer import Chamfer
 from gesturebench.metrics.composite import PerSequence
@@ -51,11 +52,13 @@ CONFIDENCE = 0.95
 
 
 def preset_classes() -> set[str]:
-    """The metric classes the paper and study presets configure."""
+    """The metric classes of one MotionPair the paper and study presets configure (div_sample's,
+    of the samples together: tests/metrics/test_sample_diversity.py)."""
     text = "".join(
         (REPO / "conf" / "metrics" / f"{p}.yaml").read_text() for p in ("paper", "study")
     )
-    return {t.rsplit(".", 1)[1] for t in re.findall(r"_target_: ([\w.]+)", text)}
+    targets = set(re.findall(r"_target_: ([\w.]+)", text))
+    return {t.rsplit(".", 1)[1] for t in targets if not get_class(t).across_samples}
 
 
 def brute_replicates(
@@ -132,6 +135,8 @@ def test_every_value_of_every_preset_metric_has_its_own_statistics_interval(
     sc_dir = Path(sc_checkpoint).parent
     sc_context = MetricContext("toy", lambda split: [], sc_dir, sc_dir, None)
     sgp_pairs = [p for p in hand_made(tmp_path) if p.sem is not None]
+    sgp = replay_metric(tmp_path)  # annotates the pairs the SGP cases score
+    sgp_pairs = [annotated(p, sgp) for p in sgp_pairs]
     cases: list[tuple[Callable[[], GestureMetric], list[MotionPair]]] = [
         *((cls, bodies) for cls in (MeanJointDistance, PCK, Diversity, Dice, FootContact)),
         *((cls, bodies) for cls in (Chamfer, Hausdorff, LDLJRel)),
@@ -167,7 +172,7 @@ def test_sgp_extra_values_intervals_are_of_totals_and_shares(tmp_path):
     pairs = [p for p in hand_made(tmp_path) if p.sem is not None]
     metric = replay_metric(tmp_path)
     for p in pairs:
-        metric.update(p)
+        metric.update(annotated(p, metric))
     values = metric.compute()
     indices = [p.index for p in pairs]
     once = Resamples(np.asarray(indices), np.ones((1, len(pairs)), dtype=np.int64))

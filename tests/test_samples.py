@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from gesturebench import api
 from gesturebench.data.records import Motion, SequenceRecord
 from gesturebench.errors import ConfigError
 from gesturebench.evaluator import mean_values, sample_summary
@@ -15,7 +16,7 @@ from gesturebench.models.base import GestureModel
 from gesturebench.models.cache import MotionCache
 from gesturebench.models.sampling import build_model
 from gesturebench.stats.comparisons import compare_pair
-from tests.helpers import composed, zero_motion
+from tests.helpers import CONF, composed, zero_motion
 from tests.launch import launch, results
 
 
@@ -139,3 +140,25 @@ def test_launch_perturbed_with_three_samples_and_ground_truth_refusing_two(tmp_p
     lines = [line for line in refused.stderr.splitlines() if line.startswith("error:")]
     assert len(lines) == 1 and "model=ground_truth is deterministic" in lines[0], refused.stderr
     assert "Traceback" not in refused.stderr + refused.stdout
+
+
+def test_a_preset_without_div_sample_gives_none(sandbox, mini_beat2, tmp_path):
+    """Two samples, in process, of `metrics=fast` without its div_sample entry: no div_sample
+    anywhere in the results (with it, the launch test above scores one)."""
+    res = api.evaluate(
+        *sandbox.overrides,
+        "metrics=fast",
+        "~metrics.div_sample",
+        "model=perturbed",
+        "model.samples=2",
+        "dataset.max_sequences=1",
+        "stats.bootstrap=0",
+        "task.render_clips=0",
+        f"hydra.run.dir={tmp_path}",
+        logger="none",
+        config_dir=CONF,
+    )
+    assert res["samples"]["k"] == 2 and res["metrics"]["mjd"] > 0
+    rows = {name for row in res["per_sequence"] for name in row}
+    parts = ("metrics", "options", "directions", "skipped", "intervals")
+    assert not any("div_sample" in names for names in (rows, *(res[p] for p in parts)))

@@ -3,14 +3,16 @@ metrics.
 
 Per sequence (`test_step`): generated motion (cached), the length policy, one SMPL-X forward per
 motion shared by all metrics (one in all when the generated motion is the reference's), one
-`MotionPair` to every metric. At epoch end every process computes (metric states are reduced across
+`MotionPair`, annotated by the metrics that annotate (`metrics.base.annotated`), then to every
+metric's `update`. At epoch end every process computes (metric states are reduced across
 processes) and rank 0 keeps the results, with each scored value's bootstrap interval
 (docs/statistics.md) from the reduced states.
 
 With ``model.samples`` K > 1 (docs/statistics.md, "Several samples per input") each sequence is
 generated K times, sample k drawing from ``model.seed + k``, and scored by the k-th of K alike
 metric sets; a value is the mean of its K sample values, its interval that of the mean of their
-replicates on the same resamples, and `SampleDiversity` (div_sample) sees the K samples together.
+replicates on the same resamples, and the metrics of the K samples together (`across_samples`, e.g.
+div_sample), built once, see each sequence's K samples.
 """
 
 from __future__ import annotations
@@ -32,9 +34,8 @@ from gesturebench.caveats import degenerate_caveats, is_motionless
 from gesturebench.data.lengths import align_lengths
 from gesturebench.data.records import Motion, SequenceRecord
 from gesturebench.memory import release_freed_memory
-from gesturebench.metrics.base import GestureMetric, cat_state
+from gesturebench.metrics.base import GestureMetric, annotated, cat_state
 from gesturebench.metrics.pair import MotionPair
-from gesturebench.metrics.sample_diversity import SampleDiversity
 from gesturebench.models.base import GestureModel
 from gesturebench.models.cache import MotionCache
 from gesturebench.stats.bootstrap import BootstrapOptions, Resamples, percentile_interval
@@ -81,7 +82,8 @@ class SampleScores:
 
 class Evaluator(pl.LightningModule):
     """Scores `model` against the reference with `metrics`, one metric set (name → GestureMetric)
-    per sample of the model (`model.samples`, built alike); `stats` sets the intervals (None or 0
+    per sample of the model (`model.samples`, built alike), and with `across_samples` (metrics of
+    each sequence's K samples together, skipped with one); `stats` sets the intervals (None or 0
     resamples: none)."""
 
     def __init__(
@@ -94,6 +96,7 @@ class Evaluator(pl.LightningModule):
         max_length_gap: float = 1.0,
         needs_vertices: bool = True,
         stats: BootstrapOptions | None = None,
+        across_samples: dict[str, GestureMetric] | None = None,
     ):
         super().__init__()
         self.model = model
@@ -103,7 +106,8 @@ class Evaluator(pl.LightningModule):
         self.gesture_metrics = metrics
         self.frame_logs = [FrameLog() for _ in metrics]
         self.frame_log_modules = torch.nn.ModuleList(self.frame_logs)  # registered as submodules
-        self.sample_diversity = SampleDiversity()
+        self.across_samples = across_samples or {}
+        self.across_modules = torch.nn.ModuleDict(self.across_samples)  # registered as submodules
         #: the seed of each sample (a single sample keeps the model's own)
         self.seeds = [model.seed + k for k in range(len(metrics))]
         self.cache = cache
@@ -125,7 +129,7 @@ class Evaluator(pl.LightningModule):
 
     def on_test_epoch_start(self) -> None:
         metrics = [m for ms in self.gesture_metrics for m in ms.values()]
-        for metric in (*metrics, *self.frame_logs, self.sample_diversity):
+        for metric in (*metrics, *self.frame_logs, *self.across_samples.values()):
             metric.reset()
 
     def test_step(self, record: SequenceRecord, batch_idx: int) -> None:
@@ -142,7 +146,9 @@ class Evaluator(pl.LightningModule):
             self.model.reseed(seed)
             poses.append(self.score(record, metrics, frame_log, references).poses)
         self.model.reseed(self.seeds[0])
-        self.sample_diversity.update(record.index, poses)
+        for name, metric in self.across_samples.items():
+            with self.timed(f"metric:{name}"):
+                metric.update(record.index, poses)
 
     def score(
         self,
@@ -186,6 +192,10 @@ class Evaluator(pl.LightningModule):
             left_out=record.left_out,
         )
         for name, metric in metrics.items():
+            if metric.annotates:
+                with self.timed(f"annotate:{name}"):
+                    annotated(pair, metric)
+        for name, metric in metrics.items():
             with self.timed(f"metric:{name}"):
                 metric.update(pair)
         frame_log.update(record.index, generated.n_frames, dropped, is_motionless(generated))
@@ -202,23 +212,21 @@ class Evaluator(pl.LightningModule):
         frames = [log.compute() for log in self.frame_logs]
         resamples = self.resamples(frames[0])
         samples = [self.sample_scores(m, resamples) for m in self.gesture_metrics]
-        diversity = (
-            self.sample_scores({"div_sample": self.sample_diversity}, resamples)
+        across = (
+            self.sample_scores(self.across_samples, resamples)
             if len(samples) > 1
-            else SampleScores(
-                {"div_sample": None}, {"div_sample": self.sample_diversity.unscored_reason()}
-            )
+            else unsampled(self.across_samples)
         )
-        values = {**mean_values([s.values for s in samples]), **diversity.values}
+        values = {**mean_values([s.values for s in samples]), **across.values}
         ranges = {n: m.value_range for m in self.gesture_metrics[0].values() for n in m.value_names}
         replicates = {
             n: np.mean([s.replicates[n] for s in samples], axis=0)
             for n in samples[0].replicates
             if all(n in s.replicates for s in samples)
         }
-        replicates.update(diversity.replicates)
+        replicates.update(across.replicates)
         skipped: dict[str, str] = {}
-        for scores in (*samples, diversity):
+        for scores in (*samples, across):
             skipped.update(scores.skipped)
         self.results = {
             "metrics": values,
@@ -227,7 +235,7 @@ class Evaluator(pl.LightningModule):
             "replicates": {
                 n: r.tolist() for n, r in replicates.items() if n in samples[0].distributional
             },
-            "per_sequence": per_sequence_rows(samples, diversity, frames),
+            "per_sequence": per_sequence_rows(samples, across, frames),
             "caveats": value_caveats(samples, values, frames[0]),
             "samples": sample_summary(self.seeds, [s.values for s in samples]),
             "timings": self.timings,
@@ -309,11 +317,23 @@ def mean_values(samples: list[dict[str, float | None]]) -> dict[str, float | Non
     }
 
 
+def unsampled(metrics: dict[str, GestureMetric]) -> SampleScores:
+    """The scores of metrics of the K samples together in a run of one sample: no value, each
+    skipped with the reason its (unfed) states give."""
+    scores = SampleScores()
+    for metric in metrics.values():
+        reason = metric.skip_reason()
+        assert reason is not None  # unfed states give one
+        scores.values.update(dict.fromkeys(metric.value_names))
+        scores.skipped.update(dict.fromkeys(metric.value_names, reason))
+    return scores
+
+
 def per_sequence_rows(
-    samples: list[SampleScores], diversity: SampleScores, frames: list[dict[int, dict[str, int]]]
+    samples: list[SampleScores], across: SampleScores, frames: list[dict[int, dict[str, int]]]
 ) -> list[dict[str, Any]]:
     """One row per sequence (``index``), and per sample (``sample``) with several; a sequence's
-    div_sample is on each of its rows."""
+    values across samples (div_sample) are on each of its rows."""
     rows = []
     for k, (scores, counts) in enumerate(zip(samples, frames)):
         for index in sorted(set(scores.per_sequence) | set(counts)):
@@ -323,7 +343,7 @@ def per_sequence_rows(
             rows.append(
                 row
                 | scores.per_sequence.get(index, {})
-                | diversity.per_sequence.get(index, {})
+                | across.per_sequence.get(index, {})
                 | counts.get(index, {})
             )
     return sorted(rows, key=lambda r: (r["index"], r.get("sample", 0)))

@@ -23,8 +23,8 @@ from tests.helpers import body_pair, composed
 FEATURES = ["fgd", "fgd_raw_pose", "density", "coverage", "sc"]
 VALUES_READING = {
     "expressions": ["chamfer", "hausdorff"],
-    "jaw": ["chamfer", "hausdorff", *FEATURES],
-    "eyes": ["chamfer", "hausdorff", *FEATURES],
+    "jaw": ["chamfer", "hausdorff", *FEATURES, "div_sample"],
+    "eyes": ["chamfer", "hausdorff", *FEATURES, "div_sample"],
     "trans": ["foot_contact", "contact_rate_gen", "bc", *FEATURES],
 }
 PAPER_DIRECTIONS = {
@@ -43,6 +43,7 @@ PAPER_DIRECTIONS = {
     "srgr": "higher",
     "sc": "higher",
     "sgp": "higher",
+    "div_sample": "higher",
 }
 
 
@@ -61,7 +62,7 @@ def test_paper_metrics_read_the_fields_of_the_copied_field_table(paper):
 
 
 def test_paper_metrics_declare_their_direction(paper):
-    assert set(paper) == set(PAPER_METRICS)
+    assert set(paper) == {*PAPER_METRICS, "div_sample"}
     assert {name: m.direction for name, m in paper.items()} == PAPER_DIRECTIONS
     for m in paper.values():
         assert m.higher_is_better == {"higher": True, "lower": False, "zero": None}[m.direction]

@@ -20,6 +20,7 @@ from gesturebench.body.output import BodyOutput
 from gesturebench.data.records import Motion, SemInterval
 from gesturebench.errors import ConfigError
 from gesturebench.gestures import GESTURE_CLASSES, SEMANTIC_CLASSES
+from gesturebench.metrics.base import annotated
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.pair import MotionPair
 from gesturebench.metrics.sgp import SemanticGesturePreservation, clip_sgp
@@ -179,7 +180,7 @@ def test_hand_made_store_gives_the_hand_computed_sgp(tmp_path, valid_from):
         store_path(tmp_path, "reference", "manual").unlink()
     metric = replay_metric(tmp_path, valid_from)
     for p in pairs:
-        metric.update(p)
+        metric.update(annotated(p, metric))
     out = metric.compute()
     assert out["sgp"] == pytest.approx(HAND_SGP, abs=1e-12)
     assert out["sgp_invalid"] == HAND_INVALID
@@ -206,7 +207,7 @@ def test_valid_events_come_from_beat2_by_default(tmp_path):
     values = {}
     for valid_from in ("beat2", "annotator"):
         metric = replay_metric(tmp_path, valid_from)
-        metric.update(pair(0, "g", m, m, zeros, zeros, sem))
+        metric.update(annotated(pair(0, "g", m, m, zeros, zeros, sem), metric))
         values[valid_from] = metric.compute()["sgp"]
     assert values == {"beat2": 0.0, "annotator": None}
     with pytest.raises(ConfigError, match="valid_from must be one of"):
@@ -219,22 +220,55 @@ def test_replay_errors_on_a_missing_event(tmp_path):
     metric = replay_metric(tmp_path)
     with pytest.raises(Exception, match="no annotation of event"):
         metric.update(
-            pair(
-                0,
-                "a",
-                pairs[0].generated,
-                pairs[0].reference,
-                pairs[0].gen_body.joints,
-                pairs[0].ref_body.joints,
-                extra,
+            annotated(
+                pair(
+                    0,
+                    "a",
+                    pairs[0].generated,
+                    pairs[0].reference,
+                    pairs[0].gen_body.joints,
+                    pairs[0].ref_body.joints,
+                    extra,
+                ),
+                metric,
             )
         )
+
+
+class Guarded(ReplayAnnotator):
+    """The replay annotator, counting its clips and refusing any while `scoring` is set."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.scoring, self.asked = False, 0
+
+    def ask(self, clip):
+        assert not self.scoring, "the annotator was asked during update"
+        self.asked += 1
+        return super().ask(clip)
+
+
+def test_update_only_reads_the_annotation_stage(tmp_path):
+    """Annotation happens before scoring: `update` never asks the annotator, and refuses a pair
+    the annotation stage has not seen."""
+    pairs = hand_made(tmp_path)
+    annotator = Guarded(of="manual")
+    metric = SemanticGesturePreservation(annotator=annotator, store_root=str(tmp_path))
+    metric.prepare(context(tmp_path))
+    ready = [annotated(p, metric) for p in pairs]
+    assert annotator.asked >= HAND_EVENTS and ready[3].annotations == {"sgp": None}  # d: no sem
+    annotator.scoring = True
+    for p in ready:
+        metric.update(p)
+    assert metric.compute()["sgp"] == pytest.approx(HAND_SGP, abs=1e-12)
+    with pytest.raises(ConfigError, match="a was not annotated"):
+        metric.update(hand_made(tmp_path / "again")[0])
 
 
 def test_no_valid_event_gives_none_with_a_reason(tmp_path):
     pairs = hand_made(tmp_path)
     metric = replay_metric(tmp_path)
-    metric.update(pairs[1])
+    metric.update(annotated(pairs[1], metric))
     out = metric.compute()
     assert out["sgp"] is None and "no clip had a valid semantic event" in metric.skip_reason()
 
@@ -243,7 +277,7 @@ def _ddp_worker(rank: int, world: int, root: str) -> dict:
     pairs = hand_made(Path(root) / f"rank{rank}")
     metric = replay_metric(Path(root) / f"rank{rank}")
     for p in pairs[rank::world]:
-        metric.update(p)
+        metric.update(annotated(p, metric))
     out = metric.compute()
     with metric.sync_context():
         out["per_sequence"] = metric.per_sequence()
@@ -342,7 +376,7 @@ def test_ground_truth_sgp_is_high_and_reference_store_is_written(mini_test, tmp_
     metric = SemanticGesturePreservation(store_root=str(tmp_path), valid_from="annotator")
     metric.prepare(context(tmp_path))
     for p in _mini_pairs(records, reference, joints):
-        metric.update(p)
+        metric.update(annotated(p, metric))
     out = metric.compute()
     assert out["sgp"] >= 0.9 and out["sgp_invalid"] == 0
     stored = AnnotationStore(store_path(tmp_path, "reference", "kinematic")).records()
@@ -350,7 +384,7 @@ def test_ground_truth_sgp_is_high_and_reference_store_is_written(mini_test, tmp_
     # reuses the store: nothing appended
     again = SemanticGesturePreservation(store_root=str(tmp_path), valid_from="annotator")
     again.prepare(context(tmp_path))
-    again.update(_mini_pairs(records[:1], reference[:1], joints)[0])
+    again.update(annotated(_mini_pairs(records[:1], reference[:1], joints)[0], again))
     assert len(AnnotationStore(store_path(tmp_path, "reference", "kinematic")).records()) == len(
         stored
     )
@@ -367,6 +401,6 @@ def test_beat_collapse_lowers_sgp_by_its_fraction(mini_test, tmp_path, fraction)
         metric = SemanticGesturePreservation(store_root=str(tmp_path))
         metric.prepare(context(tmp_path))
         for p in _mini_pairs(records, reference, joints, model):
-            metric.update(p)
+            metric.update(annotated(p, metric))
         scores[model is None] = metric.compute()["sgp"]
     assert scores[True] - scores[False] == pytest.approx(fraction, abs=0.1)

@@ -23,8 +23,20 @@ over the data; the default, {}, gives the metric no interval.
 
 "Skipped, and why" is decided in one place: `skip_reason()` returns why the metric has no value
 (None when it has one) and `compute()` returns None for every value name exactly when it gives a
-reason, else `compute_values()`. Subclasses implement `skip_reason` and `compute_values`, never
-`compute`.
+reason (but those `skipped_values()` gives: counts known without a score, e.g. SGP's failed
+annotations), else `compute_values()`. Subclasses implement `skip_reason` and `compute_values`
+(and `skipped_values` where they have such counts), never `compute`.
+
+Two stages sit beside `update(pair)`:
+
+* annotation, before scoring (`annotates`): the evaluator calls `annotate(pair)` on each sequence
+  before any metric's `update` and keeps the result in `pair.annotations[name]` (`annotated`),
+  which `update` only reads: requests, stores and budgets are the annotation stage's, and `update`
+  stays a pure function of the pair into the states.
+* the K samples of one input together (`across_samples`, e.g. div_sample): such a metric is built
+  once, not per sample, and fed `update(index, poses)` with the K samples' poses (each (T_k, 165),
+  as scored) of each sequence when `model.samples` is K > 1; with one sample it is skipped, with
+  its reason.
 
 `SequenceMetric`: a subclass implements `sequence_values(pair)`, returning its values for one
 sequence (main, then extras) and the sequence's weight. The base keeps, with `dist_reduce_fx="sum"`
@@ -39,7 +51,7 @@ with its motion's), the reason is kept too, as UTF-8 byte values in a `"cat"` st
 cannot be gathered across processes, numbers can): the skip reason, or else the values'
 `caveat()`, names the first such file and how many there were.
 Its states and maths are `SequenceValues`', whose `record(index, values, weight)` a metric fed other
-than by one `MotionPair` (the evaluator's `SampleDiversity`) calls itself.
+than by one `MotionPair` (an `across_samples` metric such as `SampleDiversity`) calls itself.
 """
 
 from __future__ import annotations
@@ -95,7 +107,7 @@ class GestureMetric(Metric):
     `update(pair: MotionPair)` takes one sequence; `compute()` returns
     ``{value_name: float | None}``.
     `prepare(context)` runs once before evaluation (load or train an encoder, compute dataset
-    statistics).
+    statistics); `annotate(pair)`, where `annotates`, before each sequence's `update`.
     """
 
     full_state_update = False
@@ -119,6 +131,10 @@ class GestureMetric(Metric):
     #: True where a bootstrap resample recomputes a distribution's statistic (not a weighted mean
     #: of per-sequence values): such metrics use `stats.distributional` resamples.
     distributional: ClassVar[bool] = False
+    #: True where `annotate(pair)` must run on each sequence before `update` (the annotation stage)
+    annotates: bool = False
+    #: True for a metric of the K samples of one input together (`update(index, poses)`, built once)
+    across_samples: bool = False
     #: the values the statistic can take (a bias-corrected interval is clipped to them)
     value_range: ClassVar[tuple[float, float]] = (-math.inf, math.inf)
     #: this metric's constructor arguments (name → value), recorded by the base.
@@ -182,6 +198,11 @@ class GestureMetric(Metric):
     def prepare(self, context: MetricContext) -> None:
         """Load or build what the metric needs before the first update; default: nothing."""
 
+    def annotate(self, pair: MotionPair) -> Any:
+        """The annotation stage of a metric that `annotates`: what its `update(pair)` reads from
+        `pair.annotations[self.name]`, made (or read from a store) before scoring."""
+        raise NotImplementedError
+
     def missing_inputs(self, pair: MotionPair) -> list[str]:
         return [r for r in self.requires if getattr(pair, r) is None]
 
@@ -193,9 +214,14 @@ class GestureMetric(Metric):
         """The values, when `skip_reason()` gives none."""
         raise NotImplementedError
 
+    def skipped_values(self) -> dict[str, float]:
+        """Values reported even when the metric is skipped (counts known without a score, from
+        the synced states); default: none."""
+        return {}
+
     def compute(self) -> dict[str, float | None]:
         if self.skip_reason() is not None:
-            return dict.fromkeys(self.value_names)
+            return {**dict.fromkeys(self.value_names), **self.skipped_values()}
         return self.compute_values()
 
     def per_sequence(self) -> dict[int, dict[str, float]]:
@@ -211,6 +237,15 @@ class GestureMetric(Metric):
         """Value name → (B,) replicates on the sequences drawn as `resamples`, from the synced
         states; {} (no interval) by default."""
         return {}
+
+
+def annotated(pair: MotionPair, *metrics: GestureMetric) -> MotionPair:
+    """`pair` with the annotations of those of `metrics` that `annotate` (the stage before
+    scoring) in `pair.annotations`, by metric name."""
+    for metric in metrics:
+        if metric.annotates:
+            pair.annotations[metric.name] = metric.annotate(pair)
+    return pair
 
 
 def cat_state(state: torch.Tensor | list[torch.Tensor]) -> torch.Tensor | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -22,6 +22,8 @@ class MotionPair:
     `index` is the sequence's position in the evaluated split: metrics store it (not the string id)
     so that per-sequence values survive a DDP gather. Optional inputs are `None` when the dataset
     lacks them; `left_out` names those the dataset left out, with why (`SequenceRecord.left_out`).
+    `annotations` holds what the annotation stage made for the metrics that annotate, by metric
+    name (`metrics.base.annotated`).
     """
 
     index: int
@@ -36,6 +38,7 @@ class MotionPair:
     sem: list[SemInterval] | None = None
     model_name: str = ""
     left_out: dict[str, str] = field(default_factory=dict)
+    annotations: dict[str, Any] = field(default_factory=dict)
     _shared: dict = field(default_factory=dict, repr=False, compare=False)
 
     def shared(self, key: Hashable, compute: Callable[[], T]) -> T:

@@ -1,7 +1,8 @@
 """`SampleDiversity` (`div_sample`): the GENEA Leaderboard's Div_sample, the diversity of a
 stochastic model's samples of the same input (docs/statistics.md, "Several samples per input").
 
-Not a configured metric: the evaluator keeps one and feeds it every sequence's K samples when
+A metric of the K samples together (`across_samples`, metrics/base.py): configured like any other
+(`div_sample` in the metric presets), built once, and fed every sequence's K samples when
 ``model.samples`` is K > 1; with one sample it is skipped, with its reason.
 """
 
@@ -24,6 +25,7 @@ class SampleDiversity(SequenceValues):
     default_name = "div_sample"
     #: the jaw and eye rotations are pose values: a model that copies them adds no diversity there
     reads = ("jaw", "eyes")
+    across_samples = True
 
     def update(self, index: int, samples: Sequence[np.ndarray]) -> None:
         """The K samples' poses (each (T_k, 165)) of the sequence with split index `index`."""

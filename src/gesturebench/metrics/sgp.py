@@ -19,6 +19,9 @@ motion on the fly and stores it; for an LLM annotator that is an error naming th
 creates them. Generated annotations of LLM annotators are stored under
 `<store_root>/<model>/<annotator>.jsonl` (re-scoring costs no request); those of offline annotators
 are recomputed.
+
+All of that is the annotation stage (`annotate(pair)`, run by the evaluator before the sequence's
+`update`: metrics/base.py); `update` only turns the generated classes it made into the states.
 """
 
 from __future__ import annotations
@@ -74,6 +77,7 @@ class SemanticGesturePreservation(SequenceMetric):
     invalid and scored event counts and the scored events' class counts; the per-sequence table
     shows the first three. `sgp_invalid` and `sgp_events` are totals, the class shares are the
     class counts over `sgp_events`; `sgp_invalid` is reported even when SGP is skipped.
+    `annotate(pair)` gives the generated classes of the clip's valid events, which `update` reads.
     """
 
     default_name = "sgp"
@@ -81,6 +85,7 @@ class SemanticGesturePreservation(SequenceMetric):
     requires = ("sem",)
     extras = ("{name}_invalid", "{name}_events", *(f"{{name}}_class_{c}" for c in GESTURE_CLASSES))
     hidden_options = ("annotator", "store_root", "concurrency")
+    annotates = True
 
     def __init__(
         self,
@@ -152,7 +157,7 @@ class SemanticGesturePreservation(SequenceMetric):
 
     def _store_root(self) -> Path:
         if self.store_root is None:
-            raise ConfigError("sgp: prepare(context) must run before update")
+            raise ConfigError("sgp: prepare(context) must run before annotate")
         return self.store_root
 
     def _clips(
@@ -191,7 +196,7 @@ class SemanticGesturePreservation(SequenceMetric):
         """Event id → reference class (None: not `ok`), annotating missing events with an offline
         annotator."""
         if self.reference is None:
-            raise ConfigError("sgp: prepare(context) must run before update")
+            raise ConfigError("sgp: prepare(context) must run before annotate")
         found: dict[str, AnnotationRecord] = {}
         missing = []
         for event in events:
@@ -230,10 +235,22 @@ class SemanticGesturePreservation(SequenceMetric):
         reference = self.reference_classes(pair, events)
         return [e for e in events if reference[e.id] in SEMANTIC_CLASSES]
 
-    def sequence_values(self, pair: MotionPair) -> tuple[list[float | None], float]:
+    def annotate(self, pair: MotionPair) -> list[str | None] | None:
+        """The generated class of each valid event of the clip, in event order (None: no `ok`
+        annotation); None for a sequence lacking an input of `requires` (not scored)."""
+        if self.missing_inputs(pair):
+            return None
         valid = self.valid_events(pair)
         generated = self.generated_classes(pair, valid)
-        classes = [generated[e.id] for e in valid]
+        return [generated[e.id] for e in valid]
+
+    def sequence_values(self, pair: MotionPair) -> tuple[list[float | None], float]:
+        if self.name not in pair.annotations:
+            raise ConfigError(
+                f"{self.name}: {pair.sequence_id} was not annotated; the annotation stage "
+                "(metrics.base.annotated) must run before update"
+            )
+        classes = pair.annotations[self.name]
         invalid = sum(c is None for c in classes)
         counts = [sum(c == g for c in classes) for g in GESTURE_CLASSES]
         return [clip_sgp(classes), invalid, len(classes), *counts], 1.0
@@ -242,8 +259,8 @@ class SemanticGesturePreservation(SequenceMetric):
     def sequence_names(self) -> tuple[str, ...]:
         return self.value_names[:3]
 
-    def compute(self) -> dict[str, float | None]:
-        return {**super().compute(), f"{self.name}_invalid": float(self.total[1])}
+    def skipped_values(self) -> dict[str, float]:
+        return {f"{self.name}_invalid": float(self.total[1])}
 
     def compute_values(self) -> dict[str, float | None]:
         values = self.statistics(self.total.cpu().numpy()[None], self.weight[:1].cpu().numpy())

@@ -18,6 +18,8 @@ from gesturebench.data.datamodule import GestureDataModule, open_dataset
 from gesturebench.evaluator import Evaluator
 from gesturebench.headline import headline_table
 from gesturebench.loggers import finish, log_results, make_logger
+from gesturebench.metrics.base import GestureMetric
+from gesturebench.metrics.context import MetricContext
 from gesturebench.models.cache import MotionCache
 from gesturebench.models.prescan import prescan
 from gesturebench.models.sampling import build_model
@@ -88,11 +90,7 @@ def score(cfg: DictConfig, dataset, out: Path, config: dict, chash: str) -> dict
     model.prepare(context)
     max_gap = cfg.max_length_gap + model.length_shortfall
     prescan(model, dataset, cfg.length_policy, max_gap)
-    metric_sets = []  # one per sample of the model
-    for _ in range(model.samples):
-        metric_sets.append({name: build(mcfg) for name, mcfg in metric_nodes(cfg.metrics).items()})
-        for metric in metric_sets[-1].values():
-            metric.prepare(context)
+    metric_sets, across = build_metrics(metric_nodes(cfg.metrics), model.samples, context)
     metrics = metric_sets[0]
 
     evaluator = Evaluator(
@@ -104,6 +102,7 @@ def score(cfg: DictConfig, dataset, out: Path, config: dict, chash: str) -> dict
         max_gap,
         needs_vertices=any(m.needs_vertices for m in metrics.values()),
         stats=build(cfg.stats),
+        across_samples=across,
     )
     tags = (f"model:{model.name}", f"dataset:{cfg.dataset.name}", f"preset:{cfg_choice('metrics')}")
     logger = make_logger(cfg.logger, out, f"{model.name}-{cfg.dataset.name}", config, tags)
@@ -122,7 +121,7 @@ def score(cfg: DictConfig, dataset, out: Path, config: dict, chash: str) -> dict
         if not trainer.is_global_zero:
             return {}
         assert evaluator.results is not None  # set at the end of every test epoch
-        scored = {**metrics, "div_sample": evaluator.sample_diversity}
+        scored = {**metrics, **across}
         results = build_results(
             cfg, config, chash, dataset, model, scored, evaluator.results, protocol
         )
@@ -135,6 +134,22 @@ def score(cfg: DictConfig, dataset, out: Path, config: dict, chash: str) -> dict
         return results
     finally:
         finish(logger)
+
+
+def build_metrics(
+    nodes: dict, samples: int, context: MetricContext
+) -> tuple[list[dict[str, GestureMetric]], dict[str, GestureMetric]]:
+    """The metric set of each of the model's `samples` (each metric prepared as built) and, apart,
+    the metrics of the samples together (`across_samples`, e.g. div_sample), built once."""
+    sets: list[dict[str, GestureMetric]] = []
+    across: dict[str, GestureMetric] = {}
+    for _ in range(samples):
+        built = {name: build(node) for name, node in nodes.items() if name not in across}
+        for metric in built.values():
+            metric.prepare(context)
+        across.update({n: m for n, m in built.items() if m.across_samples})
+        sets.append({n: m for n, m in built.items() if not m.across_samples})
+    return sets, across
 
 
 def render_clips(cfg, dataset, model, evaluator, out) -> list[Path]:
