@@ -1,5 +1,6 @@
-"""Run `launch.py` as a real subprocess, the way a user does, inside the session's sandbox: its
-data, cache, checkpoints and run folders are temporary, so that no test writes into the checkout."""
+"""Run `launch.py` as a real subprocess, the way a user does (`launch`), or the same run in the test
+process (`run`, through conftest's `in_process` fixture), inside the session's sandbox: its data,
+cache, checkpoints and run folders are temporary, so that no test writes into the checkout."""
 
 from __future__ import annotations
 
@@ -9,8 +10,14 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
-from tests.helpers import REPO
+from gesturebench.api import run_job
+from gesturebench.cli import run_task
+from tests.helpers import REPO, composed
+
+#: the environment of every run: W&B offline and quiet
+RUN_ENV = {"WANDB_MODE": "offline", "WANDB_SILENT": "true"}
 
 
 class Sandbox:
@@ -82,21 +89,22 @@ def _own_root(overrides: tuple[str, ...]) -> bool:
 def command(*overrides: str, env: dict | None = None) -> tuple[list[str], dict]:
     """The command line and environment of `python launch.py OVERRIDES…`, quiet and offline, in the
     sandbox: its folders come first, so the caller's overrides win."""
-    sandbox = _sandbox()
     run_env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
-    run_env.update({"WANDB_MODE": "offline", "WANDB_SILENT": "true", **(env or {})})
+    run_env.update({**RUN_ENV, **(env or {})})
     flags = [o for o in overrides if o.startswith("-")]
     rest = [o for o in overrides if not o.startswith("-")]
-    cmd = [
-        sys.executable,
-        str(REPO / "launch.py"),
-        *flags,
+    return [sys.executable, str(REPO / "launch.py"), *flags, *_sandboxed(rest)], run_env
+
+
+def _sandboxed(overrides: list[str]) -> list[str]:
+    """`overrides` after the sandbox's folders, a fresh run folder and no progress bars."""
+    sandbox = _sandbox()
+    return [
         "trainer.enable_progress_bar=false",
-        *(() if _own_root(overrides) else sandbox.overrides),
+        *(() if _own_root(tuple(overrides)) else sandbox.overrides),
         *sandbox.run_overrides(),
-        *rest,
+        *overrides,
     ]
-    return cmd, run_env
 
 
 def launch(
@@ -111,6 +119,16 @@ def launch(
     return subprocess.run(
         cmd, cwd=REPO, env=run_env, capture_output=True, text=True, timeout=timeout
     )
+
+
+def run(*overrides: str, encoders: bool = True) -> Any:
+    """The single run `launch(*overrides)` starts, in this process: composed with the same sandbox
+    overrides, its task run by `run_task` as `launch.py` runs it (an error is one line on stderr and
+    `SystemExit` with the exit status); the task's return value. Call it through conftest's
+    `in_process` fixture, which puts back the process-global state a run changes."""
+    if encoders and not _own_root(overrides):
+        _sandbox().train_encoders()
+    return run_job(composed(*_sandboxed(list(overrides)), hydra=True), run_task)
 
 
 def results(run_dir: Path) -> dict:
