@@ -10,11 +10,15 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
+from unittest import mock
 
+import pytest
+
+from gesturebench import cli
 from gesturebench.api import run_job
 from gesturebench.cli import run_task
-from tests.helpers import REPO, composed
+from tests.helpers import CONF, REPO, composed
 
 #: the environment of every run: W&B offline and quiet
 RUN_ENV = {"WANDB_MODE": "offline", "WANDB_SILENT": "true"}
@@ -122,13 +126,51 @@ def launch(
 
 
 def run(*overrides: str, encoders: bool = True) -> Any:
-    """The single run `launch(*overrides)` starts, in this process: composed with the same sandbox
-    overrides, its task run by `run_task` as `launch.py` runs it (an error is one line on stderr and
-    `SystemExit` with the exit status); the task's return value. Call it through conftest's
+    """What `launch(*overrides)` runs, in this process, with the same sandbox overrides. A single
+    run is composed and its task run by `run_task` as `launch.py` runs it (an error is one line on
+    stderr and `SystemExit` with the exit status); it returns the task's return value. With `-m`,
+    Hydra's own command line runs the sweep (the basic launcher runs the jobs one after another,
+    its callbacks write the summary); it returns the exit status. Call it through conftest's
     `in_process` fixture, which puts back the process-global state a run changes."""
     if encoders and not _own_root(overrides):
         _sandbox().train_encoders()
-    return run_job(composed(*_sandboxed(list(overrides)), hydra=True), run_task)
+    flags = [o for o in overrides if o.startswith("-")]
+    rest = _sandboxed([o for o in overrides if not o.startswith("-")])
+    if "-m" not in flags:
+        return run_job(composed(*rest, hydra=True), run_task)
+    argv = [str(REPO / "launch.py"), *flags, *rest]
+    with mock.patch.object(sys, "argv", argv), pytest.raises(SystemExit) as stop:
+        cli.launch(str(CONF))
+    return stop.value.code
+
+
+def stopped(capsys: pytest.CaptureFixture, *overrides: str, encoders: bool = False) -> Stop:
+    """The single run `run(*overrides)`, which must stop (`SystemExit`): its exit status and
+    output."""
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as stop:
+        run(*overrides, encoders=encoders)
+    out, err = capsys.readouterr()
+    return Stop(stop.value.code, out, err)
+
+
+class Stop(NamedTuple):
+    """How a run stopped: its exit status, stdout and stderr (of a process or of `stopped`)."""
+
+    code: int | str | None
+    out: str
+    err: str
+
+
+def error_line(stop: Stop | subprocess.CompletedProcess) -> str:
+    """The one `error:` line of a run stopped for bad input (exit 2, no traceback)."""
+    if isinstance(stop, subprocess.CompletedProcess):
+        stop = Stop(stop.returncode, stop.stdout, stop.stderr)
+    assert stop.code == 2, stop.err[-2000:]
+    assert "Traceback" not in stop.err + stop.out
+    lines = [line for line in stop.err.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1, stop.err
+    return lines[0]
 
 
 def results(run_dir: Path) -> dict:
