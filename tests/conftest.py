@@ -5,8 +5,10 @@ real BEAT2 sample folder (skipped with a reason where absent)."""
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -14,7 +16,7 @@ from omegaconf import DictConfig
 
 import tests.launch
 from tests.helpers import composed
-from tests.launch import Sandbox, launch
+from tests.launch import RUN_ENV, Sandbox, launch, run
 
 REPO = Path(__file__).resolve().parents[1]
 if not torch.cuda.is_available():
@@ -66,6 +68,53 @@ def beat2_sample() -> Path:
             " folder)"
         )
     return SAMPLE_DIR
+
+
+@pytest.fixture
+def in_process(monkeypatch) -> Iterator[Callable[..., Any]]:
+    """`tests.launch.run`: runs in this process, with what a run changes process-wide put back
+    afterwards, so that the next test starts as a fresh process would: the exit status, Hydra's
+    config, the root logger (INFO, as Hydra's job logging sets it; its handlers), the loggers'
+    filters and levels, any W&B run left open, torch's thread count, the stages' bars and the
+    environment (W&B offline and quiet, as in `launch`). The warnings filters a run adds pytest
+    itself puts back after each test."""
+    import logging
+
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.core.hydra_config import HydraConfig
+
+    from gesturebench import stages, status
+
+    for key, value in RUN_ENV.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("HYDRA_FULL_ERROR", raising=False)
+    monkeypatch.setattr(status, "_code", 0)
+    monkeypatch.setitem(stages._shown, "bars", stages._shown["bars"])
+    environ, threads = dict(os.environ), torch.get_num_threads()
+    root = logging.getLogger()
+    handlers = set(root.handlers)
+    loggers = {
+        logger: (logger.level, logger.filters[:])
+        for logger in (root, *logging.Logger.manager.loggerDict.values())
+        if isinstance(logger, logging.Logger)
+    }
+    root.setLevel(logging.INFO)
+    yield run
+    wandb = sys.modules.get("wandb")
+    if wandb is not None and wandb.run is not None:
+        wandb.finish()
+    HydraConfig.instance().cfg = None
+    GlobalHydra.instance().clear()
+    torch.set_num_threads(threads)
+    os.environ.clear()
+    os.environ.update(environ)
+    for handler in set(root.handlers) - handlers:
+        if not type(handler).__module__.startswith("_pytest"):
+            root.removeHandler(handler)
+            handler.close()
+    for logger, (level, kept) in loggers.items():
+        logger.setLevel(level)
+        logger.filters[:] = kept
 
 
 # A three-model sweep with the basic launcher, shared by the sweep/resume and parallel-launcher

@@ -19,11 +19,12 @@ REPO = Path(__file__).resolve().parents[1]
 CONF = REPO / "conf"
 
 
-def composed(*overrides: str) -> DictConfig:
-    """The project's config composed with `overrides`, as `launch.py` would (not resolved)."""
+def composed(*overrides: str, hydra: bool = False) -> DictConfig:
+    """The project's config composed with `overrides`, as `launch.py` would (not resolved);
+    `hydra`: with its `hydra` node, for running a job."""
     register_configs()
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        return compose(config_name="config", overrides=list(overrides))
+        return compose(config_name="config", overrides=list(overrides), return_hydra_config=hydra)
 
 
 def zero_motion(n_frames: int, fps: int = 30) -> Motion:

@@ -1,5 +1,6 @@
-"""Run `launch.py` as a real subprocess, the way a user does, inside the session's sandbox: its
-data, cache, checkpoints and run folders are temporary, so that no test writes into the checkout."""
+"""Run `launch.py` as a real subprocess, the way a user does (`launch`), or the same run in the test
+process (`run`, through conftest's `in_process` fixture), inside the session's sandbox: its data,
+cache, checkpoints and run folders are temporary, so that no test writes into the checkout."""
 
 from __future__ import annotations
 
@@ -9,8 +10,18 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any, NamedTuple
+from unittest import mock
 
-from tests.helpers import REPO
+import pytest
+
+from gesturebench import cli
+from gesturebench.api import run_job
+from gesturebench.cli import run_task
+from tests.helpers import CONF, REPO, composed
+
+#: the environment of every run: W&B offline and quiet
+RUN_ENV = {"WANDB_MODE": "offline", "WANDB_SILENT": "true"}
 
 
 class Sandbox:
@@ -82,21 +93,22 @@ def _own_root(overrides: tuple[str, ...]) -> bool:
 def command(*overrides: str, env: dict | None = None) -> tuple[list[str], dict]:
     """The command line and environment of `python launch.py OVERRIDES…`, quiet and offline, in the
     sandbox: its folders come first, so the caller's overrides win."""
-    sandbox = _sandbox()
     run_env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
-    run_env.update({"WANDB_MODE": "offline", "WANDB_SILENT": "true", **(env or {})})
+    run_env.update({**RUN_ENV, **(env or {})})
     flags = [o for o in overrides if o.startswith("-")]
     rest = [o for o in overrides if not o.startswith("-")]
-    cmd = [
-        sys.executable,
-        str(REPO / "launch.py"),
-        *flags,
+    return [sys.executable, str(REPO / "launch.py"), *flags, *_sandboxed(rest)], run_env
+
+
+def _sandboxed(overrides: list[str]) -> list[str]:
+    """`overrides` after the sandbox's folders, a fresh run folder and no progress bars."""
+    sandbox = _sandbox()
+    return [
         "trainer.enable_progress_bar=false",
-        *(() if _own_root(overrides) else sandbox.overrides),
+        *(() if _own_root(tuple(overrides)) else sandbox.overrides),
         *sandbox.run_overrides(),
-        *rest,
+        *overrides,
     ]
-    return cmd, run_env
 
 
 def launch(
@@ -111,6 +123,54 @@ def launch(
     return subprocess.run(
         cmd, cwd=REPO, env=run_env, capture_output=True, text=True, timeout=timeout
     )
+
+
+def run(*overrides: str, encoders: bool = True) -> Any:
+    """What `launch(*overrides)` runs, in this process, with the same sandbox overrides. A single
+    run is composed and its task run by `run_task` as `launch.py` runs it (an error is one line on
+    stderr and `SystemExit` with the exit status); it returns the task's return value. With `-m`,
+    Hydra's own command line runs the sweep (the basic launcher runs the jobs one after another,
+    its callbacks write the summary); it returns the exit status. Call it through conftest's
+    `in_process` fixture, which puts back the process-global state a run changes."""
+    if encoders and not _own_root(overrides):
+        _sandbox().train_encoders()
+    flags = [o for o in overrides if o.startswith("-")]
+    rest = _sandboxed([o for o in overrides if not o.startswith("-")])
+    if "-m" not in flags:
+        return run_job(composed(*rest, hydra=True), run_task)
+    argv = [str(REPO / "launch.py"), *flags, *rest]
+    with mock.patch.object(sys, "argv", argv), pytest.raises(SystemExit) as stop:
+        cli.launch(str(CONF))
+    return stop.value.code
+
+
+def stopped(capsys: pytest.CaptureFixture, *overrides: str, encoders: bool = False) -> Stop:
+    """The single run `run(*overrides)`, which must stop (`SystemExit`): its exit status and
+    output."""
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as stop:
+        run(*overrides, encoders=encoders)
+    out, err = capsys.readouterr()
+    return Stop(stop.value.code, out, err)
+
+
+class Stop(NamedTuple):
+    """How a run stopped: its exit status, stdout and stderr (of a process or of `stopped`)."""
+
+    code: int | str | None
+    out: str
+    err: str
+
+
+def error_line(stop: Stop | subprocess.CompletedProcess) -> str:
+    """The one `error:` line of a run stopped for bad input (exit 2, no traceback)."""
+    if isinstance(stop, subprocess.CompletedProcess):
+        stop = Stop(stop.returncode, stop.stdout, stop.stderr)
+    assert stop.code == 2, stop.err[-2000:]
+    assert "Traceback" not in stop.err + stop.out
+    lines = [line for line in stop.err.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1, stop.err
+    return lines[0]
 
 
 def results(run_dir: Path) -> dict:

@@ -1,6 +1,6 @@
 """Model sources: result-file formats, the three sources against `precomputed`, copied fields and
 their skip notes, failing commands, the cache's run folders and locks, the benchmark configs'
-messages, the examples of docs/bring_your_model.md, and sweeps through `launch.py`.
+messages, the examples of docs/bring_your_model.md, and sweeps as `launch.py -m` runs them.
 
 A fake "official" model (tests/fake_official_model) generates the same deterministic motion as a
 script (any result format), as a LightningModule with a checkpoint and as plain functions;
@@ -40,7 +40,6 @@ from gesturebench.tasks.common import make_body_model
 from tests.fake_official_model import fake_model
 from tests.fake_official_model.fake_model import FORMATS, fake_gesture, write_result
 from tests.helpers import REPO, composed
-from tests.launch import launch
 
 BRING_YOUR_MODEL = REPO / "docs" / "bring_your_model.md"
 SCRIPT = Path(fake_model.__file__)
@@ -575,7 +574,7 @@ def test_bring_your_model_examples_run_from_a_searchpath_folder(records, test_sp
             assert_motion_close(model.generate(record), expected(record), atol=1e-6)
 
 
-# ---------------------------------------------------------------- sweeps through launch.py
+# ---------------------------------------------------------------- sweeps, as launch.py -m runs them
 
 
 def sweep_args(tmp_path, test_split, *overrides: str) -> tuple[str, ...]:
@@ -595,7 +594,7 @@ def sweep_args(tmp_path, test_split, *overrides: str) -> tuple[str, ...]:
 
 
 @pytest.mark.slow
-def test_sweep_reports_each_failing_job_and_runs_the_rest(test_split, tmp_path):
+def test_sweep_reports_each_failing_job_and_runs_the_rest(test_split, tmp_path, in_process, capsys):
     conf = tmp_path / "conf" / "model"
     conf.mkdir(parents=True)
     for fault in ("fail", "hang", "truncate"):
@@ -604,7 +603,7 @@ def test_sweep_reports_each_failing_job_and_runs_the_rest(test_split, tmp_path):
             "_target_: gesturebench.models.sources.command.CommandSource\n"
             f"name: fake_{fault}\ntimeout: {3 if fault == 'hang' else 120}\ncommand: '{line}'\n"
         )
-    proc = launch(
+    code = in_process(
         *sweep_args(
             tmp_path,
             test_split,
@@ -612,7 +611,8 @@ def test_sweep_reports_each_failing_job_and_runs_the_rest(test_split, tmp_path):
             "model=fake_fail,fake_hang,fake_truncate,semconflow,semtalk",
         )
     )
-    assert proc.returncode == 2
+    stderr = capsys.readouterr().err
+    assert code == 2
     table = pd.read_csv(tmp_path / "sweep" / "summary.csv").set_index("model")
     assert sorted(table.index) == [
         "fake_fail",
@@ -635,25 +635,24 @@ def test_sweep_reports_each_failing_job_and_runs_the_rest(test_split, tmp_path):
             and reason in error
             and "fake_model.py" in error
         )
-        assert f"error: model={model}: the command for sequence {record.id}" in proc.stderr
+        assert f"error: model={model}: the command for sequence {record.id}" in stderr
     for name, title in (("semconflow", "SemConFlow"), ("semtalk", "SemTalk")):
         message = (
             f"model={name}: no outputs found in {tmp_path / 'checkpoints' / name / 'outputs'} "
             f"(the folder does not exist). Put {title}'s result files there"
         )
-        assert f"error: {message}" in proc.stderr and table.loc[name, "error"].startswith(message)
+        assert f"error: {message}" in stderr and table.loc[name, "error"].startswith(message)
 
 
 @pytest.mark.slow
-def test_sweep_with_outputs_in_place_writes_the_two_row_summary(test_split, tmp_path):
+def test_sweep_with_outputs_in_place_writes_the_two_row_summary(test_split, tmp_path, in_process):
     record = test_split[0]
     batch = record_batch(record)
     for name, fmt in (("semconflow", "beat2"), ("semtalk", "emage_test")):
         write_result(
             tmp_path / "checkpoints" / name / "outputs", record.id, fake_gesture(batch), batch, fmt
         )
-    proc = launch(*sweep_args(tmp_path, test_split, "model=semconflow,semtalk"))
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert in_process(*sweep_args(tmp_path, test_split, "model=semconflow,semtalk")) == 0
     table = pd.read_csv(tmp_path / "sweep" / "summary.csv")
     assert sorted(table["model"]) == ["semconflow", "semtalk"] and set(table["status"]) == {"ok"}
     mjd = table["mjd"].tolist()

@@ -29,7 +29,7 @@ from gesturebench.models.sampling import build_model
 from tests import emage_support
 from tests.gesturelsm_support import RELEASE_GENERATOR, SMALL_CODECS, write_release
 from tests.helpers import composed
-from tests.launch import launch, results
+from tests.launch import results
 
 SECONDS = 8  # 240 frames: two whole windows (16 + 2 · 112)
 
@@ -254,15 +254,13 @@ def test_a_word_table_past_the_generators_rows_is_one_line(release, dataset, rec
 
 
 @pytest.mark.slow
-def test_launch_scores_native_gesturelsm(release, tmp_path):
-    proc = launch(
+def test_launch_scores_native_gesturelsm(release, tmp_path, in_process):
+    in_process(  # 960 frames → 912: whole windows only
         "model=gesturelsm",
         *release[1],
         "dataset.max_sequences=1",
         f"hydra.run.dir={tmp_path / 'run'}",
-        timeout=1800,
     )
-    assert proc.returncode == 0, proc.stderr[-3000:]  # 960 frames → 912: whole windows only
     res = results(tmp_path / "run")
     info = res["model_info"]
     assert info["source"] == "native" and info["seed"] == 0
@@ -279,7 +277,7 @@ def test_the_length_shortfall_bounds_every_recording_length():
 
 
 @pytest.mark.slow
-def test_sweep_runs_emage_and_gesturelsm_natively(release, tmp_path):
+def test_sweep_runs_emage_and_gesturelsm_natively(release, tmp_path, in_process):
     """``-m model=emage,gesturelsm`` with tiny weights for both (two model files that extend the
     benchmark ones with them) writes a two-row summary."""
     conf = tmp_path / "conf" / "model"
@@ -298,7 +296,6 @@ def test_sweep_runs_emage_and_gesturelsm_natively(release, tmp_path):
     OmegaConf.save(OmegaConf.create(tiny), conf / "gesturelsm_tiny.yaml")
     models = ("model=emage_tiny,gesturelsm_tiny", f"hydra.searchpath=[file://{tmp_path / 'conf'}]")
     small = ("dataset.max_sequences=1", "metrics=fast")
-    proc = launch("-m", *models, *small, f"hydra.sweep.dir={tmp_path / 'sweep'}", timeout=1800)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert in_process("-m", *models, *small, f"hydra.sweep.dir={tmp_path / 'sweep'}") == 0
     table = pd.read_csv(tmp_path / "sweep" / "summary.csv")
     assert sorted(table["model"]) == ["emage", "gesturelsm"] and set(table["status"]) == {"ok"}

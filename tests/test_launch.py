@@ -1,5 +1,5 @@
-"""The README's main job, sweeps, resume, DDP and error handling, run as real `launch.py`
-subprocesses."""
+"""The README's main job, sweeps, resume, a failing sweep job and DDP. Runs in the test process,
+except a real `launch.py -m` sweep and the two DDP processes."""
 
 from __future__ import annotations
 
@@ -48,10 +48,10 @@ IDENTITY = {
 }
 
 
-def test_main_job_ground_truth_with_wandb(tmp_path):
+def test_main_job_ground_truth_with_wandb(tmp_path, in_process):
     """The README's main command (all metrics of the paper) for ground truth on mini-BEAT2."""
     out = tmp_path / "run"
-    ok(launch(f"hydra.run.dir={out}", timeout=1200))
+    in_process(f"hydra.run.dir={out}")
     res = results(out)
     assert set(res) >= CONTRACT_KEYS
     assert set(PAPER_METRICS) <= set(res["metrics"])
@@ -72,7 +72,9 @@ def test_main_job_ground_truth_with_wandb(tmp_path):
     assert len(runs) == 1 and list(runs[0].glob("*.wandb"))
 
 
-def test_sweep_summary_and_resume(basic_sweep):
+def test_sweep_summary_and_resume(basic_sweep, in_process, capsys):
+    """The real multirun (basic_sweep, a `launch.py -m` process), then the same sweep again in
+    the test process, which skips its three complete jobs."""
     sweep, first = basic_sweep
     ok(first)
     table = pd.read_csv(sweep / "summary.csv")
@@ -83,15 +85,19 @@ def test_sweep_summary_and_resume(basic_sweep):
     assert coverage["ground_truth"] == 1.0 and coverage["mean_pose"] < 0.1 < coverage["random_clip"]
     assert "↑" in (sweep / "summary.md").read_text()
     before = {p: p.stat().st_mtime_ns for p in sweep.glob("*/per_sequence.csv")}
-    again = ok(launch("-m", SWEEP_MODELS, *SWEEP_ARGS, f"hydra.sweep.dir={sweep}"))
-    assert (again.stderr + again.stdout).count("skipped (resume=true)") == 3
+    capsys.readouterr()
+    assert in_process("-m", SWEEP_MODELS, *SWEEP_ARGS, f"hydra.sweep.dir={sweep}") == 0
+    again = capsys.readouterr()
+    assert (again.err + again.out).count("skipped (resume=true)") == 3
     assert {p: p.stat().st_mtime_ns for p in sweep.glob("*/per_sequence.csv")} == before
     assert len(pd.read_csv(sweep / "summary.csv")) == 3
 
 
-def test_a_sweep_job_that_raises_is_recorded_and_the_summary_still_written(tmp_path):
+def test_a_sweep_job_that_raises_is_recorded_and_the_summary_still_written(
+    tmp_path, in_process, capsys
+):
     sweep = tmp_path / "sweep"
-    proc = launch(
+    code = in_process(
         "-m",
         "model=random_clip",
         "model.seed=0,-1",
@@ -102,8 +108,8 @@ def test_a_sweep_job_that_raises_is_recorded_and_the_summary_still_written(tmp_p
         f"hydra.sweep.dir={sweep}",
         encoders=False,
     )
-    assert proc.returncode != 0
-    assert "error: unexpected ValueError: expected non-negative integer" in proc.stderr
+    assert code != 0
+    assert "error: unexpected ValueError: expected non-negative integer" in capsys.readouterr().err
     (failed,) = [p.parent for p in sweep.glob("*/error.json")]
     assert "model.seed=-1" in failed.name
     error = json.loads((failed / "error.json").read_text())
@@ -116,7 +122,7 @@ def test_a_sweep_job_that_raises_is_recorded_and_the_summary_still_written(tmp_p
     assert "non-negative" in table.set_index("status").loc["failed", "error"]
 
 
-def test_ddp_two_processes_equal_one(tmp_path):
+def test_ddp_two_processes_equal_one(tmp_path, in_process):
     common = (
         "model=perturbed",
         "model.level=0.2",
@@ -125,7 +131,7 @@ def test_ddp_two_processes_equal_one(tmp_path):
         "dataset.max_sequences=3",
         "task.render_clips=0",
     )
-    ok(launch(*common, f"hydra.run.dir={tmp_path / 'single'}"))
+    in_process(*common, f"hydra.run.dir={tmp_path / 'single'}")
     ok(launch(*common, "trainer=ddp", "trainer.devices=2", f"hydra.run.dir={tmp_path / 'ddp'}"))
     single, ddp = results(tmp_path / "single"), results(tmp_path / "ddp")
     assert single["metrics"]["mjd"] > 0

@@ -1,7 +1,7 @@
-"""Protocol presets end to end (docs/protocols.md): `metrics=emage2025` through `launch.py` uses
-EMAGE's encoder (seeded weights in the released layout) and EMAGE's speed normaliser, and
-results.json carries the preset name, the raw values, its pin (not applicable on mini-BEAT2) and
-both files' SHA-256."""
+"""Protocol presets end to end (docs/protocols.md), run in the test process as `launch.py` runs
+them: `metrics=emage2025` uses EMAGE's encoder (seeded weights in the released layout) and EMAGE's
+speed normaliser, and results.json carries the preset name, the raw values, its pin (not
+applicable on mini-BEAT2) and both files' SHA-256."""
 
 from __future__ import annotations
 
@@ -11,19 +11,19 @@ import torch
 from gesturebench.metrics.bc import EMAGE_MEAN_SPEED
 from gesturebench.weights import sha256_file
 from tests.emage_fgd_support import released_state
-from tests.launch import launch, results
+from tests.launch import results
 from tests.metrics.test_bc import EMAGE_DIR
 
 pytestmark = pytest.mark.slow
 
 
-def test_emage2025_preset_runs_with_its_conventions(tmp_path):
+def test_emage2025_preset_runs_with_its_conventions(tmp_path, in_process):
     mean_speed = EMAGE_DIR / EMAGE_MEAN_SPEED
     if not mean_speed.is_file():
         pytest.skip(f"EMAGE's {EMAGE_MEAN_SPEED} not found in {EMAGE_DIR} (the shared/ folder)")
     weights = tmp_path / "AESKConv_240_100.bin"
     torch.save({"model_state": released_state(7)}, weights)
-    proc = launch(
+    in_process(
         "metrics=emage2025",
         f"metrics.fgd.weights={weights}",
         f"metrics.bc.mean_speed_file={mean_speed}",
@@ -31,10 +31,8 @@ def test_emage2025_preset_runs_with_its_conventions(tmp_path):
         "logger=none",
         "task.render_clips=0",
         f"hydra.run.dir={tmp_path / 'run'}",
-        timeout=900,
         encoders=False,  # the preset uses no trained encoder
     )
-    assert proc.returncode == 0, proc.stderr[-3000:]
     res = results(tmp_path / "run")
     assert res["preset"] == "emage2025"
     values = res["metrics"]
@@ -50,7 +48,7 @@ def test_emage2025_preset_runs_with_its_conventions(tmp_path):
     assert res["encoders"]["bc_mean_speed"]["sha256"] == sha256_file(mean_speed)
 
 
-def test_genea_preset_runs_on_mini_beat2(tmp_path):
+def test_genea_preset_runs_on_mini_beat2(tmp_path, in_process):
     mean_speed = EMAGE_DIR / EMAGE_MEAN_SPEED
     if not mean_speed.is_file():
         pytest.skip(f"EMAGE's {EMAGE_MEAN_SPEED} not found in {EMAGE_DIR} (the shared/ folder)")
@@ -59,16 +57,14 @@ def test_genea_preset_runs_on_mini_beat2(tmp_path):
     torch.save({"model_state": released_state(7)}, weights)
     quick = ["dataset.max_sequences=2", "logger=none", "task.render_clips=0"]
     run_dir = f"hydra.run.dir={tmp_path / 'run'}"
-    proc = launch(
+    in_process(
         "metrics=genea",
         f"metrics.fgd.weights={weights}",
         *speeds,
         *quick,
         run_dir,
-        timeout=900,
         encoders=False,  # the preset uses no trained encoder
     )
-    assert proc.returncode == 0, proc.stderr[-3000:]
     res = results(tmp_path / "run")
     assert res["preset"] == "genea"
     values = res["metrics"]

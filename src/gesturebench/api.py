@@ -5,13 +5,14 @@ document; `load_results(path)` reads results as a pandas DataFrame."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 from hydra import compose, initialize_config_dir, initialize_config_module
 from hydra.core.hydra_config import HydraConfig
-from omegaconf import open_dict
+from omegaconf import DictConfig, open_dict
 
 from gesturebench.cli import run_config
 from gesturebench.config import register_configs
@@ -52,6 +53,13 @@ def evaluate(*overrides: str, config_dir: str | Path | None = None, **options: A
     )
     with init:
         cfg = compose(config_name="config", overrides=args, return_hydra_config=True)
+    return run_job(cfg)
+
+
+def run_job(cfg: DictConfig, task: Callable[[DictConfig], Any] = run_config) -> Any:
+    """Run `task` on `cfg` (composed with `return_hydra_config=True`) in this process as Hydra's
+    single-run job does: the run folder (`hydra.run.dir`) created, Hydra's config set for the run
+    and put back afterwards, `task` given the config without its `hydra` node."""
     previous = HydraConfig.instance().cfg
     with open_dict(cfg):
         cfg.hydra.runtime.output_dir = str(Path(cfg.hydra.run.dir).resolve())
@@ -60,7 +68,7 @@ def evaluate(*overrides: str, config_dir: str | Path | None = None, **options: A
         del cfg["hydra"]
     Path(HydraConfig.get().runtime.output_dir).mkdir(parents=True, exist_ok=True)
     try:
-        return run_config(cfg)
+        return task(cfg)
     finally:
         HydraConfig.instance().cfg = previous
 
