@@ -19,9 +19,6 @@ from tests.helpers import composed
 from tests.launch import RUN_ENV, Sandbox, launch, run
 
 REPO = Path(__file__).resolve().parents[1]
-if not torch.cuda.is_available():
-    # Triton kernels run in Triton's CPU interpreter here (read when triton is first imported).
-    os.environ.setdefault("TRITON_INTERPRET", "1")
 # in the project's shared/ folder beside the checkout, or at $GESTUREBENCH_BEAT2_SAMPLE
 SAMPLE_DIR = Path(
     os.environ.get("GESTUREBENCH_BEAT2_SAMPLE", REPO.parent / "shared" / "data" / "beat2-sample")
