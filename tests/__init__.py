@@ -1,4 +1,5 @@
 """The test package: Triton's CPU interpreter switched on before anything imports Triton."""
+
 import os
 
 import torch
