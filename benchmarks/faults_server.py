@@ -10,13 +10,11 @@ restarts it; the start-up case imports the server in a fresh interpreter.
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
@@ -34,7 +32,12 @@ from gesturebench.study.server.app import (  # noqa: E402
 from gesturebench.study.server.design import AnonymousEntry, StudyDesign  # noqa: E402
 from gesturebench.study.server.manifest import read_manifest  # noqa: E402
 from gesturebench.study.server.store import Store, open_engine  # noqa: E402
-from tests.study_support import free_port, make_stimuli, wait_ready  # noqa: E402
+from tests.study_support import (  # noqa: E402
+    free_port,
+    kill_while_arriving,
+    make_stimuli,
+    wait_ready,
+)
 
 TOKEN = "faults-admin-token"
 ADMIN = {"Authorization": f"Bearer {TOKEN}"}
@@ -116,13 +119,7 @@ def kill_9_during_arrivals(folder: Path) -> str | None:
 
     server = serve()
     try:
-        wait_ready(url, time.monotonic() + 120, server)
-        with ThreadPoolExecutor(8) as pool:
-            arrivals = [pool.submit(arrive, f"k{n:02d}") for n in range(40)]
-            while sum(f.done() for f in arrivals) < 8:
-                time.sleep(0.01)
-            server.send_signal(signal.SIGKILL)
-            server.wait(10)
+        kill_while_arriving(url, server, arrive)
         server = serve()
         wait_ready(url, time.monotonic() + 120, server)
         for n in range(40):

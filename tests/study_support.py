@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import csv
 import re
+import signal
 import socket
 import subprocess
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -158,3 +160,15 @@ def wait_ready(url: str, deadline: float, server: subprocess.Popen) -> None:
             pass
         time.sleep(0.5)
     raise SystemExit("the server did not start in time")
+
+
+def kill_while_arriving(url: str, server: subprocess.Popen, arrive: Callable[[str], None]) -> None:
+    """Once `url` answers, 40 participants (ids k00..k39) `arrive` on 8 threads, and the server is
+    killed with SIGKILL as soon as 8 of them are through: the others lose their replies."""
+    wait_ready(url, time.monotonic() + 120, server)
+    with ThreadPoolExecutor(8) as pool:
+        arrivals = [pool.submit(arrive, f"k{n:02d}") for n in range(40)]
+        while sum(f.done() for f in arrivals) < 8:
+            time.sleep(0.01)
+        server.send_signal(signal.SIGKILL)
+        server.wait(10)

@@ -9,7 +9,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -47,6 +46,7 @@ from tests.study_support import (
     Page,
     asked_answer,
     free_port,
+    kill_while_arriving,
     make_stimuli,
     participate,
     wait_ready,
@@ -590,13 +590,7 @@ def test_kill_9_while_participants_arrive_locks_nobody_out(manifest, tmp_path):
             pass  # the reply was lost
 
     try:
-        wait_ready(url, time.monotonic() + 120, server)
-        with ThreadPoolExecutor(8) as pool:
-            arrivals = [pool.submit(arrive, f"k{n:02d}") for n in range(40)]
-            while sum(f.done() for f in arrivals) < 8:
-                time.sleep(0.01)
-            server.send_signal(signal.SIGKILL)
-            server.wait(10)
+        kill_while_arriving(url, server, arrive)
         server = serve_process(tmp_path, manifest, port)
         wait_ready(url, time.monotonic() + 120, server)
         for pid, cookie in cookies.items():
