@@ -9,7 +9,6 @@ restarts it; the start-up case imports the server in a fresh interpreter.
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import tempfile
@@ -36,6 +35,7 @@ from tests.study_support import (  # noqa: E402
     free_port,
     kill_while_arriving,
     make_stimuli,
+    serve_process,
     wait_ready,
 )
 
@@ -95,19 +95,6 @@ def kill_9_during_arrivals(folder: Path) -> str | None:
     manifest = make_stimuli(folder / "stimuli", ["ground_truth", "a"], ["s00", "s01"])
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    (folder / ".hydra").mkdir()
-    task = {
-        "_target_": "gesturebench.tasks.study_server.StudyServerTask",
-        "manifest": str(manifest),
-        "port": port,
-        "design": {"_target_": "gesturebench.study.server.design.StudyDesign", "block_size": 4},
-    }
-    config = {"task": task, "paths": {"root": str(folder)}, "study_server": {"db_url": None}}
-    (folder / ".hydra" / "config.yaml").write_text(json.dumps(config))
-
-    def serve() -> subprocess.Popen:
-        command = [sys.executable, "-m", "gesturebench.study.server", str(folder)]
-        return subprocess.Popen(command, cwd=REPO, stderr=subprocess.DEVNULL)
 
     def arrive(pid: str) -> None:
         try:
@@ -117,10 +104,10 @@ def kill_9_during_arrivals(folder: Path) -> str | None:
         except httpx.HTTPError:
             pass
 
-    server = serve()
+    server = serve_process(folder, manifest, port)
     try:
         kill_while_arriving(url, server, arrive)
-        server = serve()
+        server = serve_process(folder, manifest, port)
         wait_ready(url, time.monotonic() + 120, server)
         for n in range(40):
             with httpx.Client(base_url=url, timeout=30) as client:  # no cookie kept

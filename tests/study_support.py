@@ -6,10 +6,12 @@ and waiting for a server started as a process."""
 from __future__ import annotations
 
 import csv
+import json
 import re
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -22,6 +24,7 @@ import numpy as np
 
 from gesturebench.study.schema import MANIFEST_COLUMNS
 from gesturebench.weights import sha256_file
+from tests.helpers import REPO
 
 
 def make_stimuli(
@@ -172,3 +175,22 @@ def kill_while_arriving(url: str, server: subprocess.Popen, arrive: Callable[[st
             time.sleep(0.01)
         server.send_signal(signal.SIGKILL)
         server.wait(10)
+
+
+def serve_process(folder: Path, manifest: Path, port: int) -> subprocess.Popen:
+    """The study of `folder` served by `python -m gesturebench.study.server` (the restart entry)
+    from its saved config."""
+    saved = folder / ".hydra" / "config.yaml"
+    if not saved.is_file():
+        saved.parent.mkdir(parents=True)
+        task = {
+            "_target_": "gesturebench.tasks.study_server.StudyServerTask",
+            "manifest": str(manifest),
+            "port": port,
+            "design": {"_target_": "gesturebench.study.server.design.StudyDesign", "block_size": 4},
+        }
+        config = {"task": task, "paths": {"root": str(folder)}, "study_server": {"db_url": None}}
+        saved.write_text(json.dumps(config))
+    command = [sys.executable, "-m", "gesturebench.study.server", str(folder)]
+    with open(folder / "server.log", "a") as log:
+        return subprocess.Popen(command, cwd=REPO, stdout=log, stderr=log)

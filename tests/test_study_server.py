@@ -49,6 +49,7 @@ from tests.study_support import (
     kill_while_arriving,
     make_stimuli,
     participate,
+    serve_process,
     wait_ready,
 )
 from tests.test_study import FAST, MODEL, SEQUENCES, SOURCES, metrics_table  # noqa: F401
@@ -548,25 +549,6 @@ def test_participants_meet_pages_never_json(study):
     assert 'href="/study"' in pages["bad answer"].text
     api = client.post("/item/abc", headers={"Accept": "application/json"})
     assert api.status_code == 422 and isinstance(api.json()["detail"], list)
-
-
-def serve_process(folder: Path, manifest: Path, port: int) -> subprocess.Popen:
-    """The study of `folder` served by `python -m gesturebench.study.server` (the restart entry)
-    from its saved config."""
-    saved = folder / ".hydra" / "config.yaml"
-    if not saved.is_file():
-        saved.parent.mkdir(parents=True)
-        task = {
-            "_target_": "gesturebench.tasks.study_server.StudyServerTask",
-            "manifest": str(manifest),
-            "port": port,
-            "design": {"_target_": "gesturebench.study.server.design.StudyDesign", "block_size": 4},
-        }
-        config = {"task": task, "paths": {"root": str(folder)}, "study_server": {"db_url": None}}
-        saved.write_text(json.dumps(config))
-    command = [sys.executable, "-m", "gesturebench.study.server", str(folder)]
-    with open(folder / "server.log", "a") as log:
-        return subprocess.Popen(command, cwd=REPO, stdout=log, stderr=log)
 
 
 @pytest.mark.slow
