@@ -13,7 +13,7 @@ from prdc import compute_prdc
 #: (seed, k, n reference, m generated) cases, k-NN balls of several sizes
 PRDC_CASES = [(0, 5, 200, 150), (1, 3, 120, 300), (2, 1, 50, 50), (3, 7, 301, 99)]
 
-NeighbourFn = Callable[[torch.Tensor, torch.Tensor, int, int], float]
+NeighbourFn = Callable[[torch.Tensor, torch.Tensor, int, int], torch.Tensor]
 
 
 def assert_matches_prdc(fn: NeighbourFn, key: str, seed: int, k: int, n: int, m: int) -> None:
