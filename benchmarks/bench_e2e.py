@@ -36,8 +36,8 @@ def run_one(args) -> dict:
     from omegaconf import OmegaConf
 
     from gesturebench.config import register_configs
-    from gesturebench.data.datamodule import open_dataset
     from gesturebench.results import config_hash
+    from gesturebench.tasks.common import open_dataset
     from gesturebench.tasks.evaluate import score
 
     register_configs()

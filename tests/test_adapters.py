@@ -25,7 +25,6 @@ from omegaconf import OmegaConf, open_dict
 from scipy.spatial.transform import Rotation
 
 from gesturebench.data.beat2 import write_motion_npz
-from gesturebench.data.datamodule import open_dataset
 from gesturebench.data.records import FPS, SAMPLE_RATE, Motion
 from gesturebench.errors import CheckpointError, ConfigError, DataError
 from gesturebench.models import formats
@@ -36,7 +35,7 @@ from gesturebench.models.sources.command import CommandSource
 from gesturebench.models.sources.module import ModuleSource
 from gesturebench.models.sources.outputs import OutputsSource
 from gesturebench.tasks import evaluate
-from gesturebench.tasks.common import make_body_model
+from gesturebench.tasks.common import make_body_model, open_dataset
 from tests.fake_official_model import fake_model
 from tests.fake_official_model.fake_model import FORMATS, fake_gesture, write_result
 from tests.helpers import REPO, composed
@@ -81,7 +80,7 @@ def records(test_split):
 
 @pytest.fixture(scope="module")
 def body_model():
-    return make_body_model(composed())
+    return make_body_model(composed().body_model, "cpu")
 
 
 def expected(record) -> Motion:
@@ -104,7 +103,7 @@ def model_cfg(tmp_path, *overrides: str):
 def score(cfg, records, out, body_model, monkeypatch) -> dict:
     """The evaluate task's `score` on `records`, with metrics mjd, pck and diversity (body model
     built once)."""
-    monkeypatch.setattr(evaluate, "make_body_model", lambda cfg: body_model)
+    monkeypatch.setattr(evaluate, "make_body_model", lambda node, device: body_model)
     with open_dict(cfg):
         cfg.metrics.diversity = {
             "_target_": "gesturebench.metrics.diversity.Diversity",

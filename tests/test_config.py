@@ -24,11 +24,11 @@ from omegaconf.errors import MissingMandatoryValue
 
 from gesturebench import cli, status
 from gesturebench.config import build, job_dirname, register_configs
-from gesturebench.data.datamodule import open_dataset
 from gesturebench.errors import ConfigError, DataError
 from gesturebench.models.sampling import build_model
 from gesturebench.protocol import metric_nodes
 from gesturebench.study.pairwise import PairwiseOptions
+from gesturebench.tasks.common import open_dataset
 from tests.helpers import CONF, REPO, composed
 from tests.launch import launch
 

@@ -15,7 +15,6 @@ import pandas as pd
 import pytest
 import torch
 
-from gesturebench.data.datamodule import open_dataset
 from gesturebench.data.records import SAMPLE_RATE
 from gesturebench.encoders.representation import rotation_6d
 from gesturebench.errors import CheckpointError, DataError
@@ -23,7 +22,7 @@ from gesturebench.models.emage.inference import generate
 from gesturebench.models.emage.release import RELEASE
 from gesturebench.models.emage.source import EmageSource, foot_contact
 from gesturebench.models.sampling import build_model
-from gesturebench.tasks.common import make_body_model
+from gesturebench.tasks.common import make_body_model, open_dataset
 from gesturebench.weights import sha256_file
 from tests.emage_support import small_models, write_release
 from tests.helpers import composed
@@ -48,7 +47,7 @@ def record():
 
 @pytest.fixture(scope="module")
 def body_model():
-    return make_body_model(composed())
+    return make_body_model(composed().body_model, "cpu")
 
 
 def native(tmp_path, body_model, *overrides: str) -> EmageSource:

@@ -16,7 +16,6 @@ import pytest
 from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
 
-from gesturebench.data.datamodule import open_dataset
 from gesturebench.data.records import SAMPLE_RATE
 from gesturebench.errors import CheckpointError, ConfigError, DataError
 from gesturebench.models.gesturelsm.config import SAMPLINGS, Variant
@@ -26,6 +25,7 @@ from gesturebench.models.gesturelsm.pipeline import GestureLSM
 from gesturebench.models.gesturelsm.source import GestureLSMSource
 from gesturebench.models.gesturelsm.weights import GENERATOR_FILES
 from gesturebench.models.sampling import build_model
+from gesturebench.tasks.common import open_dataset
 from tests import emage_support
 from tests.gesturelsm_support import RELEASE_GENERATOR, SMALL_CODECS, write_release
 from tests.helpers import composed

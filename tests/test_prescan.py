@@ -114,7 +114,7 @@ def test_nothing_is_scored(tmp_path, monkeypatch):
     def never(*args, **kwargs):
         raise AssertionError("scoring started")
 
-    monkeypatch.setattr(evaluate, "make_body_model", lambda cfg: None)
+    monkeypatch.setattr(evaluate, "make_body_model", lambda node, device: None)
     monkeypatch.setattr(evaluate, "Evaluator", never)
     cfg = composed(
         "model=precomputed",

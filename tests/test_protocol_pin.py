@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from gesturebench.errors import ConfigError
-from gesturebench.protocol import protocol_check
+from gesturebench.protocol import protocol_check, read_pin
+from gesturebench.tasks.common import dataset_source
 from tests.helpers import composed
 from tests.launch import error_line, results, stopped
 from tests.test_errors import SEQ, beat2_copy
@@ -24,7 +25,8 @@ PINS = {
 
 
 def check(preset: str, *overrides: str) -> dict | None:
-    return protocol_check(composed(f"metrics={preset}", *overrides), preset)
+    cfg = composed(f"metrics={preset}", *overrides)
+    return protocol_check(read_pin(cfg.metrics), dataset_source(cfg.dataset), preset)
 
 
 @pytest.mark.parametrize(("preset", "pin"), PINS.items())

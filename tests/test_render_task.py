@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 
 from gesturebench.study.schema import MANIFEST_COLUMNS
-from gesturebench.tasks.analyze import study_windows
+from gesturebench.tasks.analyze import study_windows, windows_spec
+from gesturebench.tasks.common import dataset_source
 from tests.launch import launch
 
 pytestmark = pytest.mark.slow
@@ -52,7 +53,7 @@ def test_render_task_writes_the_whole_synthetic_studys_stimuli_and_manifest(tmp_
         )
     )
     cfg = config("study=synthetic", "study.windows.seconds=2")
-    windows, records = study_windows(cfg)
+    windows, records = study_windows(windows_spec(cfg.study.windows), dataset_source(cfg.dataset))
     expected = {(r.id, w.start, w.end) for w, r in zip(windows, records, strict=True)}
     sources = set(cfg.study.sources)
     assert len(expected) == 15 and len(sources) == 5

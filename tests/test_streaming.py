@@ -11,9 +11,9 @@ from omegaconf import OmegaConf
 
 from gesturebench.body.model import BodyModel
 from gesturebench.body.output import BodyOutput
-from gesturebench.data.datamodule import open_dataset
 from gesturebench.evaluator import Evaluator
 from gesturebench.tasks import evaluate
+from gesturebench.tasks.common import open_dataset
 
 
 def live_body_outputs() -> int:

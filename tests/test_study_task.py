@@ -17,7 +17,8 @@ from gesturebench.annotation.events import collect_events
 from gesturebench.results import config_hash
 from gesturebench.study.composites import predict
 from gesturebench.study.ratings import RatingsError
-from gesturebench.tasks.analyze import analyze_study, source_config, study_windows
+from gesturebench.tasks.analyze import analyze_study, source_config, study_windows, windows_spec
+from gesturebench.tasks.common import dataset_source
 from gesturebench.tasks.evaluate import score
 from tests.fake_llm import ANSWER, FakeLLM
 from tests.launch import launch
@@ -189,7 +190,7 @@ def test_composite_metrics_in_an_evaluate_run_predict_from_the_per_sequence_metr
                 "path": str(out / "composites.json"),
             }
         }
-    _, records = study_windows(cfg)
+    _, records = study_windows(windows_spec(cfg.study.windows), dataset_source(cfg.dataset))
     src = source_config(cfg, "jitter", cfg.study.sources.jitter)
     config = OmegaConf.to_container(src, resolve=True)
     results = score(src, records, tmp_path, config, config_hash(config))

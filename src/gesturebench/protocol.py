@@ -9,13 +9,16 @@ On a generated dataset (mini-BEAT2) the pin does not apply and is recorded as su
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from gesturebench.atomic import one_line
 from gesturebench.errors import ConfigError
+
+if TYPE_CHECKING:
+    from gesturebench.data.datamodule import Beat2Source
 
 #: the key of `metrics` that holds the pin (every other key is a metric)
 PROTOCOL_KEY = "protocol"
@@ -41,11 +44,9 @@ def _speakers(speakers: Any) -> str:
     return "all" if not speakers else ",".join(str(s) for s in sorted(speakers))
 
 
-def protocol_check(cfg: DictConfig, preset: str) -> dict | None:
-    """The pin of `cfg.metrics` checked against `cfg.dataset`: None without a pin, else the pin
-    with `status` (matched | mismatch | not applicable) and `differences`. A mismatch under
-    `strict` is a ConfigError naming the dataset the preset was published on."""
-    node = cfg.metrics.get(PROTOCOL_KEY) if cfg.get("metrics") else None
+def read_pin(metrics: Any) -> Protocol | None:
+    """The pin of a `metrics` node (`cfg.metrics`), checked against its schema; None without one."""
+    node = metrics.get(PROTOCOL_KEY) if metrics else None
     if node is None:
         return None
     try:
@@ -53,18 +54,26 @@ def protocol_check(cfg: DictConfig, preset: str) -> dict | None:
     except OmegaConfBaseException as err:
         raise ConfigError(f"metrics.protocol: {one_line(err)}") from None
     assert isinstance(pin, Protocol)  # to_object builds the schema's dataclass
+    return pin
+
+
+def protocol_check(pin: Protocol | None, dataset: Beat2Source, preset: str) -> dict | None:
+    """`pin` (`read_pin`) checked against `dataset`: None without a pin, else the pin with `status`
+    (matched | mismatch | not applicable) and `differences`. A mismatch under `strict` is a
+    ConfigError naming the dataset the preset `preset` was published on."""
+    if pin is None:
+        return None
     record: dict[str, Any] = {**asdict(pin), "differences": []}
-    dataset = cfg.dataset
-    if dataset.get("generate"):
+    if dataset.generate:
         return {**record, "status": "not applicable"}
     differences = []
     if dataset.split != pin.split:
         differences.append(f"split {dataset.split} (pinned: {pin.split})")
-    if _speakers(dataset.get("speakers")) != _speakers(pin.speakers):
+    if _speakers(dataset.speakers) != _speakers(pin.speakers):
         differences.append(
-            f"speakers {_speakers(dataset.get('speakers'))} (pinned: {_speakers(pin.speakers)})"
+            f"speakers {_speakers(dataset.speakers)} (pinned: {_speakers(pin.speakers)})"
         )
-    if dataset.get("max_sequences") is not None:
+    if dataset.max_sequences is not None:
         differences.append(f"max_sequences={dataset.max_sequences} (pinned: the whole split)")
     if differences and pin.strict:
         raise ConfigError(

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from hydra.core.hydra_config import HydraConfig
-from omegaconf import DictConfig
 
 from gesturebench.atomic import write_atomic
 
@@ -102,25 +101,26 @@ def write_per_sequence_csv(path: str | Path, rows: list[dict]) -> None:
 
 
 def build_results(
-    cfg: DictConfig,
     config: dict,
     chash: str,
+    dataset_name: str,
+    preset: str,
     dataset: Any,
     model: GestureModel,
     metrics: dict[str, GestureMetric],
     raw: dict,
     protocol: dict | None = None,
 ) -> dict:
-    """The results.json document (docs/design.md), with every paper metric key present;
-    `protocol`: the preset's checked pin (`protocol.protocol_check`), None without one."""
+    """The results.json document (docs/design.md), with every paper metric key present; `config`:
+    the resolved config it records (its hash `chash`), `preset`: the `metrics` choice, `dataset`:
+    the records scored, `protocol`: the preset's checked
+    pin (`protocol.protocol_check`), None without one."""
     values = {k: finite_or_none(v) for k, v in raw["metrics"].items()}
     skipped = dict(raw["skipped"])
     for key in PAPER_METRICS:
         if key not in values:
             values[key] = None
-            skipped[key] = (
-                f"not computed: no metric named {key!r} in metrics={cfg_choice('metrics')}"
-            )
+            skipped[key] = f"not computed: no metric named {key!r} in metrics={preset}"
     for key, value in values.items():
         if value is None and key not in skipped:
             skipped[key] = "the metric returned no finite value"
@@ -139,8 +139,8 @@ def build_results(
         "task": "evaluate",
         "model": model.name,
         "model_info": model.describe(),
-        "dataset": cfg.dataset.name,
-        "preset": cfg_choice("metrics"),
+        "dataset": dataset_name,
+        "preset": preset,
         "protocol": protocol,
         "protocol_mismatch": (protocol or {}).get("differences") or None,
         "metrics": values,

@@ -14,13 +14,10 @@ from typing import cast
 
 import pytorch_lightning as pl
 import torch.distributed as dist
-from omegaconf import DictConfig, OmegaConf
 from torch.utils.data import DataLoader, Dataset, Sampler
 
-from gesturebench.config import build
 from gesturebench.data.beat2 import AudioCheck, Beat2Dataset
 from gesturebench.data.records import SequenceRecord
-from gesturebench.errors import DataError
 
 
 class UnrepeatedSampler(Sampler[int]):
@@ -89,27 +86,6 @@ class Beat2Source:
             audio_check=AudioCheck(self.max_audio_gap, self.audio_mismatch),
         )
         return cast(Sequence[SequenceRecord], dataset)
-
-
-def open_dataset(
-    node: DictConfig, split: str | None = None, load_audio: bool | None = None
-) -> Sequence[SequenceRecord]:
-    """The records of `split` of the dataset configured by `node` (`cfg.dataset`).
-
-    A generated dataset (mini_beat2) is generated on first use only into its default folder (`root`
-    left to its `${paths.data}/...` default): a `dataset.root=` set by hand that does not exist is
-    more likely a typo than a wish for a new dataset there, so it is a `DataError` naming
-    `task=make_data`, the command that generates one at a chosen root."""
-    source: Beat2Source = build(node)
-    root = Path(source.root)
-    if source.generate and not root.exists() and not OmegaConf.is_interpolation(node, "root"):
-        raise DataError(
-            root,
-            f"dataset.root does not exist. {source.name} is generated on first use only into its"
-            " default folder (paths.data); check dataset.root for a typo, or generate one here"
-            f" with `python launch.py task=make_data dataset={source.name} dataset.root={root}`",
-        )
-    return source.open(split, load_audio)
 
 
 class GestureDataModule(pl.LightningDataModule):

@@ -28,8 +28,8 @@ import pandas as pd
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from gesturebench.atomic import write_atomic
-from gesturebench.config import build, resolved
-from gesturebench.data.datamodule import open_dataset
+from gesturebench.config import StudyWindowsConfig, build, resolved
+from gesturebench.data.datamodule import Beat2Source
 from gesturebench.errors import ConfigError, DataError
 from gesturebench.loggers import finish, make_logger
 from gesturebench.protocol import metric_nodes
@@ -60,7 +60,7 @@ from gesturebench.study.windows import (
     select_windows,
     write_windows,
 )
-from gesturebench.tasks.common import run_dir
+from gesturebench.tasks.common import dataset_source, run_dir
 from gesturebench.tasks.evaluate import score
 
 log = logging.getLogger(__name__)
@@ -92,20 +92,27 @@ def analysis_options(study: DictConfig) -> AnalysisOptions:
     return options
 
 
-def study_windows(cfg: DictConfig) -> tuple[list[Window], StudyWindows]:
-    """The configured windows and their cut records, in window order."""
-    windows = configured_windows(cfg)
-    return windows, window_records(cfg, windows)
+def windows_spec(node: Any) -> StudyWindowsConfig:
+    """`study.windows` (`node`) as its schema's dataclass."""
+    return StudyWindowsConfig(**resolved(node))
 
 
-def configured_windows(cfg: DictConfig) -> list[Window]:
-    """`study.windows.file`, or the windows selected by `study.windows`."""
-    spec = cfg.study.windows
-    if spec.get("file"):
+def study_windows(
+    spec: StudyWindowsConfig, source: Beat2Source
+) -> tuple[list[Window], StudyWindows]:
+    """The windows of `spec` (`study.windows`) on `source` and their cut records, in window
+    order."""
+    windows = configured_windows(spec, source)
+    return windows, window_records(spec, source, windows)
+
+
+def configured_windows(spec: StudyWindowsConfig, source: Beat2Source) -> list[Window]:
+    """`spec.file`, or the windows of `source` selected by `spec`."""
+    if spec.file:
         windows = read_windows(spec.file, spec.seconds)
     else:
         windows = select_windows(
-            {s: open_dataset(cfg.dataset, split=s, load_audio=False) for s in spec.splits},
+            {s: source.open(split=s, load_audio=False) for s in spec.splits},
             spec.n,
             spec.seconds,
             spec.step,
@@ -114,25 +121,26 @@ def configured_windows(cfg: DictConfig) -> list[Window]:
         raise ConfigError(
             f"no sequence of split(s) {list(spec.splits)} is at least {spec.seconds} s long"
         )
-    if len(windows) < spec.get("n", len(windows)):
+    if len(windows) < spec.n:
         log.warning("only %d study windows (study.windows.n=%d)", len(windows), spec.n)
     return windows
 
 
-def window_records(cfg: DictConfig, windows: list[Window]) -> StudyWindows:
-    """The records of `windows` cut to them (checked: sequence in its split, window inside it)."""
-    spec = cfg.study.windows
+def window_records(
+    spec: StudyWindowsConfig, source: Beat2Source, windows: list[Window]
+) -> StudyWindows:
+    """The records of `windows` cut to them (checked: sequence in its split of `source`, window
+    inside it); `spec.file`, if any, is named in the errors."""
     datasets: dict[str, Any] = {}
     records = []
     for i, w in enumerate(windows):
         if w.split not in datasets:
-            datasets[w.split] = open_dataset(cfg.dataset, split=w.split)
+            datasets[w.split] = source.open(split=w.split)
         dataset = datasets[w.split]
         if w.sequence_id not in dataset.ids:
             raise DataError(
-                spec.get("file") or cfg.dataset.root,
-                f"sequence {w.sequence_id!r} is not in split '{w.split}' of dataset "
-                f"{cfg.dataset.name}",
+                spec.file or source.root,
+                f"sequence {w.sequence_id!r} is not in split '{w.split}' of dataset {source.name}",
             )
         record = dataset[dataset.ids.index(w.sequence_id)]
         if (
@@ -141,7 +149,7 @@ def window_records(cfg: DictConfig, windows: list[Window]) -> StudyWindows:
             or w.end > record.motion.duration + 1.0 / record.motion.fps
         ):
             raise DataError(
-                spec.get("file") or cfg.dataset.root,
+                spec.file or source.root,
                 f"window [{w.start}, {w.end}] s of {w.sequence_id} is outside its "
                 f"{record.motion.duration:.2f} s",
             )
@@ -163,20 +171,25 @@ def source_config(cfg: DictConfig, name: str, node: DictConfig) -> DictConfig:
 
 
 def evaluate_sources(
-    cfg: DictConfig, windows: list[Window], records: StudyWindows, root: Path
+    sources: dict[str, DictConfig],
+    windows: list[Window],
+    records: StudyWindows,
+    root: Path,
+    resume: bool,
 ) -> tuple[pd.DataFrame, dict, dict]:
-    """The metrics table (index (source, sequence_id)), per configured metric the reason a source
-    skipped it, and per metric its direction (results.json `directions`)."""
+    """Each source's evaluation (its evaluate config, `source_config`: a nested `task=evaluate` run
+    on `records`, into `root`/<name>, reused under `resume` where complete). Returns the metrics
+    table (index (source, sequence_id)), per configured metric the reason a source skipped it, and
+    per metric its direction (results.json `directions`)."""
     frames: list[pd.DataFrame] = []
     skipped: dict[str, str] = {}
     directions: dict[str, str] = {}
     described = [dataclasses.asdict(w) for w in windows]
-    for name, node in cfg.study.sources.items():
-        src = source_config(cfg, name, node)
+    for name, src in sources.items():
         config = {**resolved(src), "study": {"windows": described}}
         chash = config_hash(config)
         out = root / name
-        results = load_complete(out, chash) if cfg.resume else None
+        results = load_complete(out, chash) if resume else None
         if results:
             log.info("source %s: reusing %s", name, out / "results.json")
         else:
@@ -216,26 +229,29 @@ def unrated_note(configured: list[Window], rated: list[Window]) -> list[str]:
 
 
 def synthetic_ratings(
-    study: DictConfig, metrics: pd.DataFrame, windows: list[Window], path: Path
+    generator: SyntheticStudy,
+    reference: str,
+    metrics: pd.DataFrame,
+    windows: list[Window],
+    path: Path,
 ) -> list[str]:
-    """Generate the synthetic study from the clips' metrics into `path`, each rating with its
-    window; returns the generator's notes."""
-    generator: SyntheticStudy = build(study.generator)
-    ratings, notes = generate_study(metrics, study.reference_source, generator)
+    """Generate the synthetic study from the clips' metrics into `path` (`reference`: the
+    reference source), each rating with its window; returns the generator's notes."""
+    ratings, notes = generate_study(metrics, reference, generator)
     ratings["start"] = ratings["sequence_id"].map({w.sequence_id: w.start for w in windows})
     ratings["end"] = ratings["sequence_id"].map({w.sequence_id: w.end for w in windows})
     write_ratings(path, ratings)
     return notes
 
 
-def metric_configs(cfg: DictConfig, predictors: list[str]) -> dict:
-    """The `metrics` configs whose metrics produce the composites' predictors (resolved, with
-    `_target_`)."""
-    out = {}
-    for key, node in metric_nodes(cfg.metrics).items():
-        if set(build(node).value_names) & set(predictors):
-            out[key] = resolved(node)
-    return out
+def metric_configs(configs: dict[str, dict], predictors: list[str]) -> dict:
+    """The metric `configs` (resolved, with `_target_`) whose metrics produce the composites'
+    predictors."""
+    return {
+        key: config
+        for key, config in configs.items()
+        if set(build(config).value_names) & set(predictors)
+    }
 
 
 def write_outputs(
@@ -319,21 +335,27 @@ def ratings_file(study: DictConfig) -> Path:
 
 
 def export_composites(
-    cfg: DictConfig, analysis: StudyAnalysis, windows: list[Window], ratings: Path, path: Path
+    analysis: StudyAnalysis,
+    metrics: dict[str, dict],
+    study: dict,
+    windows: list[Window],
+    ratings: Path,
+    path: Path,
 ) -> None:
-    """composites.json: the fitted composites with the metric configs they assume and the study they
-    come from."""
+    """composites.json: the fitted composites with the metric configs they assume (of `metrics`,
+    the resolved metric configs) and the study they come from (`study`: its dataset,
+    window_seconds and sources)."""
     predictors = next(iter(analysis.composites.values()))["predictors"]
-    study = {
+    record = {
         "ratings": str(ratings),
-        "dataset": cfg.dataset.name,
-        "window_seconds": float(cfg.study.windows.seconds),
+        "dataset": study["dataset"],
+        "window_seconds": study["window_seconds"],
         "windows": [dataclasses.asdict(w) for w in windows],
-        "sources": list(cfg.study.sources),
+        "sources": study["sources"],
         "generated_clips": int((~analysis.tables["observations"]["reference"]).sum()),
     }
     write_json(
-        path, composites_document(analysis.composites, metric_configs(cfg, predictors), study)
+        path, composites_document(analysis.composites, metric_configs(metrics, predictors), record)
     )
 
 
@@ -378,25 +400,42 @@ def analyze_study(cfg: DictConfig, out: Path) -> dict:
     """The whole task into run folder `out`; returns the analysis.json document."""
     study = cfg.study
     options = analysis_options(study)
+    source = dataset_source(cfg.dataset)
+    spec = windows_spec(study.windows)
+    evaluations = {name: source_config(cfg, name, node) for name, node in study.sources.items()}
+    synthetic = is_synthetic(study)
+    generator: SyntheticStudy | None = build(study.generator) if synthetic else None
+    path = out / "ratings.csv" if synthetic else ratings_file(study)
+    metric_settings = {k: resolved(node) for k, node in metric_nodes(cfg.metrics).items()}
+    described = {
+        "dataset": source.name,
+        "window_seconds": float(spec.seconds),
+        "sources": list(study.sources),
+    }
+    config = resolved(cfg)
     sources = list(study.sources)
     if options.reference_source not in sources:
         log.warning(
             "reference source %r is not among study.sources %s", options.reference_source, sources
         )
     drop_invalid = bool(study.get("drop_invalid", False))
-    windows = configured_windows(cfg)
-    synthetic = is_synthetic(study)
-    path = out / "ratings.csv" if synthetic else ratings_file(study)
+    windows = configured_windows(spec, source)
     window_notes = []
     if not synthetic:  # refuse bad ratings before the (long) evaluation
         ratings, valid = read_study_ratings(path, sources, windows, drop_invalid)
         rated = rated_windows(path, valid, windows)
         window_notes = unrated_note(windows, rated)
         windows = rated
-    records = window_records(cfg, windows)
+    records = window_records(spec, source, windows)
     write_windows(out / "windows.csv", windows)
-    metrics, skipped, directions = evaluate_sources(cfg, windows, records, out / "sources")
-    generator_notes = synthetic_ratings(study, metrics, windows, path) if synthetic else []
+    metrics, skipped, directions = evaluate_sources(
+        evaluations, windows, records, out / "sources", cfg.resume
+    )
+    generator_notes = (
+        synthetic_ratings(generator, study.reference_source, metrics, windows, path)
+        if generator is not None
+        else []
+    )
     if synthetic:
         ratings, valid = read_study_ratings(path, sources, windows, drop_invalid)
     with stage(
@@ -412,12 +451,11 @@ def analyze_study(cfg: DictConfig, out: Path) -> dict:
             f"{len(ratings.invalid)} invalid row(s) dropped (study.drop_invalid=true): "
             "see qc_invalid_rows.csv"
         )
-    title = f"Study analysis: {study.name} on {cfg.dataset.name}"
+    title = f"Study analysis: {study.name} on {source.name}"
     files = write_outputs(analysis, sources, out, directions, synthetic, title)
     if analysis.composites:
         files["composites"] = out / "composites.json"
-        export_composites(cfg, analysis, windows, path, files["composites"])
-    config = resolved(cfg)
+        export_composites(analysis, metric_settings, described, windows, path, files["composites"])
     summary = {
         "task": "analyze",
         "study": study.name,
@@ -430,7 +468,7 @@ def analyze_study(cfg: DictConfig, out: Path) -> dict:
         "versions": versions(),
     }
     write_json(out / "analysis.json", summary)
-    logger = make_logger(cfg.logger, out, f"analyze-{study.name}-{cfg.dataset.name}", config)
+    logger = make_logger(cfg.logger, out, f"analyze-{study.name}-{source.name}", config)
     try:
         log_analysis(logger, analysis, files)
     finally:

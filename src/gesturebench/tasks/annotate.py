@@ -14,15 +14,17 @@ annotator's store (`task.review.compare`). `task.dry_run=true` only counts what 
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 from omegaconf import DictConfig, open_dict
+from pytorch_lightning.loggers import Logger
 
 from gesturebench.annotation.backends.base import Annotator
 from gesturebench.annotation.clip import EventClip, make_clip, surface_of
@@ -37,20 +39,27 @@ from gesturebench.annotation.review import (
 )
 from gesturebench.annotation.runner import AnnotationRunner, RequestBudget, RetryPolicy
 from gesturebench.annotation.store import FINAL, AnnotationStore, store_path
-from gesturebench.config import build, resolved
+from gesturebench.config import StudyWindowsConfig, build, resolved
 from gesturebench.data.annotations_io import read_sem
 from gesturebench.data.beat2 import sequence_paths
-from gesturebench.data.datamodule import open_dataset
+from gesturebench.data.datamodule import Beat2Source
 from gesturebench.data.lengths import align_lengths
 from gesturebench.data.records import Motion, SequenceRecord
 from gesturebench.errors import ConfigError
 from gesturebench.loggers import finish, make_logger
+from gesturebench.models.base import GestureModel
 from gesturebench.models.cache import MotionCache
 from gesturebench.models.sampling import build_model
 from gesturebench.results import versions, write_json
 from gesturebench.study.windows import StudyWindows
-from gesturebench.tasks.analyze import study_windows
-from gesturebench.tasks.common import make_body_model, make_context, run_dir
+from gesturebench.tasks.analyze import study_windows, windows_spec
+from gesturebench.tasks.common import (
+    dataset_source,
+    device_for,
+    make_body_model,
+    make_context,
+    run_dir,
+)
 
 log = logging.getLogger(__name__)
 MODES = ("annotate", "review")
@@ -87,27 +96,51 @@ class AnnotateTask:
 
 
 def run(cfg: DictConfig, t: AnnotateTask) -> dict:
+    """The task: its objects built from `cfg`, then each motion source annotated (or reviewed)."""
     if t.mode not in MODES:
         raise ConfigError(f"task.mode={t.mode!r} is not one of {', '.join(MODES)}")
     out = run_dir()
     config = resolved(cfg)
-    body_model = make_body_model(cfg)
-    context = make_context(cfg, body_model)
+    source = dataset_source(cfg.dataset)
+    device = device_for(cfg.trainer.accelerator)
+    body_model = make_body_model(cfg.body_model, device)
+    context = make_context(source, body_model, device, cfg.paths.cache, cfg.paths.checkpoints)
     root = Path(t.store_root) if t.store_root else context.cache_dir / "annotations"
     annotator: Annotator = build(cfg.annotator)
     annotator.prepare(context, root)
-    dataset = open_dataset(cfg.dataset) if t.windows is None else window_records(cfg, t.windows)
-    sources = motion_sources(cfg, t.source, t.windows, context)
+    if t.windows is None:
+        dataset = source.open()
+    else:
+        dataset = window_records(windows_spec(cfg.study.windows), source, t.windows)
+    models = source_models(t.source, t.windows, cfg.model, cfg.study.get("sources"))
+    sources = motion_sources(models, context, cfg.length_policy, cfg.max_length_gap)
     if t.mode == "review" and len(sources) > 1:
         raise ConfigError("task.mode=review reviews one store: use task.source=reference or model")
+
+    def logger_of(name: str):
+        return make_logger(cfg.logger, out, f"annotate-{name}-{annotator.name}", config)
+
+    def one(name: str, motion_of: Callable[[SequenceRecord], Motion]) -> dict:
+        return run_source(
+            t,
+            annotator,
+            root,
+            body_model,
+            dataset,
+            source,
+            name,
+            motion_of,
+            out,
+            logger_of,
+            cfg.seed,
+            bool(cfg.trainer.enable_progress_bar),
+        )
+
     if t.mode == "review" or len(sources) == 1:
-        (source, motion_of), *_ = sources
-        summary = run_source(cfg, t, annotator, root, body_model, dataset, source, motion_of, out)
+        (name, motion_of), *_ = sources
+        summary = one(name, motion_of)
     else:
-        per_source = {
-            name: run_source(cfg, t, annotator, root, body_model, dataset, name, motion_of, out)
-            for name, motion_of in sources
-        }
+        per_source = {name: one(name, motion_of) for name, motion_of in sources}
         keys = ("events", "ok", "invalid", "error", "skipped", "unattempted", "requests")
         summary = {k: sum(s.get(k, 0) for s in per_source.values()) for k in keys}
         summary.update(task="annotate", mode=t.mode, source=t.source, sources=per_source)
@@ -116,27 +149,29 @@ def run(cfg: DictConfig, t: AnnotateTask) -> dict:
     return summary
 
 
-def window_records(cfg: DictConfig, windows: str) -> StudyWindows:
-    """The study's window records (`windows=study`) or those of a windows CSV."""
-    spec = cfg.copy()
+def window_records(spec: StudyWindowsConfig, source: Beat2Source, windows: str) -> StudyWindows:
+    """The study's window records (`windows=study`: those of `spec`) or those of a windows CSV."""
     if windows != "study":
-        with open_dict(spec):
-            spec.study.windows.file = windows
-    return study_windows(spec)[1]
+        spec = dataclasses.replace(spec, file=windows)
+    return study_windows(spec, source)[1]
 
 
 def run_source(
-    cfg: DictConfig,
     t: AnnotateTask,
     annotator: Annotator,
     root: Path,
     body_model,
     dataset,
+    data: Beat2Source,
     source: str,
     motion_of: Callable[[SequenceRecord], Motion],
     out: Path,
+    logger_of: Callable[[str], Logger | None],
+    seed: int,
+    progress: bool,
 ) -> dict:
-    """Annotate (or review) the events of one motion source into its store; returns the summary."""
+    """Annotate (or review) the events of one motion source into its store, logged to the logger
+    `logger_of(source)` opens; returns the summary."""
     store = AnnotationStore(store_path(root, source, annotator.name))
 
     def clips(records) -> Iterator[EventClip]:
@@ -166,20 +201,20 @@ def run_source(
                 else:
                     yield clip
 
-    logger = make_logger(cfg.logger, out, f"annotate-{source}-{annotator.name}", resolved(cfg))
+    logger = logger_of(source)
     try:
         if t.mode == "review":
-            summary = review(cfg, t.review, annotator, store, root, dataset, clips, out)
+            summary = review(t.review, annotator, store, root, dataset, data.split, clips, out)
         else:
-            summary = annotate(cfg, t, annotator, store, dataset, clips)
+            summary = annotate(t, annotator, store, dataset, clips, seed, progress)
         summary.update(
             {
                 "task": "annotate",
                 "mode": t.mode,
                 "source": source,
                 "annotator": annotator.describe(),
-                "dataset": cfg.dataset.name,
-                "split": cfg.dataset.split,
+                "dataset": data.name,
+                "split": data.split,
                 "windows": t.windows,
                 "store": str(store.path),
             }
@@ -191,15 +226,15 @@ def run_source(
         finish(logger)
 
 
-def motion_sources(
-    cfg: DictConfig, source: str, windows: str | None, context
-) -> list[tuple[str, Callable[[SequenceRecord], Motion]]]:
-    """Each source's name and the motion to annotate per record: the reference, the model's
-    (cached) output, or every study source's."""
+def source_models(
+    source: str, windows: str | None, model: Any, study_sources: Any
+) -> list[GestureModel] | None:
+    """The models whose output `task.source` annotates, built: the configured `model`, or every
+    source of `study_sources` (`study.sources`) under its name; None: the dataset's own motion."""
     if source == "reference":
-        return [("reference", lambda record: record.motion)]
+        return None
     if source == "model":
-        return [model_motion(cfg, build_model(cfg.model), context)]
+        return [build_model(model)]
     if source != "study":
         raise ConfigError(
             f"task.source={source!r}: use 'reference', 'model' (the configured model) or 'study' "
@@ -207,17 +242,30 @@ def motion_sources(
         )
     if windows is None:
         raise ConfigError("task.source=study annotates study windows: set task.windows=study")
-    out = []
-    for name, node in cfg.study.sources.items():
+    models = []
+    for name, node in study_sources.items():
         node = node.copy()
         with open_dict(node):
             node.name = name
-        out.append(model_motion(cfg, build(node), context))
-    return out
+        models.append(build(node))
+    return models
 
 
-def model_motion(cfg: DictConfig, model, context) -> tuple[str, Callable[[SequenceRecord], Motion]]:
-    """A model's name and its (cached) output per record, cut to the reference's length."""
+def motion_sources(
+    models: list[GestureModel] | None, context, length_policy: str, max_length_gap: float
+) -> list[tuple[str, Callable[[SequenceRecord], Motion]]]:
+    """Each source's name and the motion to annotate per record: the reference (`models` None) or
+    each model's (cached) output."""
+    if models is None:
+        return [("reference", lambda record: record.motion)]
+    return [model_motion(m, context, length_policy, max_length_gap) for m in models]
+
+
+def model_motion(
+    model, context, length_policy: str, max_length_gap: float
+) -> tuple[str, Callable[[SequenceRecord], Motion]]:
+    """A model's name and its (cached) output per record, cut to the reference's length
+    (`length_policy`, `max_length_gap`)."""
     if model.name == "reference":
         raise ConfigError(
             "model.name='reference' is reserved for the dataset's own motion "
@@ -231,8 +279,8 @@ def model_motion(cfg: DictConfig, model, context) -> tuple[str, Callable[[Sequen
             cache.get(model, record),
             record.motion,
             record.id,
-            cfg.length_policy,
-            cfg.max_length_gap,
+            length_policy,
+            max_length_gap,
         )
         return motion
 
@@ -244,8 +292,16 @@ def _joints_of(body_model, motion: Motion) -> Callable[[int, int], np.ndarray]:
 
 
 def annotate(
-    cfg: DictConfig, t: AnnotateTask, annotator: Annotator, store: AnnotationStore, dataset, clips
+    t: AnnotateTask,
+    annotator: Annotator,
+    store: AnnotationStore,
+    dataset,
+    clips,
+    seed: int,
+    progress: bool,
 ) -> dict:
+    """Annotate the events of `clips` into `store` (the runner seeded with `seed`, a progress bar
+    with `progress`); returns the counts."""
     if not annotator.writes_store:
         raise ConfigError(
             f"annotator={annotator.name} ({type(annotator).__name__}) only reads stores; "
@@ -259,7 +315,7 @@ def annotate(
         concurrency=t.concurrency,
         retry=retry,
         budget=RequestBudget(t.max_requests),
-        seed=cfg.seed,
+        seed=seed,
     )
     if t.dry_run:
         todo = sum(runner.stored(clip) is None for clip in clips(_each(dataset)))
@@ -274,9 +330,7 @@ def annotate(
             store.path,
         )
         return {"events": total, "to_annotate": todo, "max_requests_needed": most, "dry_run": True}
-    result = runner.run(
-        clips(_each(dataset)), total=total, progress=bool(cfg.trainer.enable_progress_bar)
-    )
+    result = runner.run(clips(_each(dataset)), total=total, progress=progress)
     counts = result.as_dict()
     if runner.budget.exhausted:
         log.warning(
@@ -319,17 +373,17 @@ def count_events(dataset) -> int:
 
 
 def review(
-    cfg: DictConfig,
     r: ReviewOptions,
     annotator: Annotator,
     store: AnnotationStore,
     root: Path,
     dataset,
+    split: str,
     clips,
     out: Path,
 ) -> dict:
     """Write a review sheet of the store, ingest a filled one, compare classes with another
-    annotator."""
+    annotator (`dataset`: the records of `split`)."""
     if not store.exists():
         raise ConfigError(
             f"task.mode=review: no annotations at {store.path}; annotate first (task.mode=annotate)"
@@ -371,7 +425,7 @@ def review(
                 "%d sampled records are not in split '%s' of the dataset (or their motion "
                 "changed): left out",
                 len(picked) - len(shown),
-                cfg.dataset.split,
+                split,
             )
         csv_path, html_path = write_review_sheet(
             folder,

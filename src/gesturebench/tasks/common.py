@@ -1,19 +1,23 @@
-"""What several tasks build from the config: the run folder, the body model, the run context."""
+"""What several tasks build from their config pieces: the run folder, the dataset, the device, the
+body model, the run context."""
 
 from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import torch
 from hydra.core.hydra_config import HydraConfig
-from omegaconf import DictConfig
+from omegaconf import OmegaConf
 
 from gesturebench.body.model import BodyModel
 from gesturebench.config import build
-from gesturebench.data.datamodule import open_dataset
-from gesturebench.errors import ConfigError
+from gesturebench.data.datamodule import Beat2Source
+from gesturebench.data.records import SequenceRecord
+from gesturebench.errors import ConfigError, DataError
 from gesturebench.metrics.context import MetricContext
 
 
@@ -24,44 +28,77 @@ def run_dir() -> Path:
     return Path.cwd()
 
 
-def device_for(cfg: DictConfig) -> str:
-    """This process's device: its own GPU (`LOCAL_RANK` under DDP) with `trainer=gpu`, else the CPU.
+def dataset_source(node: Any) -> Beat2Source:
+    """The dataset configured by `node` (`cfg.dataset`), its root checked.
+
+    A generated dataset (mini_beat2) is generated on first use only into its default folder (`root`
+    left to its `${paths.data}/...` default): a `dataset.root=` set by hand that does not exist is
+    more likely a typo than a wish for a new dataset there, so it is a `DataError` naming
+    `task=make_data`, the command that generates one at a chosen root."""
+    source: Beat2Source = build(node)
+    root = Path(source.root)
+    if source.generate and not root.exists() and not OmegaConf.is_interpolation(node, "root"):
+        raise DataError(
+            root,
+            f"dataset.root does not exist. {source.name} is generated on first use only into its"
+            " default folder (paths.data); check dataset.root for a typo, or generate one here"
+            f" with `python launch.py task=make_data dataset={source.name} dataset.root={root}`",
+        )
+    return source
+
+
+def open_dataset(
+    node: Any, split: str | None = None, load_audio: bool | None = None
+) -> Sequence[SequenceRecord]:
+    """The records of `split` of the dataset configured by `node` (`dataset_source`)."""
+    return dataset_source(node).open(split, load_audio)
+
+
+def device_for(accelerator: str) -> str:
+    """This process's device for `trainer.accelerator`: its own GPU (`LOCAL_RANK` under DDP) with a
+    GPU accelerator, else the CPU.
 
     Models, encoders and statistics are prepared before Lightning moves the Evaluator, so they must
     already be on the rank's GPU: a bare "cuda" would put every rank's on GPU 0. A GPU asked for
     where CUDA sees none is a `ConfigError` now, before any data or encoder is prepared (Lightning
     would refuse it later, with a traceback)."""
-    if cfg.trainer.accelerator not in ("gpu", "cuda"):
+    if accelerator not in ("gpu", "cuda"):
         return "cpu"
     if not torch.cuda.is_available():
         raise ConfigError(
-            f"trainer.accelerator={cfg.trainer.accelerator}: no CUDA GPU is visible on this"
+            f"trainer.accelerator={accelerator}: no CUDA GPU is visible on this"
             " machine (torch.cuda.is_available() is False); use trainer=cpu"
         )
     return f"cuda:{int(os.environ.get('LOCAL_RANK', '0'))}"
 
 
-def make_body_model(cfg: DictConfig) -> BodyModel:
-    """`body_model` built on this process's device."""
-    return build(cfg.body_model, device=device_for(cfg))
+def make_body_model(node: Any, device: str) -> BodyModel:
+    """The body model of `node` (`cfg.body_model`) on `device`."""
+    return build(node, device=device)
 
 
-def dataset_cache_dir(cfg: DictConfig) -> Path:
-    """Cache folder of this dataset (name + a hash of its root, so two copies never share
-    statistics)."""
-    root_hash = hashlib.sha256(str(Path(str(cfg.dataset.root)).resolve()).encode()).hexdigest()[:8]
-    return Path(cfg.paths.cache) / f"{cfg.dataset.name}-{root_hash}"
+def dataset_cache_dir(source: Beat2Source, cache: str | Path) -> Path:
+    """Cache folder of this dataset under `cache` (`paths.cache`): name + a hash of its root, so two
+    copies never share statistics."""
+    root_hash = hashlib.sha256(str(Path(str(source.root)).resolve()).encode()).hexdigest()[:8]
+    return Path(cache) / f"{source.name}-{root_hash}"
 
 
-def make_context(cfg: DictConfig, body_model: BodyModel) -> MetricContext:
-    """The context models and metrics `prepare` from; mini_beat2 (generated data) may auto-train
-    encoders."""
+def make_context(
+    source: Beat2Source,
+    body_model: BodyModel,
+    device: str,
+    cache: str | Path,
+    checkpoints: str | Path,
+) -> MetricContext:
+    """The context models and metrics `prepare` from (`cache`, `checkpoints`: `paths.cache`,
+    `paths.checkpoints`); mini_beat2 (generated data) may auto-train encoders."""
     return MetricContext(
-        dataset_name=cfg.dataset.name,
-        split=lambda name: open_dataset(cfg.dataset, split=name, load_audio=False),
-        cache_dir=dataset_cache_dir(cfg),
-        checkpoints_dir=Path(cfg.paths.checkpoints),
+        dataset_name=source.name,
+        split=lambda name: source.open(split=name, load_audio=False),
+        cache_dir=dataset_cache_dir(source, cache),
+        checkpoints_dir=Path(checkpoints),
         body_model=body_model,
-        device=device_for(cfg),
-        auto_train=bool(cfg.dataset.generate),
+        device=device,
+        auto_train=bool(source.generate),
     )

@@ -14,7 +14,7 @@ from omegaconf import DictConfig
 
 from gesturebench.annotation.clip import window_audio
 from gesturebench.config import build, resolved
-from gesturebench.data.datamodule import GestureDataModule, open_dataset
+from gesturebench.data.datamodule import GestureDataModule
 from gesturebench.evaluator import Evaluator
 from gesturebench.headline import headline_table
 from gesturebench.loggers import finish, log_results, make_logger
@@ -23,7 +23,7 @@ from gesturebench.metrics.context import MetricContext
 from gesturebench.models.cache import MotionCache
 from gesturebench.models.prescan import prescan
 from gesturebench.models.sampling import build_model
-from gesturebench.protocol import metric_nodes, protocol_check
+from gesturebench.protocol import metric_nodes, protocol_check, read_pin
 from gesturebench.render.clips import Camera, motion_frames, write_clip
 from gesturebench.render.layout import side_by_side
 from gesturebench.results import (
@@ -35,7 +35,13 @@ from gesturebench.results import (
     write_json,
     write_per_sequence_csv,
 )
-from gesturebench.tasks.common import device_for, make_body_model, make_context, run_dir
+from gesturebench.tasks.common import (
+    dataset_source,
+    device_for,
+    make_body_model,
+    make_context,
+    run_dir,
+)
 
 log = logging.getLogger(__name__)
 
@@ -52,12 +58,19 @@ class EvaluateTask:
     camera: Camera = field(default_factory=lambda: Camera(style="mesh"))
 
     def __call__(self, cfg: DictConfig) -> dict:
-        return run(cfg)
+        return run(cfg, self)
 
 
-def run(cfg: DictConfig) -> dict:
-    device_for(cfg)  # a GPU asked for where there is none: refused before any data is prepared
-    protocol_check(cfg, cfg_choice("metrics"))  # so is a run off its preset's pinned split
+#: what an evaluation inside another task renders: no clips
+NO_CLIPS = EvaluateTask(render_clips=0)
+
+
+def run(cfg: DictConfig, task: EvaluateTask = NO_CLIPS) -> dict:
+    """The task: refused before any data is prepared where the GPU asked for is missing or the run
+    is off its preset's pinned split; skipped where the run folder holds its complete results."""
+    device_for(cfg.trainer.accelerator)
+    source = dataset_source(cfg.dataset)
+    protocol_check(read_pin(cfg.metrics), source, cfg_choice("metrics"))
     out = run_dir()
     config = resolved(cfg)
     chash = config_hash(config)
@@ -69,30 +82,39 @@ def run(cfg: DictConfig) -> dict:
         _mark_sweep(out, done)
         return done
 
-    return score(cfg, open_dataset(cfg.dataset), out, config, chash)
+    return score(cfg, source.open(), out, config, chash, task)
 
 
-def score(cfg: DictConfig, dataset, out: Path, config: dict, chash: str) -> dict:
+def score(
+    cfg: DictConfig,
+    dataset,
+    out: Path,
+    config: dict,
+    chash: str,
+    task: EvaluateTask = NO_CLIPS,
+) -> dict:
     """Evaluate `cfg.model` on `dataset` (any sequence of SequenceRecords, e.g. study windows) into
-    `out`.
+    `out`, recording `config` (resolved, hash `chash`); clips as `task` says. Every object of the
+    evaluation is built here, in the order its seeds expect; `test` runs it.
 
     Returns the results.json document on global rank 0 and `{}` on the other ranks.
     """
-    protocol = protocol_check(cfg, cfg_choice("metrics"))  # a refused pin stops before any work
+    source = dataset_source(cfg.dataset)
+    preset = cfg_choice("metrics")
+    protocol = protocol_check(read_pin(cfg.metrics), source, preset)  # refused before any work
     pl.seed_everything(cfg.seed, workers=True)
     # Scores must not depend on the device (docs/metrics.md): no TF32 in cuDNN convolutions (the
     # encoders) or matmuls.
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
-    body_model = make_body_model(cfg)
-    context = make_context(cfg, body_model)
+    device = device_for(cfg.trainer.accelerator)
+    body_model = make_body_model(cfg.body_model, device)
+    context = make_context(source, body_model, device, cfg.paths.cache, cfg.paths.checkpoints)
     model = build_model(cfg.model)
     model.prepare(context)
     max_gap = cfg.max_length_gap + model.length_shortfall
     prescan(model, dataset, cfg.length_policy, max_gap)
     metric_sets, across = build_metrics(metric_nodes(cfg.metrics), model.samples, context)
-    metrics = metric_sets[0]
-
     evaluator = Evaluator(
         model,
         body_model,
@@ -100,12 +122,13 @@ def score(cfg: DictConfig, dataset, out: Path, config: dict, chash: str) -> dict
         MotionCache(context.cache_dir / "generated"),
         cfg.length_policy,
         max_gap,
-        needs_vertices=any(m.needs_vertices for m in metrics.values()),
+        needs_vertices=any(m.needs_vertices for m in metric_sets[0].values()),
         stats=build(cfg.stats),
         across_samples=across,
     )
-    tags = (f"model:{model.name}", f"dataset:{cfg.dataset.name}", f"preset:{cfg_choice('metrics')}")
-    logger = make_logger(cfg.logger, out, f"{model.name}-{cfg.dataset.name}", config, tags)
+    datamodule = GestureDataModule(dataset, source.num_workers)
+    tags = (f"model:{model.name}", f"dataset:{source.name}", f"preset:{preset}")
+    logger = make_logger(cfg.logger, out, f"{model.name}-{source.name}", config, tags)
     try:
         trainer = build(
             cfg.trainer,
@@ -115,25 +138,38 @@ def score(cfg: DictConfig, dataset, out: Path, config: dict, chash: str) -> dict
             enable_model_summary=False,
             default_root_dir=str(out),
         )
-        trainer.test(
-            evaluator, datamodule=GestureDataModule(dataset, cfg.dataset.num_workers), verbose=False
-        )
+        trainer.test(evaluator, datamodule=datamodule, verbose=False)
         if not trainer.is_global_zero:
             return {}
         assert evaluator.results is not None  # set at the end of every test epoch
-        scored = {**metrics, **across}
         results = build_results(
-            cfg, config, chash, dataset, model, scored, evaluator.results, protocol
+            config,
+            chash,
+            source.name,
+            preset,
+            dataset,
+            model,
+            {**metric_sets[0], **across},
+            evaluator.results,
+            protocol,
         )
-        write_per_sequence_csv(out / "per_sequence.csv", results["per_sequence"])
-        write_json(out / RESULTS_FILE, results)
-        clips = render_clips(cfg, dataset, model, evaluator, out)
-        log_results(logger, results, clips, (out / RESULTS_FILE, out / "per_sequence.csv"))
-        print(headline_table(results), flush=True)
-        log.info("results: %s", out / RESULTS_FILE)
-        return results
+        return write_outputs(results, task, dataset, model, evaluator, logger, out)
     finally:
         finish(logger)
+
+
+def write_outputs(
+    results: dict, task: EvaluateTask, dataset, model, evaluator: Evaluator, logger, out: Path
+) -> dict:
+    """results.json, per_sequence.csv and the clips `task` asks for into `out`, all logged to
+    `logger`, the headline table printed; returns `results`."""
+    write_per_sequence_csv(out / "per_sequence.csv", results["per_sequence"])
+    write_json(out / RESULTS_FILE, results)
+    clips = render_clips(task, dataset, model, evaluator, out)
+    log_results(logger, results, clips, (out / RESULTS_FILE, out / "per_sequence.csv"))
+    print(headline_table(results), flush=True)
+    log.info("results: %s", out / RESULTS_FILE)
+    return results
 
 
 def build_metrics(
@@ -152,18 +188,18 @@ def build_metrics(
     return sets, across
 
 
-def render_clips(cfg, dataset, model, evaluator, out) -> list[Path]:
-    """`task.render_clips` clips of the first sequences: reference | generated (labelled), with
-    the sequence's audio, into <run>/clips/."""
-    n = min(int(cfg.task.get("render_clips", 0)), len(dataset))
+def render_clips(task: EvaluateTask, dataset, model, evaluator: Evaluator, out: Path) -> list[Path]:
+    """`task.render_clips` clips of the first sequences, each its first `task.render_seconds`:
+    reference | generated (labelled), with the sequence's audio, into <run>/clips/."""
+    n = min(task.render_clips, len(dataset))
     if n <= 0:
         return []
-    camera = build(cfg.task.camera)
+    camera = task.camera
     log.info("rendering %d clip(s) (%s)", n, camera.style)
     paths = []
     for record in (dataset[i] for i in range(n)):
         generated = evaluator.cache.get(model, record)
-        frames = int(cfg.task.render_seconds * record.motion.fps)
+        frames = int(task.render_seconds * record.motion.fps)
         panels = [
             motion_frames(evaluator.body_model, motion.frames(0, frames), camera)
             for motion in (record.motion, generated)

@@ -22,15 +22,22 @@ from omegaconf import DictConfig
 
 from gesturebench.annotation.clip import window_audio
 from gesturebench.atomic import write_atomic
+from gesturebench.body.model import BodyModel
 from gesturebench.errors import ConfigError, DataError
 from gesturebench.models.cache import MotionCache
 from gesturebench.models.sampling import build_model
 from gesturebench.render.clips import Camera, motion_frames, write_clip
 from gesturebench.stages import track
 from gesturebench.study.schema import CONDITIONS, MANIFEST_COLUMNS
-from gesturebench.study.windows import write_windows
-from gesturebench.tasks.analyze import source_config, study_windows
-from gesturebench.tasks.common import make_body_model, make_context, run_dir
+from gesturebench.study.windows import StudyWindows, Window, write_windows
+from gesturebench.tasks.analyze import source_config, study_windows, windows_spec
+from gesturebench.tasks.common import (
+    dataset_source,
+    device_for,
+    make_body_model,
+    make_context,
+    run_dir,
+)
 from gesturebench.weights import sha256_file
 
 log = logging.getLogger(__name__)
@@ -56,9 +63,9 @@ def stimulus_id(source: str, sequence_id: str, start: float, end: float, conditi
     return hashlib.sha256(key.encode()).hexdigest()[:12]
 
 
-def chosen_sources(cfg: DictConfig, names: list[str]) -> list[str]:
-    """`names` checked against `study.sources` (empty: every source, in the study's order)."""
-    known = list(cfg.study.sources)
+def chosen_sources(known: list[str], names: list[str]) -> list[str]:
+    """`names` checked against `known` (`study.sources`; empty `names`: every source, in the study's
+    order)."""
     unknown = [n for n in names if n not in known]
     if unknown:
         raise ConfigError(
@@ -68,18 +75,22 @@ def chosen_sources(cfg: DictConfig, names: list[str]) -> list[str]:
 
 
 def render_stimuli(cfg: DictConfig, task: RenderTask, out: Path) -> dict:
-    """Render every (source, window, condition) and write the manifest; returns a summary."""
+    """The task: its objects built from `cfg`, then every (source, window, condition) rendered and
+    the manifest written; returns a summary."""
     bad = [c for c in task.conditions if c not in CONDITIONS]
     if bad or not task.conditions:
         raise ConfigError(
             f"task.conditions must be a non-empty subset of {list(CONDITIONS)}, got "
             f"{list(task.conditions)}"
         )
-    sources = chosen_sources(cfg, list(task.sources))
-    windows, records = study_windows(cfg)
-    body_model = make_body_model(cfg)
-    context = make_context(cfg, body_model)
+    sources = chosen_sources(list(cfg.study.sources), list(task.sources))
+    source = dataset_source(cfg.dataset)
+    windows, records = study_windows(windows_spec(cfg.study.windows), source)
+    device = device_for(cfg.trainer.accelerator)
+    body_model = make_body_model(cfg.body_model, device)
+    context = make_context(source, body_model, device, cfg.paths.cache, cfg.paths.checkpoints)
     cache = MotionCache(context.cache_dir / "generated")
+    models = {name: source_config(cfg, name, cfg.study.sources[name]).model for name in sources}
     folder = out / task.folder
     rows = []
     log.info(
@@ -91,35 +102,12 @@ def render_stimuli(cfg: DictConfig, task: RenderTask, out: Path) -> dict:
         task.camera.style,
         folder,
     )
-    for name in sources:
-        model = build_model(source_config(cfg, name, cfg.study.sources[name]).model)
+    for name, node in models.items():
+        model = build_model(node)
         model.prepare(context)
-        frames_in = sum(r.motion.n_frames for r in records)  # the bar in frames/s
-        for window, record in track(
-            zip(windows, records), name, frames_in, "frames", lambda item: item[1].motion.n_frames
-        ):
-            motion = cache.get(model, record)
-            frames = motion_frames(body_model, motion, task.camera)
-            for condition in task.conditions:
-                audio = None
-                if condition == "audio":
-                    if record.audio is None:
-                        raise DataError(cfg.dataset.root, f"{record.id} has no audio")
-                    audio = window_audio(record.audio, 0, len(frames), motion.fps)
-                sid = stimulus_id(name, record.id, window.start, window.end, condition)
-                path = write_clip(folder / condition / f"{sid}.mp4", frames, motion.fps, audio)
-                rows.append(
-                    {
-                        "stimulus_id": sid,
-                        "source": name,
-                        "sequence_id": record.id,
-                        "start": window.start,
-                        "end": window.end,
-                        "condition": condition,
-                        "file": path.relative_to(folder).as_posix(),
-                        "sha256": sha256_file(path),
-                    }
-                )
+        rows += render_source(
+            model, name, windows, records, body_model, cache, task, folder, source.root
+        )
         log.info("source %s: %d window(s) rendered", name, len(windows))
     manifest = folder / "manifest.csv"
     text = io.StringIO()
@@ -130,3 +118,47 @@ def render_stimuli(cfg: DictConfig, task: RenderTask, out: Path) -> dict:
     write_windows(folder / "windows.csv", windows)
     log.info("%d stimuli, %s and its windows.csv written", len(rows), manifest)
     return {"manifest": str(manifest), "windows": str(folder / "windows.csv"), "stimuli": len(rows)}
+
+
+def render_source(
+    model,
+    name: str,
+    windows: list[Window],
+    records: StudyWindows,
+    body_model: BodyModel,
+    cache: MotionCache,
+    task: RenderTask,
+    folder: Path,
+    root: str,
+) -> list[dict]:
+    """The stimuli of source `name` (`model`, prepared) on every window, each condition of `task`
+    into `folder` (`root`: the dataset's, named where a record has no audio); returns their
+    manifest rows."""
+    rows = []
+    frames_in = sum(r.motion.n_frames for r in records)  # the bar in frames/s
+    for window, record in track(
+        zip(windows, records), name, frames_in, "frames", lambda item: item[1].motion.n_frames
+    ):
+        motion = cache.get(model, record)
+        frames = motion_frames(body_model, motion, task.camera)
+        for condition in task.conditions:
+            audio = None
+            if condition == "audio":
+                if record.audio is None:
+                    raise DataError(root, f"{record.id} has no audio")
+                audio = window_audio(record.audio, 0, len(frames), motion.fps)
+            sid = stimulus_id(name, record.id, window.start, window.end, condition)
+            path = write_clip(folder / condition / f"{sid}.mp4", frames, motion.fps, audio)
+            rows.append(
+                {
+                    "stimulus_id": sid,
+                    "source": name,
+                    "sequence_id": record.id,
+                    "start": window.start,
+                    "end": window.end,
+                    "condition": condition,
+                    "file": path.relative_to(folder).as_posix(),
+                    "sha256": sha256_file(path),
+                }
+            )
+    return rows

@@ -9,10 +9,9 @@ from dataclasses import dataclass
 from omegaconf import DictConfig
 
 from gesturebench.config import build, resolved
-from gesturebench.data.datamodule import open_dataset
 from gesturebench.encoders.training_common import EncoderConfig
 from gesturebench.loggers import finish, make_logger
-from gesturebench.tasks.common import run_dir
+from gesturebench.tasks.common import dataset_source, run_dir
 
 log = logging.getLogger(__name__)
 
@@ -27,12 +26,13 @@ class TrainEncoderTask:
 
     def __call__(self, cfg: DictConfig) -> dict:
         encoder: EncoderConfig = build(cfg.encoder)
-        out_path = encoder.checkpoint_path(cfg.paths.checkpoints, cfg.dataset.name)
-        train = open_dataset(cfg.dataset, split="train", load_audio=False)
-        val = open_dataset(cfg.dataset, split="val", load_audio=False)
+        source = dataset_source(cfg.dataset)
+        out_path = encoder.checkpoint_path(cfg.paths.checkpoints, source.name)
+        train = source.open(split="train", load_audio=False)
+        val = source.open(split="val", load_audio=False)
         frames = sum(r.n_frames for r in train)  # a pass over the motion files: validates them
         plan = (
-            f"train {encoder.name} on {cfg.dataset.name} ({cfg.dataset.root}): {len(train)} train "
+            f"train {encoder.name} on {source.name} ({source.root}): {len(train)} train "
             f"sequences ({frames / 30 / 3600:.2f} h), {len(val)} val sequences; options "
             f"{vars(encoder)}; checkpoint -> {out_path}"
         )
@@ -40,10 +40,7 @@ class TrainEncoderTask:
         if self.dry_run:
             return {"plan": plan, "checkpoint": str(out_path)}
         logger = make_logger(
-            cfg.logger,
-            run_dir(),
-            f"train_{encoder.name}-{cfg.dataset.name}",
-            resolved(cfg),
+            cfg.logger, run_dir(), f"train_{encoder.name}-{source.name}", resolved(cfg)
         )
         try:
             path = encoder.train(
