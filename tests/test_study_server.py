@@ -39,6 +39,7 @@ from gesturebench.study.server.export import pairwise_table, ratings_table
 from gesturebench.study.server.manifest import read_manifest
 from gesturebench.study.server.store import SCHEMA_VERSION, Store, open_engine, responses
 from gesturebench.study.synthetic import SyntheticStudy, latent_ratings, usable_terms
+from gesturebench.tasks.study_server import database_url
 from tests.conftest import RENDERED_WINDOWS
 from tests.helpers import REPO
 from tests.launch import command, launch
@@ -667,11 +668,11 @@ def test_export_and_server_tasks_from_the_config(config, manifest, tmp_path, mon
     )
     monkeypatch.setenv("GESTUREBENCH_STUDY_TOKEN", TOKEN)
     monkeypatch.setenv("GESTUREBENCH_STUDY_LINK_SECRET", "secret")
-    study = build(cfg.task).study_app(cfg)
+    study = app_of(cfg)
     assert study.admin_token == TOKEN and study.design.seed == cfg.seed
     assert study.design.anonymous == AnonymousEntry(limit=7) and study.link_secret == "secret"
     monkeypatch.delenv("GESTUREBENCH_STUDY_LINK_SECRET")
-    study = build(cfg.task).study_app(cfg)
+    study = app_of(cfg)
     assert (tmp_path / "outputs" / "study_server" / "study" / "study.db").is_file()
     participate(client_of(study), "p1", honest())
     participate(client_of(study), "p2", honest(3))
@@ -691,7 +692,7 @@ def test_the_database_is_study_server_db_url_for_both_tasks(
     monkeypatch.chdir(tmp_path)
     url = f"sqlite:///{tmp_path / 'elsewhere.db'}"
     cfg = config("task=study_server", f"task.manifest={manifest}", f"study_server.db_url={url}")
-    study = build(cfg.task).study_app(cfg)
+    study = app_of(cfg)
     participate(client_of(study), "p1", honest())
     assert (tmp_path / "elsewhere.db").is_file() and not (tmp_path / "outputs").exists()
     cfg = config("task=study_export", f"study_server.db_url={url}")
@@ -937,3 +938,9 @@ def test_the_server_starts_without_torch_lightning_or_scikit_learn(tmp_path):
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, cwd=tmp_path
     )
     assert out.stdout.strip() == "[]", out.stderr[-2000:]
+
+
+def app_of(cfg):
+    """The study `task=study_server` of `cfg` serves."""
+    task = build(cfg.task)
+    return task.study_app(database_url(cfg.study_server.db_url, cfg.paths.root, task.study))

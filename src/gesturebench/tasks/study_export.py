@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from pathlib import Path
 
 from omegaconf import DictConfig
 
@@ -38,8 +39,13 @@ class StudyExportTask:
     exclude_at: int = 2
 
     def __call__(self, cfg: DictConfig) -> dict:
-        out = run_dir()
-        store = Store(open_engine(database_url(cfg, self.study)))
+        store = Store(
+            open_engine(database_url(cfg.study_server.db_url, cfg.paths.root, self.study))
+        )
+        return self.export(store, run_dir())
+
+    def export(self, store: Store, out: Path) -> dict:
+        """The tables of `store` into `out`; returns the files written."""
         files = {}
         ratings, pairs = ratings_table(store), pairwise_table(store)
         if len(ratings):

@@ -24,12 +24,12 @@ from gesturebench.study.server.store import Store, open_engine
 log = logging.getLogger(__name__)
 
 
-def database_url(cfg: DictConfig, study: str) -> str:
-    """`study_server.db_url`, or the SQLite file study.db in the folder of `study`
-    (study_server's run folder, created)."""
-    if cfg.study_server.db_url:
-        return cfg.study_server.db_url
-    folder = Path(cfg.paths.root).resolve() / "outputs" / "study_server" / study
+def database_url(db_url: str | None, root: str, study: str) -> str:
+    """`db_url` (`study_server.db_url`), or the SQLite file study.db in the folder of `study`
+    (study_server's run folder under `root`, `paths.root`; created)."""
+    if db_url:
+        return db_url
+    folder = Path(root).resolve() / "outputs" / "study_server" / study
     folder.mkdir(parents=True, exist_ok=True)
     return f"sqlite:///{folder / 'study.db'}"
 
@@ -53,10 +53,10 @@ class StudyServerTask:
     link_secret_env: str = "GESTUREBENCH_STUDY_LINK_SECRET"
     design: StudyDesign = field(default_factory=StudyDesign)
 
-    def study_app(self, cfg: DictConfig) -> Study:
-        """The study to serve: manifest read, database opened, admin token from the environment."""
+    def study_app(self, url: str) -> Study:
+        """The study to serve: manifest read, database `url` opened, admin token from the
+        environment."""
         stimuli = read_manifest(self.manifest, verify=self.verify)
-        url = database_url(cfg, self.study)
         token = os.environ.get(self.admin_token_env) or None
         if token is None:
             log.warning("%s is not set: the experimenter pages are off", self.admin_token_env)
@@ -67,7 +67,7 @@ class StudyServerTask:
     def __call__(self, cfg: DictConfig) -> dict:
         import uvicorn
 
-        study = self.study_app(cfg)
+        study = self.study_app(database_url(cfg.study_server.db_url, cfg.paths.root, self.study))
         log.info(
             "serving %d stimuli (%s mode) at http://%s:%d/?%s=<id>",
             len(study.stimuli),
