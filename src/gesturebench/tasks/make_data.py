@@ -8,6 +8,8 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
+from gesturebench.config import build
+from gesturebench.data.datamodule import Beat2Source
 from gesturebench.data.mini.dataset import ensure_mini_beat2
 from gesturebench.errors import ConfigError
 
@@ -21,15 +23,15 @@ class MakeDataTask:
     name: str = "make_data"
 
     def __call__(self, cfg: DictConfig) -> dict:
-        return run(cfg)
+        return run(build(cfg.dataset))
 
 
-def run(cfg: DictConfig) -> dict:
-    if not cfg.dataset.generate:
+def run(dataset: Beat2Source) -> dict:
+    """Generate `dataset` (a generated one: mini_beat2) into its root, at any root."""
+    if not dataset.generate:
         raise ConfigError(
-            "task=make_data generates mini_beat2 only; "
-            f"dataset={cfg.dataset.name} is read from disk"
+            f"task=make_data generates mini_beat2 only; dataset={dataset.name} is read from disk"
         )
-    root = ensure_mini_beat2(Path(cfg.dataset.root), seed=cfg.dataset.seed, size=cfg.dataset.size)
-    log.info("mini-BEAT2 (%s, seed %d) at %s", cfg.dataset.size, cfg.dataset.seed, root)
+    root = ensure_mini_beat2(Path(dataset.root), seed=dataset.seed, size=dataset.size)
+    log.info("mini-BEAT2 (%s, seed %d) at %s", dataset.size, dataset.seed, root)
     return {"root": str(root)}

@@ -39,12 +39,17 @@ class PrepareBeat2Task:
     audio: bool = True
 
     def __call__(self, cfg: DictConfig, downloader: Downloader | None = None) -> dict:
-        root = Path(str(cfg.dataset.root)).expanduser()
+        return self.prepare(
+            Path(str(cfg.dataset.root)).expanduser(), str(cfg.dataset.split), run_dir(), downloader
+        )
+
+    def prepare(self, root: Path, split: str, out: Path, downloader: Downloader | None) -> dict:
+        """Download into `root` (with `download`), check its `split`, write the report into
+        `out`; returns the report's document."""
         if self.download:
             self.fetch(root, downloader)
         with stage(f"checking the BEAT2 folder {root}", "every listed sequence is read once"):
-            report = check_beat2(root, str(cfg.dataset.split), self.audio)
-        out = run_dir()
+            report = check_beat2(root, split, self.audio)
         write_atomic(out / "beat2_report.md", report_markdown(report))
         write_json(out / "beat2_report.json", report.document())
         log.info("BEAT2 report: %s\n%s", out / "beat2_report.md", report_markdown(report))
