@@ -1,5 +1,5 @@
 """Random joint sets, pairs of them and the brute-force MJD and PCK loop: the helpers of
-test_mjd.py and test_pck.py."""
+test_joint_error.py and of the harness's MJD and PCK cases (tester.py)."""
 
 from __future__ import annotations
 
@@ -41,13 +41,3 @@ def make_pair(index: int, seed: int) -> MotionPair:
     return MotionPair(
         index, f"seq{index}", motion, motion, BodyOutput(gen, None), BodyOutput(ref, None)
     )
-
-
-def expected(pairs: list[MotionPair], threshold: float = 0.1) -> list[tuple[float, float]]:
-    """Brute-force (MJD, PCK) of each pair."""
-    return [
-        brute_force(
-            x.gen_body.joints.double().numpy(), x.ref_body.joints.double().numpy(), threshold
-        )
-        for x in pairs
-    ]

@@ -1,5 +1,6 @@
 """Random pose sequences, their pooled Fréchet distance by numpy and scipy, and a metric run over
-them: the helpers of test_fd_g.py and test_fd_k.py."""
+them: the helpers of test_fd_g.py, test_fd_k.py and the harness's FD_g and FD_k cases
+(tester.py)."""
 
 from __future__ import annotations
 
@@ -45,7 +46,3 @@ def evaluate(kind: type[PoseFrechet], seqs, rank: int = 0, world: int = 1) -> fl
     for i in range(rank, len(seqs), world):
         metric.update(seqs[i])
     return metric.compute()[metric.name]
-
-
-def on_rank(rank, world, kind, seqs):
-    return evaluate(kind, seqs, rank, world)

@@ -29,7 +29,7 @@ def click_track(seconds: float, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
             i = int(c * SR)
             y[i : i + n] += 0.8 * rng.standard_normal(n) * np.exp(-np.arange(n) / (0.006 * SR))
     y = y.astype(np.float32)
-    return y, audio_onsets(y, SR)
+    return y, audio_onsets(torch.from_numpy(y), SR).numpy()
 
 
 def first_of_clusters(times: np.ndarray, gap: float = 0.2) -> np.ndarray:

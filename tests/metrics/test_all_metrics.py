@@ -1,49 +1,54 @@
-"""Several metrics at once (docs/metrics.md): identical motion scores perfectly, the classes equal
-the functional maths averaged over sequences, CPU equals CUDA, two-process DDP equals one process
-(diversity and the geometry metrics; BC, SRGR and SC), and the real BEAT2 sample."""
+"""Every metric class through one harness (tests/metrics/tester.py: `compute` equals the functional
+twin, two-process DDP equals one process, the bootstrap interval holds the value), a class list
+that makes a new metric class join it, and several metrics at once (docs/metrics.md): identical
+motion scores perfectly, CPU equals CUDA, the real BEAT2 sample."""
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import math
-from dataclasses import asdict
-from pathlib import Path
+import pkgutil
 
 import numpy as np
 import pytest
 import torch
 
-from gesturebench.body.joints import UPPER
+import gesturebench.metrics as metrics_package
 from gesturebench.body.output import BodyOutput
-from gesturebench.data.records import Motion, Word
-from gesturebench.encoders.text_motion import TextMotionModel, save_text_motion, text_motion_path
-from gesturebench.encoders.text_training import TextMotionConfig
-from gesturebench.metrics.bc import BeatConsistency
+from gesturebench.data.records import Motion
+from gesturebench.metrics.base import GestureMetric, SequenceMetric, SequenceValues
 from gesturebench.metrics.chamfer import Chamfer
-from gesturebench.metrics.context import MetricContext
+from gesturebench.metrics.composite import CompositeRatings, DerivedMetric, PerSequence
 from gesturebench.metrics.dice import Dice
 from gesturebench.metrics.diversity import Diversity
 from gesturebench.metrics.foot_contact import FootContact
 from gesturebench.metrics.functional.dice import bone_raster, dice
 from gesturebench.metrics.functional.diversity import l1_diversity
-from gesturebench.metrics.functional.foot_contact import contact_rate
-from gesturebench.metrics.functional.ldlj_rel import windowed_ldlj
-from gesturebench.metrics.functional.surface import chamfer_hausdorff
 from gesturebench.metrics.hausdorff import Hausdorff
 from gesturebench.metrics.ldlj_rel import LDLJRel
-from gesturebench.metrics.pair import MotionPair
-from gesturebench.metrics.sc import SemanticScore
-from gesturebench.metrics.srgr import SemanticRelevanceRecall
+from gesturebench.metrics.motion_features import MotionFeatureMetric
+from gesturebench.metrics.neighbour import NeighbourMetric
+from gesturebench.metrics.sgp import SemanticGesturePreservation
+from gesturebench.metrics.surface import SurfaceMetric
 from tests.distributed import run_distributed
-from tests.metrics.bodies import FPS, make_pair, synthetic_body, synthetic_pair
-from tests.metrics.speech import MEAN_SPEED, bc_pairs, srgr_pairs
+from tests.metrics.bodies import make_pair, synthetic_body, synthetic_pair
+from tests.metrics.tester import (
+    CASES,
+    SLOW,
+    check_ddp,
+    check_interval,
+    check_twin,
+    on_rank,
+    save_sc_checkpoint,
+    sc_pairs,  # noqa: F401 (tests/test_intervals.py imports it from here)
+)
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 
-def all_metrics(num_points: int | None = None):
-    surface = {"num_points": num_points}
-    return [Diversity(), Chamfer(**surface), Hausdorff(**surface), Dice(), FootContact(), LDLJRel()]
+def all_metrics():
+    return [Diversity(), Chamfer(), Hausdorff(), Dice(), FootContact(), LDLJRel()]
 
 
 @pytest.mark.cuda
@@ -83,107 +88,102 @@ def diversity_loop(joints: np.ndarray) -> float:
     return float(np.mean([np.abs(p[t] - mean).sum() for t in range(p.shape[0])]))
 
 
-def functional_values(pair: MotionPair) -> dict[str, float]:
-    """Each metric's value for one pair, from the functional layer (checked above) and independent
-    loops."""
-    gen, ref = pair.gen_body, pair.ref_body
-    chamfer, hausdorff = chamfer_hausdorff(
-        ref.root_aligned_vertices(), gen.root_aligned_vertices(), "kdtree"
-    )
-    r_gen, r_ref = (float(contact_rate(body.vertices, FPS)) for body in (gen, ref))
-
-    def upper(j):
-        return j[:, list(UPPER)] - j[:, :1]
-
-    l_gen, l_ref = (float(windowed_ldlj(upper(body.joints), FPS)) for body in (gen, ref))
-    return {
-        "diversity": diversity_loop(gen.joints.double().numpy()),
-        "diversity_ref": diversity_loop(ref.joints.double().numpy()),
-        "chamfer": float(chamfer.mean()),
-        "hausdorff": float(hausdorff.mean()),
-        "dice": float(dice(bone_raster(ref.joints), bone_raster(gen.joints))),
-        "foot_contact": abs(r_ref - r_gen),
-        "contact_rate_gen": r_gen,
-        "contact_rate_ref": r_ref,
-        "ldlj_rel": l_ref - l_gen,
-        "ldlj_gen": l_gen,
-        "ldlj_ref": l_ref,
-    }
-
-
-def test_metric_classes_mean_over_sequences():
+def test_functional_layer_equals_plain_loops_and_options_are_recorded():
+    """The harness checks the classes against the functional layer; here the functional values
+    against loops, on sequences whose Dice all differ, and the options the classes record."""
     pairs = [synthetic_pair(i, t=8 + i) for i in (4, 1, 7)]
-    metrics = all_metrics()
     for pair in pairs:
-        for m in metrics:
-            m.update(pair)
-    expected = [functional_values(p) for p in pairs]
-    for m in metrics:
-        result = m.compute()
-        assert set(result) == set(m.value_names)
-        per_seq = m.per_sequence()
-        assert sorted(per_seq) == [1, 4, 7]
-        for name in m.value_names:
-            assert result[name] == pytest.approx(
-                np.mean([e[name] for e in expected]), rel=1e-6, abs=1e-12
+        for body in (pair.gen_body, pair.ref_body):
+            assert l1_diversity(body.joints) == pytest.approx(
+                diversity_loop(body.joints.double().numpy()), rel=1e-9
             )
-            assert per_seq[7][name] == pytest.approx(expected[2][name], rel=1e-6, abs=1e-12)
-    assert l1_diversity(pairs[0].gen_body.joints) == pytest.approx(
-        expected[0]["diversity"], rel=1e-9
-    )
-    assert len({e["dice"] for e in expected}) == 3 and all(0 < e["dice"] < 1 for e in expected)
-    directions = {m.name: m.direction for m in metrics}
-    assert directions == {
-        "diversity": "higher",
-        "chamfer": "lower",
-        "hausdorff": "lower",
-        "dice": "higher",
-        "foot_contact": "lower",
-        "ldlj_rel": "zero",
-    }
-    assert metrics[5].options() == {
+    dices = [
+        float(dice(bone_raster(p.ref_body.joints), bone_raster(p.gen_body.joints))) for p in pairs
+    ]
+    assert len(set(dices)) == 3 and all(0 < d < 1 for d in dices)
+    assert LDLJRel().options() == {
         "window_s": 4.0,
         "hop_s": 2.0,
         "savgol_window": None,
         "savgol_order": 3,
         "min_path": 1e-3,
     }
-    assert metrics[4].options() == {
+    assert FootContact().options() == {
         "height": 0.03,
         "speed": 0.10,
         "percentile": 1.0,
         "min_points": 2,
     }
-    assert metrics[3].options() == {"cell": 0.005, "extent": 2.0}
+    assert Dice().options() == {"cell": 0.005, "extent": 2.0}
 
 
-def _ddp_worker(rank: int, world: int, n: int):
-    torch.set_num_threads(1)
-    metrics = all_metrics(num_points=1000)  # a subsample keeps two processes on two cores quick
-    for i in range(rank, n, world):
-        pair = synthetic_pair(i, t=12)
-        for m in metrics:
-            m.update(pair)
-    out = {}
-    for m in metrics:
-        out.update(m.compute())
-        with m.sync_context():
-            out[m.name + "/per_sequence"] = m.per_sequence()
-    return out
+# ---------------------------------------------------------------- every metric class: the harness
+
+#: Metric classes the harness leaves to their own tests, and why.
+ELSEWHERE = {
+    SemanticGesturePreservation: "reads the annotation stage's store (test_sgp.py, DDP included)",
+    PerSequence: "wraps another metric (test_composite.py, DDP included)",
+    CompositeRatings: "predicts from other metrics' values (test_composite.py, DDP included)",
+}
+#: Bases, not metrics.
+BASES = {
+    GestureMetric,
+    SequenceValues,
+    SequenceMetric,
+    DerivedMetric,
+    SurfaceMetric,
+    NeighbourMetric,
+    MotionFeatureMetric,
+}
+FAST = [name for name in CASES if name not in SLOW]
+TWINS = [name for name, case in CASES.items() if case.sequence or case.pooled]
 
 
-def test_distributed_equals_one_process():
-    n = 5
-    single = _ddp_worker(0, 1, n)
-    ddp = run_distributed(_ddp_worker, n)
-    assert set(ddp) == set(single)
-    for key, value in single.items():
-        if key.endswith("/per_sequence"):
-            assert sorted(ddp[key]) == list(range(n))
-            for i in range(n):
-                assert ddp[key][i] == pytest.approx(value[i], rel=1e-12)
-        else:
-            assert ddp[key] == pytest.approx(value, rel=1e-12)
+def metric_classes() -> set[type]:
+    """Every `GestureMetric` class defined in a module of `gesturebench.metrics`."""
+    found = set()
+    for info in pkgutil.iter_modules(metrics_package.__path__, metrics_package.__name__ + "."):
+        module = importlib.import_module(info.name)
+        found |= {
+            c
+            for c in vars(module).values()
+            if isinstance(c, type) and issubclass(c, GestureMetric) and c.__module__ == info.name
+        }
+    return found
+
+
+def test_every_metric_class_has_a_case_or_a_reason():
+    built = {type(CASES[name].build()) for name in FAST} | set(SLOW.values())
+    assert metric_classes() - BASES == built | set(ELSEWHERE)
+    assert not built & set(ELSEWHERE)
+
+
+@pytest.mark.parametrize("name", TWINS)
+def test_class_equals_its_functional_twin(name):
+    check_twin(CASES[name])
+
+
+@pytest.mark.parametrize("name", FAST)
+def test_bootstrap_interval_holds_the_value(name):
+    check_interval(CASES[name])
+
+
+@pytest.fixture(scope="module")
+def two_processes() -> dict[str, tuple]:
+    """Every fast case on two gloo processes, in one call (the pool is spawned once a session)."""
+    return run_distributed(on_rank, FAST)
+
+
+@pytest.mark.slow  # two processes run every case, then one process each: over 15 s on 2 cores
+@pytest.mark.parametrize("name", FAST)
+def test_two_process_ddp_equals_one_process(name, two_processes):
+    check_ddp(name, two_processes[name], on_rank(0, 1, [name])[name])
+
+
+@pytest.mark.slow  # loads the sentence encoder in three processes
+def test_sc_on_two_processes_and_its_interval():
+    check_ddp("sc", run_distributed(on_rank, ["sc"])["sc"], on_rank(0, 1, ["sc"])["sc"])
+    check_interval(CASES["sc"])
 
 
 # ---------------------------------------------------------------- the real BEAT2 sample
@@ -258,77 +258,10 @@ def test_vertex_metrics_ask_for_vertices():
     assert Chamfer.needs_vertices and Hausdorff.needs_vertices and FootContact.needs_vertices
 
 
-# ---------- DDP: BC, SRGR and SC in one two-process run (spawning processes is the slow part) ----
-
-
-def sc_pairs(n):
-    """Sequences of 5–9 s with words; generated motion = reference motion plus noise (SC ignores the
-    body)."""
-    rng = np.random.default_rng(5)
-    body = BodyOutput(torch.zeros(1, 55, 3), None)
-    pairs = []
-    for i in range(n):
-        t = 150 + 30 * i
-        ref = Motion(
-            rng.normal(0, 0.2, (t, 165)),
-            rng.normal(0, 0.1, (t, 3)),
-            np.zeros(10),
-            np.zeros((t, 100)),
-        )
-        gen = Motion(
-            ref.poses + rng.normal(0, 0.3, ref.poses.shape), ref.trans, ref.betas, ref.expressions
-        )
-        words = [
-            Word(["there", "big", "idea", "really", "the"][k % 5], 0.6 * k, 0.6 * k + 0.4)
-            for k in range(t // 18)
-        ]
-        pairs.append(MotionPair(i, f"s{i}", gen, ref, body, body, words=words))
-    return pairs
-
-
-def _metrics_and_pairs(n, sc_checkpoint):
-    sc = SemanticScore(checkpoint=sc_checkpoint)
-    sc.prepare(
-        MetricContext(
-            "toy", lambda split: [], Path(sc_checkpoint).parent, Path(sc_checkpoint).parent, None
-        )
-    )
-    return [
-        (BeatConsistency(mean_speed=MEAN_SPEED), bc_pairs(n)),
-        (SemanticRelevanceRecall(), srgr_pairs(n)),
-        (sc, sc_pairs(n)),
-    ]
+# ---------- an untrained SC encoder, for tests/test_intervals.py ----------
 
 
 @pytest.fixture(scope="module")
 def sc_checkpoint(tmp_path_factory):
     """An untrained (seeded) text–motion model: DDP equality does not need a good one."""
-    torch.manual_seed(0)
-    path = text_motion_path(tmp_path_factory.mktemp("ckpt"), "toy")
-    save_text_motion(TextMotionModel(), path, asdict(TextMotionConfig()), {})
-    return str(path)
-
-
-def _ddp_speech(rank, world, n, sc_checkpoint):
-    out = []
-    for metric, pairs in _metrics_and_pairs(n, sc_checkpoint):
-        for p in pairs[rank::world]:
-            metric.update(p)
-        value = metric.compute()
-        with metric.sync_context():  # as the evaluator reads the per-sequence table
-            out.append((value, metric.per_sequence()))
-    return out
-
-
-@pytest.mark.slow  # two gloo processes over every metric: about a minute
-def test_ddp_with_odd_sequence_count_equals_single_process(sc_checkpoint):
-    ddp = run_distributed(_ddp_speech, 5, sc_checkpoint)
-    for (metric, pairs), (value, per_seq) in zip(_metrics_and_pairs(5, sc_checkpoint), ddp):
-        tol = 1e-6 if isinstance(metric, SemanticScore) else 1e-12  # SC's encoder runs in float32
-        for p in pairs:
-            metric.update(p)
-        assert value == pytest.approx(metric.compute(), abs=tol)
-        expected = metric.per_sequence()
-        assert sorted(per_seq) == list(range(5))
-        for i, row in per_seq.items():
-            assert row == pytest.approx(expected[i], abs=tol)
+    return save_sc_checkpoint(tmp_path_factory.mktemp("ckpt"))

@@ -43,12 +43,12 @@ from tests.metrics.speech import (
 HOP_FPS = SR / 512  # 31.25 frames/s: motion frames fall exactly on librosa's onset times
 
 
-def speeds_with_minima(n_frames: int, beat_frames: np.ndarray, n_joints: int = 3) -> np.ndarray:
+def speeds_with_minima(n_frames: int, beat_frames: np.ndarray, n_joints: int = 3) -> torch.Tensor:
     """Speeds (T,J) with strict local minima (value 0.5) exactly at `beat_frames`, flat 1.5 far from
     them."""
     t = np.arange(n_frames)[:, None]
     dist = np.abs(t - np.asarray(beat_frames)[None, :]).min(axis=1)
-    return np.repeat((0.5 + np.minimum(dist, 10) / 10)[:, None], n_joints, axis=1)
+    return torch.from_numpy(np.repeat((0.5 + np.minimum(dist, 10) / 10)[:, None], n_joints, axis=1))
 
 
 # ---------- independent plain-loop BC ----------
@@ -102,21 +102,22 @@ def test_click_track_onsets_are_sparse(clicks):
 
 
 def test_bc_is_one_when_every_motion_beat_is_on_an_onset(clicks):
-    _, onsets = clicks
-    frames = np.round(first_of_clusters(onsets) * HOP_FPS).astype(int)
+    _, times = clicks
+    frames = np.round(first_of_clusters(times) * HOP_FPS).astype(int)
     speeds = speeds_with_minima(int(20 * HOP_FPS), frames)
-    mean = np.ones(3)
+    onsets, mean = torch.from_numpy(times), torch.ones(3)
     assert beat_consistency(speeds, onsets, mean, HOP_FPS) == pytest.approx(1.0, abs=1e-12)
     # every onset burst has a motion beat within one hop: audio→motion is close to 1 too
     assert beat_consistency(speeds, onsets, mean, HOP_FPS, direction="audio_to_motion") > 0.99
 
 
 def test_one_second_shift_drops_bc_below_half(clicks):
-    _, onsets = clicks
-    frames = np.round(first_of_clusters(onsets) * HOP_FPS).astype(int)
+    _, times = clicks
+    frames = np.round(first_of_clusters(times) * HOP_FPS).astype(int)
     speeds = speeds_with_minima(int(20 * HOP_FPS), frames + int(HOP_FPS))
+    onsets = torch.from_numpy(times)
     for direction in ("motion_to_audio", "audio_to_motion"):
-        assert beat_consistency(speeds, onsets, np.ones(3), HOP_FPS, direction=direction) < 0.5
+        assert beat_consistency(speeds, onsets, torch.ones(3), HOP_FPS, direction=direction) < 0.5
 
 
 @pytest.mark.parametrize("direction", ["motion_to_audio", "audio_to_motion"])
@@ -128,26 +129,29 @@ def test_bc_equals_plain_loop_on_irregular_motion(clicks, direction):
     )  # many minima, some below threshold
     mean = np.array([0.5, 1.0, 2.0, 20.0])  # the last joint's beats all fall below the threshold
     for sigma, order, thr in [(0.3, 7, 0.1), (0.15, 3, 0.4)]:
-        got = beat_consistency(speeds, onsets, mean, 30, sigma, order, thr, direction)
+        got = beat_consistency(
+            *(torch.from_numpy(a) for a in (speeds, onsets, mean)), 30, sigma, order, thr, direction
+        )
         assert got == pytest.approx(
             loop_bc(speeds, onsets, mean, 30, sigma, order, thr, direction), abs=1e-12
         )
 
 
 def test_bc_without_beats_or_onsets_is_zero():
-    speeds = np.ones((200, 2))  # constant speed: no strict minimum
-    assert beat_consistency(speeds, np.array([1.0, 3.0]), np.ones(2), 30) == 0.0
+    speeds = torch.ones(200, 2)  # constant speed: no strict minimum
+    assert beat_consistency(speeds, torch.tensor([1.0, 3.0]), torch.ones(2), 30) == 0.0
     assert (
-        beat_consistency(speeds_with_minima(200, [50, 120], 2), np.zeros(0), np.ones(2), 30) == 0.0
+        beat_consistency(speeds_with_minima(200, [50, 120], 2), torch.zeros(0), torch.ones(2), 30)
+        == 0.0
     )
     with pytest.raises(ValueError):
-        beat_consistency(speeds, np.array([1.0]), np.ones(2), 30, direction="both")
+        beat_consistency(speeds, torch.tensor([1.0]), torch.ones(2), 30, direction="both")
 
 
 def test_joint_speeds_match_finite_differences():
     rng = np.random.default_rng(0)
     p = rng.standard_normal((9, 2, 3))
-    s = joint_speeds(p, 30)
+    s = joint_speeds(torch.from_numpy(p), 30).numpy()
     assert s[4, 1] == pytest.approx(np.linalg.norm((p[5, 1] - p[3, 1]) * 15))
     assert s[0, 0] == pytest.approx(np.linalg.norm((p[1, 0] - p[0, 0]) * 30))
     assert s[8, 0] == pytest.approx(np.linalg.norm((p[8, 0] - p[7, 0]) * 30))
@@ -172,8 +176,8 @@ def test_bc_metric_trims_and_weights_by_trimmed_length(clicks):
     for p in pairs:
         metric.update(p)
         start, stop = 60, p.n_frames - 60
-        onsets = audio_onsets(p.audio[start * SR // 30 : stop * SR // 30], SR)
-        speeds = joint_speeds(p.gen_body.joints.double().numpy()[:, list(UPPER)], 30)[start:stop]
+        onsets = audio_onsets(torch.from_numpy(p.audio[start * SR // 30 : stop * SR // 30]), SR)
+        speeds = joint_speeds(p.gen_body.joints[:, list(UPPER)], 30)[start:stop].numpy()
         expected.append(loop_bc(speeds, onsets, [1.0] * 13, 30, 0.25, 7, 0.1, "audio_to_motion"))
         weights.append(stop - start)
     assert metric.compute()["bc"] == pytest.approx(np.average(expected, weights=weights), abs=1e-12)
@@ -288,7 +292,7 @@ def test_bc_prepare_computes_train_mean_speed_once_and_caches(tmp_path):
     ctx = _Context(tmp_path, records, joints)
     metric = BeatConsistency()
     metric.prepare(ctx)
-    speeds = np.concatenate([joint_speeds(j, 30) for j in joints.values()])
+    speeds = np.concatenate([joint_speeds(torch.from_numpy(j), 30) for j in joints.values()])
     assert metric.mean_speed == pytest.approx(speeds.mean(0))
     again = BeatConsistency()
     again.prepare(ctx)
@@ -297,7 +301,9 @@ def test_bc_prepare_computes_train_mean_speed_once_and_caches(tmp_path):
     )  # second prepare read the cache
     aligned = BeatConsistency(root_aligned=True)
     aligned.prepare(ctx)  # another option, another cache entry
-    rel = np.concatenate([joint_speeds(j - j[:, :1], 30) for j in joints.values()])
+    rel = np.concatenate(
+        [joint_speeds(torch.from_numpy(j - j[:, :1]), 30) for j in joints.values()]
+    )
     assert ctx.calls == 4 and aligned.mean_speed == pytest.approx(rel.mean(0))
 
 
@@ -359,14 +365,14 @@ def real_bc(beat2_sample):
     motion = motion.frames(0, n)
     body = BodyModel()(motion, vertices=False)
     # the mean speeds over this sequence stand in for a train split
-    metric_args = dict(mean_speed=joint_speeds(body.joints.double().numpy(), 30).mean(0).tolist())
+    metric_args = dict(mean_speed=joint_speeds(body.joints, 30).numpy().mean(0).tolist())
     out = {}
     for name, audio in (("own", own), ("other", other)):
         for direction in ("motion_to_audio", "audio_to_motion"):
             m = BeatConsistency(direction=direction, **metric_args)
             m.update(MotionPair(0, "s", motion, motion, body, body, audio=audio[: n * SR // 30]))
             out[name, direction] = m.compute()["bc"]
-    onsets = segment_onsets(own, SR, 60, n - 60, 30)
+    onsets = segment_onsets(torch.from_numpy(own), SR, 60, n - 60, 30)
     return out, len(onsets) / ((n - 120) / 30)
 
 
@@ -467,9 +473,9 @@ def test_testing_the_threshold_at_the_minimum_changes_the_value(official_inputs,
 
 
 def test_official_offset_tests_the_threshold_at_the_segment_index_of_the_whole_sequence():
-    speed = np.array([5, 5, 0.5, 5, 5, 1.0, 5, 5, 0.1, 5, 5], dtype=float)  # minima at 2, 5, 8
+    speed = torch.tensor([5, 5, 0.5, 5, 5, 1.0, 5, 5, 0.1, 5, 5], dtype=torch.float64)  # 2, 5, 8
     assert motion_beats(speed, 1.0, threshold=0.3, order=1).tolist() == [2, 5]
-    whole = np.concatenate([[0.0, 9.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 9.0], speed])
+    whole = torch.cat([torch.tensor([0.0, 9.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 9.0]).double(), speed])
     # minima found in whole[9:] (= speed) at 2, 5, 8; tested at whole[2], whole[5], whole[8]
     assert motion_beats(speed, 1.0, threshold=0.3, order=1, tested_speed=whole).tolist() == [8]
 

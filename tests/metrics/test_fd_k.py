@@ -1,6 +1,6 @@
 """FD_k (fd_k.py) against numpy moments with scipy's sqrtm on the pooled differences of
-consecutive frames, across DDP ranks, and against the GENEA Leaderboard's code on the real BEAT2
-sample (fixture)."""
+consecutive frames and against the GENEA Leaderboard's code on the real BEAT2 sample (fixture);
+two-process DDP with a large offset: the harness (tests/metrics/tester.py)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,8 @@ import numpy as np
 import pytest
 
 from gesturebench.metrics.fd_k import PoseDifferenceFrechet
-from tests.distributed import run_distributed
 from tests.metrics.genea import GENEA, genea_motions, pose_pair
-from tests.metrics.poses import evaluate, expected, motion, on_rank, pairs
+from tests.metrics.poses import evaluate, expected, motion, pairs
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -34,16 +33,6 @@ def test_too_few_frames_is_skipped_with_a_reason():
     metric.update(pose_pair(0, one, one))
     assert metric.compute() == {"fd_k": None}
     assert "at least 2" in (metric.skip_reason() or "")
-
-
-def test_two_process_ddp_with_a_large_offset_equals_one_process():
-    seqs = pairs(5, offset=1e3)  # the ranks hold 3 and 2 sequences
-    single, ddp = (
-        evaluate(PoseDifferenceFrechet, seqs),
-        run_distributed(on_rank, PoseDifferenceFrechet, seqs),
-    )
-    assert ddp == pytest.approx(single, rel=1e-9)
-    assert single == pytest.approx(expected(seqs, True), rel=1e-6)
 
 
 def test_real_sample_equals_the_leaderboard_code(beat2_sample):

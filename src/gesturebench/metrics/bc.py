@@ -98,10 +98,10 @@ CHOICES = {
 }
 
 
-def body_positions(body: BodyOutput, root_aligned: bool) -> np.ndarray:
-    """Joint positions (T,55,3) as float64 numpy, global or with the pelvis at the origin."""
+def body_positions(body: BodyOutput, root_aligned: bool) -> torch.Tensor:
+    """Joint positions (T,55,3) as float64 on the CPU, global or with the pelvis at the origin."""
     joints = body.root_aligned_joints() if root_aligned else body.joints
-    return joints.detach().cpu().double().numpy()
+    return joints.detach().cpu().double()
 
 
 def reference_mean_speed(
@@ -113,8 +113,8 @@ def reference_mean_speed(
     for record in records:
         with torch.no_grad():
             body = body_model(record.motion, vertices=False)
-        speeds = joint_speeds(body_positions(body, root_aligned), record.motion.fps)
-        total += speeds.sum(axis=0)
+        speeds = joint_speeds(body_positions(body, root_aligned), record.motion.fps).numpy()
+        total += speeds.sum(axis=0)  # numpy's summation order: the cached speeds stay the same
         frames += speeds.shape[0]
     if frames == 0:
         raise ConfigError(
@@ -315,20 +315,21 @@ class BeatConsistency(SequenceMetric):
 
     def _segment_onsets(
         self, audio: np.ndarray, sr: int, start: int, stop: int, n_frames: int, fps: float
-    ) -> np.ndarray:
+    ) -> torch.Tensor:
         """Onset times (s from the segment start) of the audio under frames [start, stop), cut as
         `audio_segment` says."""
+        samples = torch.from_numpy(np.array(audio))
         convention = self.settings["audio_segment"]
         if convention == "paper":
-            return segment_onsets(audio, sr, start, stop, fps, self.hop_length)
+            return segment_onsets(samples, sr, start, stop, fps, self.hop_length)
         if convention == "emage2024":
-            audio = reloaded_like_librosa(audio, sr)
-        a, b = emage_segment_samples(len(audio), sr, start, stop, n_frames, fps, convention)
-        return audio_onsets(np.asarray(audio)[a:b], sr, self.hop_length)
+            samples = reloaded_like_librosa(samples, sr)
+        a, b = emage_segment_samples(len(samples), sr, start, stop, n_frames, fps, convention)
+        return audio_onsets(samples[a:b], sr, self.hop_length)
 
     def _onsets(
         self, audio: np.ndarray, sr: int, start: int, stop: int, n_frames: int, fps: float
-    ) -> np.ndarray:
+    ) -> torch.Tensor:
         """`_segment_onsets`, read from the onset cache when it holds this segment."""
         if self.onset_cache is None:
             return self._segment_onsets(audio, sr, start, stop, n_frames, fps)
@@ -340,19 +341,19 @@ class BeatConsistency(SequenceMetric):
         path = self.onset_cache / f"{digest.hexdigest()[:32]}.npy"
         cached = read_cached(path, np.load)
         if cached is not None:
-            return cached
+            return torch.from_numpy(cached)
         assert self.onset_stage is not None  # set with the cache folder
         with self.onset_stage.piece():
             onsets = self._segment_onsets(audio, sr, start, stop, n_frames, fps)
         buffer = io.BytesIO()
-        np.save(buffer, onsets)
+        np.save(buffer, onsets.numpy())
         write_atomic(path, buffer.getvalue())
         return onsets
 
     def _score(
         self,
         body: BodyOutput,
-        onsets: np.ndarray,
+        onsets: torch.Tensor,
         mean_speed: np.ndarray,
         start: int,
         stop: int,
@@ -364,7 +365,7 @@ class BeatConsistency(SequenceMetric):
             beat_consistency(
                 whole[start:stop],
                 onsets,
-                mean_speed[self.joints],
+                torch.from_numpy(mean_speed[self.joints]),
                 fps,
                 self.sigma,
                 self.order,

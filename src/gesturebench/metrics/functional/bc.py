@@ -5,11 +5,13 @@ Audio beats are librosa onsets; motion beats of a joint are the local minima of 
 `argrelextrema`) whose speed, relative to the joint's mean speed over the reference data, exceeds a
 threshold. Both are taken inside the same trimmed segment (``trim`` seconds cut at each end) and
 timed from its start.
+
+The functions take and return tensors (on the CPU); inside they run the numpy, scipy and librosa
+maths BC's values were first computed with (float64, the same operations in the same order), so
+that the values stay the same to the last bit.
 """
 
 from __future__ import annotations
-
-from collections.abc import Sequence
 
 import numpy as np
 import torch
@@ -22,11 +24,11 @@ from gesturebench.librosa_lock import librosa
 ALIGNMENTS = ("motion_to_audio", "audio_to_motion")
 
 
-def joint_speeds(joints: np.ndarray, fps: float) -> np.ndarray:
+def joint_speeds(joints: torch.Tensor, fps: float) -> torch.Tensor:
     """Speed (m/s) of each joint of (T,J,3) positions: central differences inside, one-sided at the
-    ends (T,J)."""
-    velocity = np.gradient(np.asarray(joints, dtype=np.float64), 1.0 / fps, axis=0)
-    return np.linalg.norm(velocity, axis=-1)
+    ends (T,J), float64."""
+    velocity = np.gradient(joints.detach().cpu().double().numpy(), 1.0 / fps, axis=0)
+    return torch.from_numpy(np.linalg.norm(velocity, axis=-1))
 
 
 def trim_frames(n_frames: int, fps: float, trim: float) -> tuple[int, int]:
@@ -36,20 +38,22 @@ def trim_frames(n_frames: int, fps: float, trim: float) -> tuple[int, int]:
     return cut, max(cut, n_frames - cut)
 
 
-def audio_onsets(audio: np.ndarray, sr: int, hop_length: int = 512) -> np.ndarray:
-    """Onset times (s) of `audio`: `librosa.onset.onset_detect(units="time")`."""
-    y = np.ascontiguousarray(audio, dtype=np.float32)
-    return librosa.onset.onset_detect(y=y, sr=sr, hop_length=hop_length, units="time")
+def audio_onsets(audio: torch.Tensor, sr: int, hop_length: int = 512) -> torch.Tensor:
+    """Onset times (s, float64) of `audio`: `librosa.onset.onset_detect(units="time")` of its
+    float32 samples."""
+    y = np.ascontiguousarray(audio.detach().cpu().numpy(), dtype=np.float32)
+    times = librosa.onset.onset_detect(y=y, sr=sr, hop_length=hop_length, units="time")
+    return torch.from_numpy(np.array(times, dtype=np.float64))
 
 
 def segment_onsets(
-    audio: np.ndarray, sr: int, start: int, stop: int, fps: float, hop_length: int = 512
-) -> np.ndarray:
+    audio: torch.Tensor, sr: int, start: int, stop: int, fps: float, hop_length: int = 512
+) -> torch.Tensor:
     """Onset times (s from the segment start) of the audio under motion frames [start, stop)."""
     a, b = round(start / fps * sr), round(stop / fps * sr)
-    segment = np.asarray(audio)[a:b]
-    if segment.size < hop_length:
-        return np.zeros(0)
+    segment = audio[a:b]
+    if segment.numel() < hop_length:
+        return torch.zeros(0, dtype=torch.float64)
     return audio_onsets(segment, sr, hop_length)
 
 
@@ -70,27 +74,42 @@ def emage_segment_samples(
     return first, min(int(sr / fps * n_frames), n_samples - first)
 
 
-def reloaded_like_librosa(audio: np.ndarray, sr: int, load_sr: int = 22050) -> np.ndarray:
+def reloaded_like_librosa(audio: torch.Tensor, sr: int, load_sr: int = 22050) -> torch.Tensor:
     """`audio` at `sr` as EMAGE's 2024 evaluation sees it: `librosa.load` at its default rate
-    (`load_sr`), then `librosa.resample` back to `sr` (both soxr_hq)."""
-    y = librosa.resample(np.asarray(audio, dtype=np.float32), orig_sr=sr, target_sr=load_sr)
-    return librosa.resample(y, orig_sr=load_sr, target_sr=sr)
+    (`load_sr`), then `librosa.resample` back to `sr` (both soxr_hq); float32."""
+    y = audio.detach().cpu().numpy().astype(np.float32)
+    y = librosa.resample(y, orig_sr=sr, target_sr=load_sr)
+    return torch.from_numpy(np.array(librosa.resample(y, orig_sr=load_sr, target_sr=sr)))
 
 
 def motion_beats(
-    speed: np.ndarray,
+    speed: torch.Tensor,
     mean_speed: float,
     threshold: float = 0.1,
     order: int = 7,
-    tested_speed: np.ndarray | None = None,
-) -> np.ndarray:
-    """Frame indices of the local speed minima of one joint whose speed / `mean_speed` exceeds
-    `threshold`.
+    tested_speed: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Frame indices (int64) of the local speed minima of one joint whose speed / `mean_speed`
+    exceeds `threshold`.
 
     The threshold is tested on `speed` at each minimum, or, given `tested_speed`, on
     ``tested_speed`` at the minimum's index: EMAGE's code finds the minima in the trimmed segment
     but tests the whole sequence's speed at the same index, i.e. `trim` seconds earlier.
     """
+    tested = None if tested_speed is None else tested_speed.cpu().numpy()
+    return torch.from_numpy(
+        _motion_beats(speed.cpu().numpy(), mean_speed, threshold, order, tested)
+    )
+
+
+def _motion_beats(
+    speed: np.ndarray,
+    mean_speed: float,
+    threshold: float,
+    order: int,
+    tested_speed: np.ndarray | None,
+) -> np.ndarray:
+    """`motion_beats` in numpy."""
     idx = argrelextrema(speed, np.less, order=order)[0]
     tested = speed if tested_speed is None else tested_speed
     return idx[tested[idx] / mean_speed > threshold]
@@ -107,18 +126,19 @@ def _gaussian_alignment(from_times: np.ndarray, to_times: np.ndarray, sigma: flo
 
 
 def beat_consistency(
-    speeds: np.ndarray,
-    onsets: np.ndarray,
-    mean_speed: Sequence[float] | np.ndarray,
+    speeds: torch.Tensor,
+    onsets: torch.Tensor,
+    mean_speed: torch.Tensor,
     fps: float,
     sigma: float = 0.3,
     order: int = 7,
     threshold: float = 0.1,
     direction: str = "motion_to_audio",
-    tested_speeds: np.ndarray | None = None,
+    tested_speeds: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """BC of one segment: speeds (T,J) of the scored joints, onset times (s) from the segment start;
-    `tested_speeds` (T′,J), where given, is what the threshold tests (`motion_beats`).
+    """BC of one segment (float64 scalar): speeds (T,J) of the scored joints, onset times (s) from
+    the segment start, each joint's mean speed (J,); `tested_speeds` (T′,J), where given, is what
+    the threshold tests (`motion_beats`).
 
     The mean over joints of `_gaussian_alignment` from motion beats to onsets (``motion_to_audio``,
     the paper's) or from onsets to motion beats (``audio_to_motion``, EMAGE's). A joint without a
@@ -127,10 +147,14 @@ def beat_consistency(
     """
     if direction not in ALIGNMENTS:
         raise ValueError(f"direction must be one of {ALIGNMENTS}, got {direction!r}")
+    speed = speeds.cpu().double().numpy()
+    tested_all = None if tested_speeds is None else tested_speeds.cpu().double().numpy()
+    means = mean_speed.cpu().double().numpy()
+    times = onsets.cpu().double().numpy()
     values = []
-    for j in range(speeds.shape[1]):
-        tested = None if tested_speeds is None else tested_speeds[:, j]
-        beats = motion_beats(speeds[:, j], mean_speed[j], threshold, order, tested) / fps
-        a, b = (beats, onsets) if direction == "motion_to_audio" else (onsets, beats)
+    for j in range(speed.shape[1]):
+        tested = None if tested_all is None else tested_all[:, j]
+        beats = _motion_beats(speed[:, j], means[j], threshold, order, tested) / fps
+        a, b = (beats, times) if direction == "motion_to_audio" else (times, beats)
         values.append(_gaussian_alignment(a, b, sigma))
     return torch.tensor(np.mean(values), dtype=torch.float64)
