@@ -198,10 +198,10 @@ def test_bad_model_files_raise_checkpoint_error(tmp_path, arrays):
     garbage.write_bytes(b"not a zip file at all")
     incomplete = tmp_path / "incomplete" / "SMPLX_NEUTRAL.npz"
     incomplete.parent.mkdir()
-    np.savez_compressed(incomplete, **{k: a for k, a in arrays.items() if k != "weights"})
+    np.savez(incomplete, **{k: a for k, a in arrays.items() if k != "weights"})
     wrong = tmp_path / "wrong" / "SMPLX_NEUTRAL.npz"
     wrong.parent.mkdir()
-    np.savez_compressed(wrong, **{**arrays, "J_regressor": arrays["J_regressor"][:, :100]})
+    np.savez(wrong, **{**arrays, "J_regressor": arrays["J_regressor"][:, :100]})
     misnamed = tmp_path / "body.npz"
     misnamed.write_bytes(b"")
     for path, problem in (
