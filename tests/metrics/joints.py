@@ -1,5 +1,5 @@
 """Random joint sets, pairs of them and the brute-force MJD and PCK loop: the helpers of
-test_joint_error.py and of the harness's MJD and PCK cases (tester.py)."""
+test_mjd.py, test_pck.py and of the harness's MJD and PCK cases (tester.py)."""
 
 from __future__ import annotations
 
