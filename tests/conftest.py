@@ -5,7 +5,6 @@ real BEAT2 sample folder (skipped with a reason where absent)."""
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from omegaconf import DictConfig
 
 import tests.launch
 from tests.helpers import composed
-from tests.launch import RUN_ENV, Sandbox, launch, run
+from tests.launch import Sandbox, isolated, launch, run
 
 REPO = Path(__file__).resolve().parents[1]
 # in the project's shared/ folder beside the checkout, or at $GESTUREBENCH_BEAT2_SAMPLE
@@ -68,50 +67,11 @@ def beat2_sample() -> Path:
 
 
 @pytest.fixture
-def in_process(monkeypatch) -> Iterator[Callable[..., Any]]:
-    """`tests.launch.run`: runs in this process, with what a run changes process-wide put back
-    afterwards, so that the next test starts as a fresh process would: the exit status, Hydra's
-    config, the root logger (INFO, as Hydra's job logging sets it; its handlers), the loggers'
-    filters and levels, any W&B run left open, torch's thread count, the stages' bars and the
-    environment (W&B offline and quiet, as in `launch`). The warnings filters a run adds pytest
-    itself puts back after each test."""
-    import logging
-
-    from hydra.core.global_hydra import GlobalHydra
-    from hydra.core.hydra_config import HydraConfig
-
-    from gesturebench import stages, status
-
-    for key, value in RUN_ENV.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.delenv("HYDRA_FULL_ERROR", raising=False)
-    monkeypatch.setattr(status, "_code", 0)
-    monkeypatch.setitem(stages._shown, "bars", stages._shown["bars"])
-    environ, threads = dict(os.environ), torch.get_num_threads()
-    root = logging.getLogger()
-    handlers = set(root.handlers)
-    loggers = {
-        logger: (logger.level, logger.filters[:])
-        for logger in (root, *logging.Logger.manager.loggerDict.values())
-        if isinstance(logger, logging.Logger)
-    }
-    root.setLevel(logging.INFO)
-    yield run
-    wandb = sys.modules.get("wandb")
-    if wandb is not None and wandb.run is not None:
-        wandb.finish()
-    HydraConfig.instance().cfg = None
-    GlobalHydra.instance().clear()
-    torch.set_num_threads(threads)
-    os.environ.clear()
-    os.environ.update(environ)
-    for handler in set(root.handlers) - handlers:
-        if not type(handler).__module__.startswith("_pytest"):
-            root.removeHandler(handler)
-            handler.close()
-    for logger, (level, kept) in loggers.items():
-        logger.setLevel(level)
-        logger.filters[:] = kept
+def in_process() -> Iterator[Callable[..., Any]]:
+    """`tests.launch.run`, with what a run changes process-wide put back afterwards
+    (`tests.launch.isolated`), so that the next test starts as a fresh process would."""
+    with isolated():
+        yield run
 
 
 # A three-model sweep with the basic launcher, shared by the sweep/resume and parallel-launcher
@@ -141,7 +101,6 @@ def basic_sweep(tmp_path_factory):
 def one_thread():
     """One torch intra-op thread: small tensor ops run several times faster on a shared 2-core
     machine."""
-    import torch
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -165,7 +124,6 @@ def mini_records(mini_beat2) -> dict:
 def trained_sc(mini_records, tmp_path_factory):
     """SC with its text–motion model auto-trained on mini-BEAT2 once per session (as the evaluate
     task does without a checkpoint), and its context; one torch thread while training."""
-    import torch
 
     from gesturebench.metrics.context import MetricContext
     from gesturebench.metrics.sc import SemanticScore
@@ -195,19 +153,19 @@ RENDERED_WINDOWS = ("study.windows.n=4", "study.windows.seconds=2")
 
 @pytest.fixture(scope="session")
 def rendered_stimuli(tmp_path_factory) -> Path:
-    """`python launch.py task=render` for real, small (the synthetic study's five sources on four
-    windows of 2 s, both conditions, 48 px): its manifest.csv, rendered once per session."""
+    """`task=render` as `launch.py` runs it, in this process, small (the synthetic study's five
+    sources on four windows of 2 s, both conditions, 48 px): its manifest.csv, rendered once per
+    session."""
     out = tmp_path_factory.mktemp("render") / "run"
-    proc = launch(
-        "task=render",
-        "study=synthetic",
-        *RENDERED_WINDOWS,
-        "task.camera.size=48",
-        "threads=1",
-        "logger=none",
-        f"hydra.run.dir={out}",
-        timeout=900,
-        encoders=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    with isolated():
+        run(
+            "task=render",
+            "study=synthetic",
+            *RENDERED_WINDOWS,
+            "task.camera.size=48",
+            "threads=1",
+            "logger=none",
+            f"hydra.run.dir={out}",
+            encoders=False,
+        )
     return out / "stimuli" / "manifest.csv"

@@ -5,15 +5,20 @@ cache, checkpoints and run folders are temporary, so that no test writes into th
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
 import tempfile
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 from unittest import mock
 
 import pytest
+import torch
 
 from gesturebench import cli
 from gesturebench.api import run_job
@@ -59,17 +64,20 @@ class Sandbox:
         return f"hydra.run.dir={run / 'run'}", f"hydra.sweep.dir={run / 'sweep'}"
 
     def train_encoders(self) -> Path:
-        """Train mini-BEAT2's two encoders into the sandbox's checkpoints, once per session (a run
-        that needs them would otherwise train them on first use, during a test, or two jobs of a
-        sweep at once); return the checkpoints folder. One torch thread: on a busy machine, more
-        threads than free cores make the training many times slower."""
+        """Train mini-BEAT2's two encoders into the sandbox's checkpoints, once per session and in
+        this process (a run that needs them would otherwise train them on first use, during a
+        test, or two jobs of a sweep at once); return the checkpoints folder. One torch thread: on
+        a busy machine, more threads than free cores make the training many times slower."""
         if not self._encoders_trained:
-            cmd, env = command(
-                "-m", "task=train_encoder", "encoder=motion_ae,text_motion", "threads=1"
-            )
-            proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True)
-            if proc.returncode != 0:
-                raise RuntimeError(f"training the mini-BEAT2 encoders failed:\n{proc.stderr}")
+            for encoder in ("motion_ae", "text_motion"):
+                overrides = _sandboxed(
+                    ["task=train_encoder", f"encoder={encoder}", "threads=1", "logger=none"]
+                )
+                with isolated():
+                    try:
+                        run_job(composed(*overrides, hydra=True), run_task)
+                    except SystemExit as stop:
+                        raise RuntimeError(f"training mini-BEAT2's {encoder} failed") from stop
             self._encoders_trained = True
         return self.checkpoints
 
@@ -131,7 +139,8 @@ def run(*overrides: str, encoders: bool = True) -> Any:
     stderr and `SystemExit` with the exit status); it returns the task's return value. With `-m`,
     Hydra's own command line runs the sweep (the basic launcher runs the jobs one after another,
     its callbacks write the summary); it returns the exit status. Call it through conftest's
-    `in_process` fixture, which puts back the process-global state a run changes."""
+    `in_process` fixture (or within `isolated()`), which puts back the process-global state a run
+    changes."""
     if encoders and not _own_root(overrides):
         _sandbox().train_encoders()
     flags = [o for o in overrides if o.startswith("-")]
@@ -142,6 +151,54 @@ def run(*overrides: str, encoders: bool = True) -> Any:
     with mock.patch.object(sys, "argv", argv), pytest.raises(SystemExit) as stop:
         cli.launch(str(CONF))
     return stop.value.code
+
+
+@contextmanager
+def isolated() -> Iterator[None]:
+    """Put back what a run in this process changes process-wide, as a fresh process would start:
+    the exit status, Hydra's config, the root logger (INFO, as Hydra's job logging sets it; its
+    handlers), the loggers' filters and levels, any W&B run left open, torch's thread count, the
+    stages' bars, the warnings filters and the environment (W&B offline and quiet, as in
+    `launch`)."""
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.core.hydra_config import HydraConfig
+
+    from gesturebench import stages, status
+
+    root = logging.getLogger()
+    handlers = set(root.handlers)
+    loggers = {
+        logger: (logger.level, logger.filters[:])
+        for logger in (root, *logging.Logger.manager.loggerDict.values())
+        if isinstance(logger, logging.Logger)
+    }
+    threads = torch.get_num_threads()
+    with pytest.MonkeyPatch.context() as mp, warnings.catch_warnings():
+        for key, value in RUN_ENV.items():
+            mp.setenv(key, value)
+        mp.delenv("HYDRA_FULL_ERROR", raising=False)
+        mp.setattr(status, "_code", 0)
+        mp.setitem(stages._shown, "bars", stages._shown["bars"])
+        environ = dict(os.environ)
+        root.setLevel(logging.INFO)
+        try:
+            yield
+        finally:
+            wandb = sys.modules.get("wandb")
+            if wandb is not None and wandb.run is not None:
+                wandb.finish()
+            HydraConfig.instance().cfg = None
+            GlobalHydra.instance().clear()
+            torch.set_num_threads(threads)
+            os.environ.clear()
+            os.environ.update(environ)
+            for handler in set(root.handlers) - handlers:
+                if not type(handler).__module__.startswith("_pytest"):
+                    root.removeHandler(handler)
+                    handler.close()
+            for logger, (level, kept) in loggers.items():
+                logger.setLevel(level)
+                logger.filters[:] = kept
 
 
 def stopped(capsys: pytest.CaptureFixture, *overrides: str, encoders: bool = False) -> Stop:

@@ -1,10 +1,10 @@
 """Every metric on a GPU equals the CPU path within 1e-5 relative (ISSUE scale): the same
-`launch.py` run with `trainer=cpu` and `trainer=gpu`, for the paper's 15 metrics and the study
-predictors (SC, SGP and the per-clip distributional metrics), on a perturbed model so that no value
-is trivially at its optimum. The body model runs in float64 (`body_model.dtype=float64`): in
-float32, CPU and GPU joints differ by ~1e-7 m, enough to flip a rare near-threshold decision of PCK,
-Dice, foot contact, BC, SRGR or SGP. SC is left out, with a warning, where its packaged text model
-is not installed (benchmarks/gpu_check.sh)."""
+`launch.py` run, in the test process, with `trainer=cpu` and `trainer=gpu`, for the paper's 15
+metrics and the study predictors (SC, SGP and the per-clip distributional metrics), on a perturbed
+model so that no value is trivially at its optimum. The body model runs in float64
+(`body_model.dtype=float64`): in float32, CPU and GPU joints differ by ~1e-7 m, enough to flip a
+rare near-threshold decision of PCK, Dice, foot contact, BC, SRGR or SGP. SC is left out, with a
+warning, where its packaged text model is not installed (benchmarks/gpu_check.sh)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import torch
 
 from gesturebench.encoders.text_model import OFFICIAL, TextModelUnavailable, resolve_text_model
 from tests.helpers import REPO
-from tests.launch import launch, results
+from tests.launch import results
 
 pytestmark = [
     pytest.mark.cuda,
@@ -24,7 +24,8 @@ pytestmark = [
 ]
 
 
-def scored(tmp_path, trainer: str, metrics: str) -> dict:
+def scored(run, tmp_path, trainer: str, metrics: str) -> dict:
+    """results.json of the run on `trainer`, as `launch.py` runs it, in the test process."""
     out = tmp_path / f"{metrics}-{trainer}"
     without_sc = []
     try:
@@ -32,7 +33,7 @@ def scored(tmp_path, trainer: str, metrics: str) -> dict:
     except TextModelUnavailable as missing:
         warnings.warn(f"SC not checked: {missing}", stacklevel=2)
         without_sc = ["~metrics.sc"]
-    proc = launch(
+    run(
         f"hydra.run.dir={out}",
         f"trainer={trainer}",
         f"metrics={metrics}",
@@ -42,15 +43,13 @@ def scored(tmp_path, trainer: str, metrics: str) -> dict:
         "logger=none",
         "task.render_clips=0",
         *without_sc,
-        timeout=1800,
     )
-    assert proc.returncode == 0, proc.stderr[-3000:]
     return results(out)
 
 
 @pytest.mark.parametrize("metrics", ["paper", "study"])
-def test_every_metric_on_cuda_equals_cpu(tmp_path, metrics):
-    cpu, gpu = (scored(tmp_path, trainer, metrics) for trainer in ("cpu", "gpu"))
+def test_every_metric_on_cuda_equals_cpu(tmp_path, in_process, metrics):
+    cpu, gpu = (scored(in_process, tmp_path, trainer, metrics) for trainer in ("cpu", "gpu"))
     assert gpu["config"]["trainer"]["accelerator"] == "gpu"
     assert set(gpu["metrics"]) == set(cpu["metrics"]) and gpu["skipped"] == cpu["skipped"]
     values = {name: value for name, value in cpu["metrics"].items() if value is not None}

@@ -133,23 +133,24 @@ def test_download_fetches_the_language_folder_only_never_the_body_model(beat2_ro
         run(beat2_root, "task.download=true", downloader=failing)
 
 
-@pytest.mark.slow
-def test_launch_writes_the_report_and_exits_2_on_an_unreadable_test_split(beat2_root, tmp_path):
-    from tests.launch import launch
+def test_launch_writes_the_report_and_exits_2_on_an_unreadable_test_split(
+    beat2_root, tmp_path, in_process, capsys
+):
+    """The run as `launch.py` runs it (in the test process): the report, then exit 2 with one
+    error line."""
+    from tests.launch import error_line, stopped
 
     with_nan(sequence_paths(beat2_root, SAMPLE_ID).motion)
     run = tmp_path / "launched"
-    proc = launch(
+    stop = stopped(
+        capsys,
         "task=prepare_beat2",
         "dataset=beat2",
         f"dataset.root={beat2_root}",
         "logger=none",
         f"hydra.run.dir={run}",
-        encoders=False,
     )
-    assert proc.returncode == 2, proc.stderr[-3000:]
-    assert "Traceback" not in proc.stderr
-    assert "not usable: 1 of 2 sequence(s) of split 'test'" in proc.stderr
+    assert "not usable: 1 of 2 sequence(s) of split 'test'" in error_line(stop)
     report = json.loads((run / "beat2_report.json").read_text())
     assert report["counts"] == {"test": {"2": 1, "4": 1}, "train": {"2": 1}}
     assert "has NaN at frame 5" in (run / "beat2_report.md").read_text()

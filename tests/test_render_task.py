@@ -1,5 +1,6 @@
 """`task=render` on the synthetic study (stimuli and manifest) and `task.render_clips=N` of
-`task=evaluate` (N clips, reference | generated, with audio), launched as a user would."""
+`task=evaluate` (N clips, reference | generated, with audio), as `launch.py` runs them, in the
+test process."""
 
 from __future__ import annotations
 
@@ -14,14 +15,9 @@ import pytest
 from gesturebench.study.schema import MANIFEST_COLUMNS
 from gesturebench.tasks.analyze import study_windows, windows_spec
 from gesturebench.tasks.common import dataset_source
-from tests.launch import launch
+from tests.conftest import RENDERED_WINDOWS
 
 pytestmark = pytest.mark.slow
-
-
-def ok(proc):
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return proc
 
 
 def streams(path) -> list[str]:
@@ -35,32 +31,18 @@ def streams(path) -> list[str]:
     return [line.strip() for line in proc.stderr.splitlines() if "Stream #" in line]
 
 
-def test_render_task_writes_the_whole_synthetic_studys_stimuli_and_manifest(tmp_path, config):
-    """Every window of the synthetic study (its 15, selected at 2 s to keep the test short) × its 5
-    sources × muted and audio = 150 stimuli at 48 px, each file as the manifest says."""
-    out = tmp_path / "run"
-    ok(
-        launch(
-            "task=render",
-            "study=synthetic",
-            "study.windows.seconds=2",
-            "task.camera.size=48",
-            "threads=1",
-            "logger=none",
-            f"hydra.run.dir={out}",
-            timeout=1800,
-            encoders=False,
-        )
-    )
-    cfg = config("study=synthetic", "study.windows.seconds=2")
+def test_render_task_writes_the_synthetic_studys_stimuli_and_manifest(rendered_stimuli, config):
+    """Every window of the synthetic study (the session's render: 4 windows of 2 s) × its 5
+    sources × muted and audio = 40 stimuli at 48 px, each file as the manifest says."""
+    cfg = config("study=synthetic", *RENDERED_WINDOWS)
     windows, records = study_windows(windows_spec(cfg.study.windows), dataset_source(cfg.dataset))
     expected = {(r.id, w.start, w.end) for w, r in zip(windows, records, strict=True)}
     sources = set(cfg.study.sources)
-    assert len(expected) == 15 and len(sources) == 5
-    folder = out / "stimuli"
-    manifest = pd.read_csv(folder / "manifest.csv", dtype={"sequence_id": str})
+    assert len(expected) == 4 and len(sources) == 5
+    folder = rendered_stimuli.parent
+    manifest = pd.read_csv(rendered_stimuli, dtype={"sequence_id": str})
     assert tuple(manifest.columns) == MANIFEST_COLUMNS
-    assert len(manifest) == len(expected) * len(sources) * 2 == 150
+    assert len(manifest) == len(expected) * len(sources) * 2 == 40
     assert manifest["stimulus_id"].is_unique and manifest["file"].is_unique
     for (source, condition), rows in manifest.groupby(["source", "condition"]):
         assert source in sources and condition in ("muted", "audio")
@@ -79,21 +61,19 @@ def test_render_task_writes_the_whole_synthetic_studys_stimuli_and_manifest(tmp_
     assert (muted.groupby("sequence_id")["sha256"].nunique() == len(sources)).all()
 
 
-def test_evaluate_renders_n_side_by_side_clips_with_audio(tmp_path):
+def test_evaluate_renders_n_side_by_side_clips_with_audio(tmp_path, in_process):
     out = tmp_path / "run"
-    ok(
-        launch(
-            "model=perturbed",
-            "model.level=0.2",
-            "metrics=fast",
-            "dataset.max_sequences=2",
-            "task.render_clips=2",
-            "task.render_seconds=1",
-            "task.camera.size=32",
-            "threads=1",
-            "logger=wandb",
-            f"hydra.run.dir={out}",
-        )
+    in_process(
+        "model=perturbed",
+        "model.level=0.2",
+        "metrics=fast",
+        "dataset.max_sequences=2",
+        "task.render_clips=2",
+        "task.render_seconds=1",
+        "task.camera.size=32",
+        "threads=1",
+        "logger=wandb",
+        f"hydra.run.dir={out}",
     )
     clips = sorted((out / "clips").glob("*.mp4"))
     assert len(clips) == 2
