@@ -16,6 +16,7 @@ import pytest
 from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
 
+from gesturebench.config import build_model
 from gesturebench.data.datamodule import open_dataset
 from gesturebench.data.records import SAMPLE_RATE
 from gesturebench.errors import CheckpointError, ConfigError, DataError
@@ -25,7 +26,6 @@ from gesturebench.models.gesturelsm.inference import window_count
 from gesturebench.models.gesturelsm.pipeline import GestureLSM
 from gesturebench.models.gesturelsm.source import GestureLSMSource
 from gesturebench.models.gesturelsm.weights import GENERATOR_FILES
-from gesturebench.models.sampling import build_model
 from tests import emage_support
 from tests.gesturelsm_support import RELEASE_GENERATOR, SMALL_CODECS, write_release
 from tests.helpers import composed

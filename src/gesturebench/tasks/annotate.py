@@ -37,7 +37,7 @@ from gesturebench.annotation.review import (
 )
 from gesturebench.annotation.runner import AnnotationRunner, RequestBudget, RetryPolicy
 from gesturebench.annotation.store import FINAL, AnnotationStore, store_path
-from gesturebench.config import build, resolved
+from gesturebench.config import build, build_model, resolved
 from gesturebench.data.annotations_io import read_sem
 from gesturebench.data.beat2 import sequence_paths
 from gesturebench.data.datamodule import open_dataset
@@ -46,7 +46,6 @@ from gesturebench.data.records import Motion, SequenceRecord
 from gesturebench.errors import ConfigError
 from gesturebench.loggers import finish, make_logger
 from gesturebench.models.cache import MotionCache
-from gesturebench.models.sampling import build_model
 from gesturebench.results import versions, write_json
 from gesturebench.study.windows import StudyWindows
 from gesturebench.tasks.analyze import study_windows
