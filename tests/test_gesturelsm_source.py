@@ -281,7 +281,11 @@ def test_sweep_runs_emage_and_gesturelsm_natively(release, tmp_path, in_process)
     """``-m model=emage,gesturelsm`` with tiny weights for both (two model files that extend the
     benchmark ones with them) writes a two-row summary."""
     conf = tmp_path / "conf" / "model"
-    conf.mkdir(parents=True)
+    # a model run natively takes its class's options from model/native/<its name>.yaml
+    (conf / "native").mkdir(parents=True)
+    for name in ("emage", "gesturelsm"):
+        (conf / f"{name}_tiny.yaml").write_text(f"defaults:\n  - {name}\n  - _self_\n")
+    conf = conf / "native"
     emage = emage_support.write_release(tmp_path / "emage_release")
     (conf / "emage_tiny.yaml").write_text(f"defaults:\n  - emage\n  - _self_\n\nweights: {emage}\n")
     folder = release[0]
