@@ -6,12 +6,15 @@ from __future__ import annotations
 import copy
 import datetime
 import functools
+import inspect
 import json
 import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -21,18 +24,19 @@ from hydra.core.global_hydra import GlobalHydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.errors import ConfigCompositionException
 from hydra.types import RunMode
+from hydra.utils import get_object
 from omegaconf import DictConfig, OmegaConf
-from omegaconf.errors import MissingMandatoryValue
 
 from gesturebench import cli, status
-from gesturebench.config import build, job_dirname, register_configs
+from gesturebench.config import MODEL_KEYS, build, build_model, job_dirname, register_configs
 from gesturebench.errors import ConfigError, DataError
-from gesturebench.models.sampling import build_model
+from gesturebench.models.base import GestureModel
 from gesturebench.protocol import metric_nodes
 from gesturebench.study.pairwise import PairwiseOptions
 from gesturebench.tasks.common import open_dataset
 from tests.helpers import CONF, REPO, composed
 
+MODEL_KEYS_NAMES = [name for name, *_ in MODEL_KEYS]
 GROUPS = (
     "task",
     "dataset",
@@ -59,16 +63,16 @@ def options(group: str) -> list[str]:
     return sorted(p.stem for p in (CONF / group).glob("*.yaml"))
 
 
-def with_option(group: str, option: str, *extra: str) -> DictConfig:
+def with_option(group: str, option: str, *extra: str, hydra: bool = False) -> DictConfig:
     """The config with `group=option` and what the option needs; a copy of the one composition per
     argument list (each option is composed here once, then built by its group's test)."""
-    return copy.deepcopy(_with_option(group, option, *extra))
+    return copy.deepcopy(_with_option(group, option, *extra, hydra=hydra))
 
 
 @functools.cache
-def _with_option(group: str, option: str, *extra: str) -> DictConfig:
+def _with_option(group: str, option: str, *extra: str, hydra: bool = False) -> DictConfig:
     needs = () if (group, option) == ("logger", "csv") else NEEDS.get(option, ())
-    return composed(f"{group}={option}", *needs, *extra)
+    return composed(f"{group}={option}", *needs, *extra, hydra=hydra)
 
 
 def test_default_config_composes_and_resolves():
@@ -100,15 +104,17 @@ def extended(tmp_path: Path, group: str, body: str) -> Path:
     """A copy of conf/ with `conf/<group>/typo.yaml` = the group's first option + `body`."""
     conf = tmp_path / "conf"
     shutil.copytree(CONF, conf)
-    base = options(group)[0]
+    base = "perturbed" if group == "model" else options(group)[0]  # emage's native: its name
     (conf / group / "typo.yaml").write_text(f"defaults:\n  - {base}\n  - _self_\n\n{body}\n")
     return conf
 
 
-@pytest.mark.parametrize("group", [g for g in GROUPS if g not in ("model", "metrics")])
+@pytest.mark.parametrize("group", GROUPS)
 def test_typo_in_a_config_file_fails_at_compose_time(tmp_path, group):
-    """Every group has a schema: a key it does not know, in any option's file, is refused."""
-    conf = extended(tmp_path, group, "mistyped_key: 1")
+    """Every group has a schema: a key it does not know, in any option's file, is refused (in a
+    metrics preset: in a metric's entry, each typed by its metric's schema)."""
+    body = "composite:\n  mistyped_key: 1" if group == "metrics" else "mistyped_key: 1"
+    conf = extended(tmp_path, group, body)
     register_configs()
     with (
         initialize_config_dir(config_dir=str(conf), version_base="1.3"),
@@ -126,6 +132,12 @@ def test_typo_in_an_override_fails_at_once():
         composed("encoder.latent_dims=3")
     with pytest.raises(ConfigCompositionException, match="attempt"):
         composed("task=annotate", "task.retry.attempt=3")
+    with pytest.raises(ConfigCompositionException, match="levle"):
+        composed("model=perturbed", "model.levle=0.1")
+    with pytest.raises(ConfigCompositionException, match="sigmaa"):
+        composed("metrics.bc.sigmaa=1")
+    with pytest.raises(ConfigCompositionException, match="weights"):  # not emage's outputs option
+        composed("model=emage", "model/source=outputs", "model.weights=/w")
 
 
 @pytest.mark.parametrize(
@@ -137,11 +149,15 @@ def test_typo_in_an_override_fails_at_once():
         "body_model.chunk_size=big",
         "annotator.camera.size=large",
         "study.analysis.bootstrap=many",
+        "metrics.fgd.encoder=emag",
+        "metrics.density.encoder=motionae",
+        "metrics.bc.variant=emage2023",
+        "model=gesturelsm model.variant=shortcut2",
     ],
 )
 def test_wrong_type_fails_at_once(override):
     with pytest.raises(ConfigCompositionException):
-        composed(override)
+        composed(*override.split())
 
 
 def test_trainer_option_without_code_reaches_the_trainer():
@@ -210,13 +226,82 @@ def test_datasets_build():
         assert source.name == option
 
 
+def sources(model: str) -> list[str]:
+    """The `model/source` options `model` offers (none: it has no such group)."""
+    choices = with_option("model", model, hydra=True).hydra.runtime.choices
+    if "model/source" not in choices:
+        return []
+    offered = options("model/source")
+    return [
+        s
+        for s in offered
+        if s != "native" or (CONF / "model" / "native" / f"{model}.yaml").exists()
+    ]
+
+
 def test_models_build(tmp_path):
     (tmp_path / "seq.npz").touch()  # an outputs folder, as the outputs sources want at construction
     for option in options("model"):
-        node = with_option("model", option).model
-        outputs = (f"model.dir={tmp_path}",) if "dir" in node else ()
-        outputs += ("model.source=outputs",) if "source" in node else ()  # emage: not native
+        outputs = ("model/source=outputs",) if sources(option) else ()  # emage: not native
+        node = with_option("model", option, *outputs).model
+        outputs += (f"model.dir={tmp_path}",) if "dir" in node else ()
         assert build_model(with_option("model", option, *outputs).model).name
+
+
+def binds(options: Any, **run_time: Any) -> None:
+    """Every `_target_` of the plain config `options` resolves and takes its arguments (`run_time`:
+    those given when it is built), without building anything."""
+    if isinstance(options, list):
+        for value in options:
+            binds(value)
+    if not isinstance(options, dict):
+        return
+    for value in options.values():
+        binds(value)
+    if "_target_" in options:
+        target = get_object(options["_target_"])
+        arguments = {k: v for k, v in options.items() if not k.startswith("_")}
+        if isinstance(target, type) and issubclass(target, GestureModel):
+            arguments = {k: v for k, v in arguments.items() if k not in MODEL_KEYS_NAMES}
+        inspect.signature(target).bind(**{**run_time, **arguments})
+
+
+#: what a group's object is given when it is built, beside its config
+RUN_TIME = {"logger": {"save_dir": "/tmp", "name": "run"}}
+
+
+def every_option() -> Iterator[tuple[str, tuple[str, ...]]]:
+    """(group, overrides) of every option of every group, and of each model with each source."""
+    for group in GROUPS:
+        for option in options(group):
+            yield group, (f"{group}={option}",)
+            if group == "model":
+                for source in sources(option):
+                    yield group, (f"model={option}", f"model/source={source}")
+
+
+def test_every_option_of_every_group_composes_and_binds():
+    """Each option (each model with each of its sources, each metric of each metrics preset)
+    composes against its schema, and each of its `_target_`s takes the arguments it is given: a
+    mistyped key or `_target_` fails here."""
+    seen = set()
+    for group, overrides in every_option():
+        option = overrides[-1].split("=")[1]
+        needs = () if (group, option) == ("logger", "csv") else NEEDS.get(option, ())
+        node = composed(*overrides, *needs)[group]
+        plain = OmegaConf.to_container(node, resolve=True, enum_to_str=True) if node else None
+        binds(plain, **RUN_TIME.get(group, {}))
+        seen.add(overrides)
+    assert ("model=emage", "model/source=native") in seen
+    assert ("model=semtalk", "model/source=module") in seen
+    assert ("model=semtalk", "model/source=native") not in seen  # SemTalk is not run natively
+
+
+def test_a_mistyped_key_or_target_fails_the_binding_check():
+    with pytest.raises(TypeError, match="levle"):
+        binds({"_target_": "gesturebench.models.perturbed.Perturbed", "name": "p", "levle": 1})
+    with pytest.raises(ImportError):
+        binds({"_target_": "gesturebench.models.perturbed.Perturbd", "name": "p"})
 
 
 @pytest.mark.parametrize(
@@ -260,8 +345,8 @@ def test_metrics_build():
     for option in options("metrics"):
         cfg = with_option("metrics", option)
         for name, node in metric_nodes(cfg.metrics).items():
-            if OmegaConf.is_missing(node, "path"):  # composite: fitted by task=analyze first
-                with pytest.raises(MissingMandatoryValue):
+            if name == "composite":  # fitted by task=analyze first: its path is not set
+                with pytest.raises(ConfigError, match="metric composite needs path="):
                     build(node)
                 continue
             assert build(node).name == name, (option, name)
@@ -473,6 +558,19 @@ def test_schemas_are_not_offered_as_group_options():
         loader = GlobalHydra.instance().config_loader()
         for group in GROUPS:
             assert loader.get_group_options(group) == options(group)
+
+
+def test_a_config_group_set_as_a_key_names_the_group():
+    """The old spelling ``model.source=outputs`` (a key then, a config group now) is one line
+    naming the new one (exit 2, as a mistyped option)."""
+    reason = cli.unknown_option(str(CONF), ["model=emage", "model.source=outputs"])
+    assert reason == (
+        "model.source=outputs: model/source is a config group, choose its option with "
+        "model/source=outputs"
+    )
+    assert cli.unknown_option(str(CONF), ["model=emage", "model/source=outputs"]) is None
+    reason = cli.unknown_option(str(CONF), ["model=emage", "model/source=comand"])
+    assert reason is not None and "(did you mean command?)" in reason
 
 
 def test_a_mistyped_group_option_names_the_closest():

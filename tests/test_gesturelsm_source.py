@@ -16,6 +16,7 @@ import pytest
 from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
 
+from gesturebench.config import build_model
 from gesturebench.data.records import SAMPLE_RATE
 from gesturebench.errors import CheckpointError, ConfigError, DataError
 from gesturebench.models.gesturelsm.config import SAMPLINGS, Variant
@@ -24,7 +25,6 @@ from gesturebench.models.gesturelsm.inference import window_count
 from gesturebench.models.gesturelsm.pipeline import GestureLSM
 from gesturebench.models.gesturelsm.source import GestureLSMSource
 from gesturebench.models.gesturelsm.weights import GENERATOR_FILES
-from gesturebench.models.sampling import build_model
 from gesturebench.tasks.common import open_dataset
 from tests import emage_support
 from tests.gesturelsm_support import RELEASE_GENERATOR, SMALL_CODECS, write_release
@@ -281,7 +281,11 @@ def test_sweep_runs_emage_and_gesturelsm_natively(release, tmp_path, in_process)
     """``-m model=emage,gesturelsm`` with tiny weights for both (two model files that extend the
     benchmark ones with them) writes a two-row summary."""
     conf = tmp_path / "conf" / "model"
-    conf.mkdir(parents=True)
+    # a model run natively takes its class's options from model/native/<its name>.yaml
+    (conf / "native").mkdir(parents=True)
+    for name in ("emage", "gesturelsm"):
+        (conf / f"{name}_tiny.yaml").write_text(f"defaults:\n  - {name}\n  - _self_\n")
+    conf = conf / "native"
     emage = emage_support.write_release(tmp_path / "emage_release")
     (conf / "emage_tiny.yaml").write_text(f"defaults:\n  - emage\n  - _self_\n\nweights: {emage}\n")
     folder = release[0]

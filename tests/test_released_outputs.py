@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from gesturebench.config import build_model
 from gesturebench.errors import CheckpointError
-from gesturebench.models.sampling import build_model
 from gesturebench.tasks.common import open_dataset
 from tests.helpers import composed
 

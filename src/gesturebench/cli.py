@@ -106,7 +106,9 @@ def _record_failure(cfg: DictConfig, err: Exception) -> Path | None:
 
 def unknown_option(config_path: str, args: list[str]) -> str | None:
     """The one-line reason when a `group=option` of the command line `args` names no option of its
-    group (with the closest options), else None. Hydra's own message is many lines long."""
+    group (with the closest options), or a `group.sub=option` sets a config group as a key (the old
+    ``model.source=outputs`` for ``model/source=outputs``), else None. Hydra's own message is many
+    lines long."""
     try:
         overrides = OverridesParser.create().parse_overrides(
             [a for a in args if not a.startswith("-")]
@@ -116,6 +118,13 @@ def unknown_option(config_path: str, args: list[str]) -> str | None:
     repository = ConfigRepository(_search_path(config_path, args, overrides))
     for override in overrides:
         group = override.key_or_group
+        as_group = group.replace(".", "/")
+        if "." in group and not override.is_delete() and repository.group_exists(as_group):
+            # a config group (e.g. model/source) given as a key: say how to choose its option
+            return (
+                f"{group}={override.get_value_element_as_str()}: {as_group} is a config group, "
+                f"choose its option with {as_group}={override.get_value_element_as_str()}"
+            )
         if override.is_delete() or group.startswith("hydra") or not repository.group_exists(group):
             continue
         value = override.value()

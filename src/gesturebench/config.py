@@ -1,19 +1,22 @@
-"""Config schemas registered in Hydra's ConfigStore, the `${gb_...:}` resolvers, and `build`.
+"""Config schemas, the `${gb_...:}` resolvers, and `build`.
 
-Every config group has a dataclass schema, so a mistyped key or a wrong type fails when the config
-is composed, with Hydra's message. The schemas are top-level configs (not group options, so that no
-group offers them as a choice); each group option lists its schema first in its `defaults`
-(`- /<name>_schema` in `conf/<group>/<option>.yaml`), except `metrics` and some `model` options,
-whose options take per-choice arguments: the top-level `Config` types them as open dicts, and a
-model option may list its own (`model_schema`; `model=emage`: `offered_schema`, every option of
-the sources it offers). Schemas of objects built
-from a `_target_` are derived from the target (`schema`): a dataclass's fields or a constructor's
-arguments, with their types and defaults, so an option is declared once, where it is used.
+Every config group option lists its schema first in its `defaults`, so that a mistyped key or a
+wrong type fails when the config is composed, with Hydra's message. Schemas are not written out
+per option: `SchemaSource` derives them when a config names them by the class they describe,
+
+- ``- /schema/<package.module.Name>@_here_``: the arguments of the object `_target_` builds
+  (`schema`), its `_target_` included: the option gives no `_target_` line of its own;
+- ``- /fields/<package.module.Name>@_here_``: that dataclass itself (a plain mapping, or a schema
+  written out where a target's arguments do not say enough, e.g. `TrainerConfig`);
+
+and `@<key>` instead of `@_here_` types one entry (a metric of a `metrics` preset).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import enum
+import functools
 import hashlib
 import inspect
 import os
@@ -25,20 +28,35 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from hydra.core.config_store import ConfigStore
+from hydra.core.config_search_path import ConfigSearchPath
+from hydra.core.object_type import ObjectType
+from hydra.core.plugins import Plugins
 from hydra.errors import InstantiationException
+from hydra.plugins.config_source import ConfigLoadError, ConfigResult, ConfigSource
+from hydra.plugins.search_path_plugin import SearchPathPlugin
 from hydra.utils import get_object, instantiate
 from omegaconf import MISSING, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
+from typing_extensions import Unpack
 
 from gesturebench.atomic import one_line
 from gesturebench.errors import ConfigError, GestureBenchError
-from gesturebench.models.sources.choice import NATIVE, SOURCES, source_target
+
+#: arguments that no config sets: given at run time (`device`), or by a subclass to its base
+#: (`identity`); left out of every schema
+NOT_CONFIGURED = ("device", "identity")
+#: arguments taking a mapping of a dataclass's fields (the object builds the dataclass itself)
+MAPPINGS = {"camera": "gesturebench.render.clips.Camera"}
+#: keys of a model config that are no constructor argument (`models.sampling`)
+MODEL_KEYS: list[tuple[str, Any, Any]] = [("samples", int, field(default=1))]
 
 
 def build(node: Any, **kwargs: Any) -> Any:
-    """`hydra.utils.instantiate(node, **kwargs)` (containers converted to plain ones), with the
-    target's own GestureBenchError, or a bad `_target_` or argument, as one clear error."""
+    """`hydra.utils.instantiate(node, **kwargs)` on the plain containers of `node` (interpolations
+    resolved, an enum option as its name), with the target's own GestureBenchError, or a bad
+    `_target_` or argument, as one clear error."""
+    if OmegaConf.is_config(node):
+        node = OmegaConf.to_container(node, resolve=True, throw_on_missing=True, enum_to_str=True)
     try:
         return instantiate(node, _convert_="all", **kwargs)
     except InstantiationException as err:
@@ -49,6 +67,18 @@ def build(node: Any, **kwargs: Any) -> Any:
         raise ConfigError(one_line(err)) from None
 
 
+def build_model(node: Any) -> Any:
+    """The `GestureModel` of a `model` config `node`: built from its arguments, with its
+    ``samples`` (not a constructor argument) checked and set by `models.sampling`."""
+    from gesturebench.models.sampling import with_samples
+
+    options: Any = OmegaConf.to_container(
+        node, resolve=True, throw_on_missing=True, enum_to_str=True
+    )
+    samples = options.pop("samples", 1)
+    return with_samples(build(options), samples)
+
+
 def resolved(node: Any) -> dict:
     """The config `node` as a plain dict, interpolations resolved (what results files record)."""
     container = OmegaConf.to_container(node, resolve=True)
@@ -57,7 +87,12 @@ def resolved(node: Any) -> dict:
 
 
 def _checkable(annotation: Any) -> Any:
-    """`annotation` where OmegaConf can check values against it, else `Any`."""
+    """`annotation` where OmegaConf can check values against it (a `Literal` of strings as an
+    enum of them), else `Any`."""
+    if typing.get_origin(annotation) is typing.Literal:
+        values = typing.get_args(annotation)
+        if all(isinstance(v, str) for v in values):
+            return enum.Enum("Choice", {v: v for v in values})
     probe = dataclasses.make_dataclass("Probe", [("value", annotation, MISSING)])
     try:
         OmegaConf.structured(probe)
@@ -69,7 +104,8 @@ def _checkable(annotation: Any) -> Any:
 def _arguments(obj: Any) -> Iterator[tuple[str, Any, Any]]:
     """(name, annotation, default or MISSING) of each argument that `obj` (a dataclass, a class or
     a function) takes by name, with those of the base class where its constructor passes
-    `**kwargs` on; a dataclass's default factory is called."""
+    `**kwargs` on (only the keys of its `Unpack[TypedDict]`, where it says which); a dataclass's
+    default factory is called."""
     if dataclasses.is_dataclass(obj):
         hints = typing.get_type_hints(obj)
         for f in dataclasses.fields(obj):
@@ -83,30 +119,34 @@ def _arguments(obj: Any) -> Iterator[tuple[str, Any, Any]]:
         return
     hints = typing.get_type_hints(obj.__init__ if inspect.isclass(obj) else obj)
     parameters = inspect.signature(obj).parameters
+    passed_on: Any = None
     for name, param in parameters.items():
         if param.kind not in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             empty = param.default is inspect.Parameter.empty
             yield name, hints.get(name, Any), MISSING if empty else param.default
-    if inspect.isclass(obj) and any(p.kind == p.VAR_KEYWORD for p in parameters.values()):
+        elif param.kind == param.VAR_KEYWORD:
+            hint = hints.get(name)
+            typed = typing.get_origin(hint) is Unpack
+            passed_on = set(typing.get_type_hints(typing.get_args(hint)[0])) if typed else ()
+    if inspect.isclass(obj) and passed_on is not None:
         # a constructor's **kwargs go on to its base class's constructor: take its arguments too
         owner = next(c for c in obj.__mro__ if "__init__" in vars(c))
         for argument in _arguments(owner.__mro__[1]):
-            if argument[0] not in parameters:
+            if argument[0] not in parameters and (not passed_on or argument[0] in passed_on):
                 yield argument
 
 
-def _fields(
-    obj: Any, exclude: tuple[str, ...] = (), nested: dict[str, type] | None = None
-) -> list[tuple[str, Any, Any]]:
+def _fields(obj: Any) -> list[tuple[str, Any, Any]]:
     """The schema fields of the arguments `obj` takes (see `schema`)."""
     fields: list[tuple[str, Any, Any]] = []
     for name, annotation, default in _arguments(obj):
-        if name in exclude:
+        if name in NOT_CONFIGURED:
             continue
-        if nested and name in nested:
-            fields.append((name, nested[name], field(default_factory=nested[name])))
-        elif isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
+        if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
             inner = schema(f"{annotation.__module__}.{annotation.__qualname__}")
+            fields.append((name, inner, field(default_factory=inner)))
+        elif name in MAPPINGS:
+            inner = schema(MAPPINGS[name], with_target=False)
             fields.append((name, inner, field(default_factory=inner)))
         elif isinstance(default, (list, dict, tuple)):
             fields.append(
@@ -117,51 +157,72 @@ def _fields(
     return fields
 
 
-def schema(
-    target: str,
-    exclude: tuple[str, ...] = (),
-    nested: dict[str, type] | None = None,
-    with_target: bool = True,
-) -> type:
+@functools.cache
+def schema(target: str, with_target: bool = True) -> type:
     """The structured-config schema of the object `target` ("module.Name") builds: `_target_` and
     one field per argument (a dataclass's fields, else the constructor's parameters) with its type
     and default; an argument without default is a mandatory value (`???`), an argument typed by a
-    dataclass a nested schema (so `instantiate` builds it too). `exclude` names the arguments given
-    at run time (e.g. the device); `nested` types arguments that take a mapping by a schema (e.g. an
-    annotator's `camera`); `with_target=False` leaves `_target_` out (a plain mapping). Frozen
-    dataclasses are fine: the schema itself is not frozen."""
+    dataclass a nested schema (so `instantiate` builds it too), one of `MAPPINGS` the fields of
+    its dataclass; a model's also `MODEL_KEYS`. `with_target=False` leaves `_target_` out (a plain
+    mapping). Frozen dataclasses are fine: the schema itself is not frozen. Made once per target."""
+    from gesturebench.models.base import GestureModel
+
+    obj = get_object(target)
     fields: list[tuple[str, Any, Any]] = (
         [("_target_", str, field(default=target))] if with_target else []
     )
-    fields += _fields(get_object(target), exclude, nested)
+    fields += _fields(obj)
+    if inspect.isclass(obj) and issubclass(obj, GestureModel):
+        fields += MODEL_KEYS
     return dataclasses.make_dataclass(f"{target.rsplit('.', 1)[-1]}Schema", fields)
 
 
-def offered_schema(native: str) -> type:
-    """The schema of a model YAML that offers every source of `SOURCES` and its own class `native`
-    (``_target_: ${gb_source:${.source},${.native}}``): `source`, `native` and the arguments of all
-    those classes (each once; `ResultSource.offered` passes each class its own), less `identity`,
-    which each class gives its base itself."""
-    fields: list[tuple[str, Any, Any]] = [
-        ("_target_", str, field(default=MISSING)),
-        ("source", str, field(default=NATIVE)),
-        ("native", str, field(default=native)),
-        ("samples", int, field(default=1)),  # not a constructor argument: models.sampling
-    ]
-    for target in (native, *(t.replace(":", ".") for t in SOURCES.values())):
-        taken = {f[0] for f in fields}
-        fields += [f for f in _fields(get_object(target), ("identity",)) if f[0] not in taken]
-    return dataclasses.make_dataclass(f"{native.rsplit('.', 1)[-1]}OfferedSchema", fields)
+class SchemaSource(ConfigSource):
+    """The configs ``schema/<package.module.Name>`` (`schema` of that target) and
+    ``fields/<package.module.Name>`` (that dataclass), made when a config's `defaults` names one."""
+
+    KINDS = ("schema", "fields")
+
+    @staticmethod
+    def scheme() -> str:
+        return "gesturebench-schema"
+
+    def _split(self, config_path: str) -> tuple[str, str] | None:
+        kind, _, name = config_path.strip("/").removesuffix(".yaml").partition("/")
+        return (kind, name) if kind in self.KINDS and "." in name and "/" not in name else None
+
+    def load_config(self, config_path: str) -> ConfigResult:
+        kind, name = self._split(config_path) or ("", "")
+        try:
+            node = schema(name) if kind == "schema" else get_object(name)
+            config = OmegaConf.structured(node)
+        except Exception as err:  # an unknown name or a schema OmegaConf refuses: one line
+            raise ConfigLoadError(f"{config_path}: {one_line(err)}") from None
+        return ConfigResult(
+            config=config, path=self.full_path(), provider=self.provider, header={"package": None}
+        )
+
+    def available(self) -> bool:
+        return True
+
+    def is_group(self, config_path: str) -> bool:
+        return config_path.strip("/") in self.KINDS
+
+    def is_config(self, config_path: str) -> bool:
+        return self._split(config_path) is not None
+
+    def list(self, config_path: str, results_filter: ObjectType | None) -> list[str]:
+        # schemas are made on demand, never offered as options
+        if config_path == "" and results_filter in (None, ObjectType.GROUP):
+            return list(self.KINDS)
+        return []
 
 
-def model_schema(target: str, exclude: tuple[str, ...] = ()) -> type:
-    """The schema of a model option that builds `target`: its arguments plus `samples` (which
-    `models.sampling` takes off before building), so that `model.level=abc` fails at composition."""
-    return dataclasses.make_dataclass(
-        f"{target.rsplit('.', 1)[-1]}ModelSchema",
-        [("samples", int, field(default=1))],
-        bases=(schema(target, exclude),),
-    )
+class SchemaSearchPath(SearchPathPlugin):
+    """Puts `SchemaSource` on Hydra's config search path."""
+
+    def manipulate_search_path(self, search_path: ConfigSearchPath) -> None:
+        search_path.append("gesturebench-schema", f"{SchemaSource.scheme()}://gesturebench")
 
 
 @dataclass
@@ -254,11 +315,11 @@ class StudyServerConfig:
 @dataclass
 class Config:
     """The top level. The groups are typed by their options' schemas (`defaults` of each option);
-    `model` and `metrics` are open: their options' arguments differ per `_target_`."""
+    `metrics` holds any number of metrics, each typed by its own schema (and `protocol`, a pin)."""
 
     task: Any = MISSING
     dataset: Any = MISSING
-    model: dict[str, Any] = field(default_factory=dict)
+    model: Any = MISSING
     metrics: dict[str, Any] = field(default_factory=dict)
     body_model: Any = MISSING
     encoder: Any = MISSING
@@ -300,83 +361,15 @@ def fresh_dir(path: str) -> str:
             n += 1
 
 
-def _schemas() -> dict[str, dict[str, Any]]:
-    """group → schema name → node (the `<name>` that `conf/<group>/*.yaml` list in `defaults`)."""
-    camera = schema("gesturebench.render.clips.Camera", with_target=False)
-    return {
-        "task": {
-            f"{task}_schema": schema(f"gesturebench.tasks.{task}.{cls}")
-            for task, cls in (
-                ("evaluate", "EvaluateTask"),
-                ("make_data", "MakeDataTask"),
-                ("train_encoder", "TrainEncoderTask"),
-                ("annotate", "AnnotateTask"),
-                ("analyze", "AnalyzeTask"),
-                ("study_server", "StudyServerTask"),
-                ("study_export", "StudyExportTask"),
-                ("leaderboard", "LeaderboardTask"),
-                ("prepare_beat2", "PrepareBeat2Task"),
-                ("render", "RenderTask"),
-            )
-        },
-        "dataset": {"dataset_schema": schema("gesturebench.data.datamodule.Beat2Source")},
-        "body_model": {
-            "body_model_schema": schema("gesturebench.body.model.BodyModel", exclude=("device",))
-        },
-        "encoder": {
-            "motion_ae_schema": schema("gesturebench.encoders.motion_ae_training.MotionAEConfig"),
-            "text_motion_schema": schema("gesturebench.encoders.text_training.TextMotionConfig"),
-        },
-        "annotator": {
-            f"{name}_schema": schema(
-                f"gesturebench.annotation.backends.{target}", nested={"camera": camera}
-            )
-            for name, target in (
-                ("kinematic", "kinematic.KinematicAnnotator"),
-                ("gemini", "gemini.GeminiAnnotator"),
-                ("openai", "openai_compat.OpenAICompatAnnotator"),
-                ("replay", "replay.ReplayAnnotator"),
-            )
-        },
-        "study": {
-            "study_schema": StudyConfig,
-            "analysis_schema": schema("gesturebench.study.analysis.AnalysisOptions"),
-            "generator_schema": schema("gesturebench.study.synthetic.SyntheticStudy"),
-            "pairwise_schema": PairwiseStudyConfig,
-            "pairwise_analysis_schema": schema("gesturebench.study.pairwise.PairwiseOptions"),
-        },
-        "model": {
-            "emage_schema": offered_schema("gesturebench.models.emage.source.EmageSource"),
-            "gesturelsm_schema": offered_schema(
-                "gesturebench.models.gesturelsm.source.GestureLSMSource"
-            ),
-            "ground_truth_schema": model_schema("gesturebench.models.reference.GroundTruth"),
-            "mean_pose_schema": model_schema("gesturebench.models.baselines.MeanPose"),
-            "random_clip_schema": model_schema("gesturebench.models.baselines.RandomClip"),
-            "perturbed_schema": model_schema("gesturebench.models.perturbed.Perturbed"),
-            "precomputed_schema": model_schema(
-                "gesturebench.models.sources.outputs.OutputsSource", exclude=("identity",)
-            ),
-        },
-        "trainer": {"trainer_schema": TrainerConfig},
-        "stats": {"stats_schema": schema("gesturebench.stats.bootstrap.BootstrapOptions")},
-        "logger": {"wandb_schema": WandbLoggerConfig, "csv_schema": CSVLoggerConfig},
-    }
-
-
 def register_configs() -> None:
-    """Register the schemas and the `${gb_cwd:}` / `${gb_jobdir:...}` / `${gb_source:...}` /
+    """Register the schemas' config source and the `${gb_cwd:}` / `${gb_jobdir:...}` /
     `${gb_fresh_dir:...}` resolvers (idempotent)."""
     if not OmegaConf.has_resolver("gb_cwd"):
         OmegaConf.register_new_resolver("gb_cwd", os.getcwd)
         OmegaConf.register_new_resolver("gb_jobdir", job_dirname)
-        OmegaConf.register_new_resolver("gb_source", source_target)
         # cached: the run folder is created once per composed config, however often it is read
         OmegaConf.register_new_resolver("gb_fresh_dir", fresh_dir, use_cache=True)
-    store = ConfigStore.instance()
-    if "config_schema.yaml" in store.list(""):
-        return
-    for nodes in _schemas().values():
-        for name, node in nodes.items():
-            store.store(name=name, node=node)
-    store.store(name="config_schema", node=Config)
+    plugins = Plugins.instance()
+    if SchemaSearchPath not in plugins.discover(SearchPathPlugin):
+        plugins.register(SchemaSource)
+        plugins.register(SchemaSearchPath)

@@ -24,7 +24,7 @@ import io
 import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import torch
@@ -56,6 +56,8 @@ from gesturebench.weights import resolve_weights, sha256_file
 #: EMAGE's fixed per-joint speed normaliser (55 values, computed with SMPL-X over BEAT2), published
 #: with its evaluation code; this name is resolved like released weights (`emage_eval_files`).
 EMAGE_MEAN_SPEED = Path(MEAN_SPEED.files[0]).name
+#: a BC variant (`VARIANTS`); the config schema offers only these
+Variant = Literal["paper", "emage2024", "emage2025", "genea_a2m", "genea_m2a"]
 #: BC variants: the value of each knob that the configuration leaves unset (None).
 VARIANTS: dict[str, dict[str, Any]] = {
     "paper": {
@@ -166,7 +168,7 @@ class BeatConsistency(SequenceMetric):
         root_aligned: bool = False,
         hop_length: int = 512,
         mean_speed: Sequence[float] | None = None,
-        variant: str = "paper",
+        variant: Variant = "paper",
         threshold_frame: str | None = None,
         translation: str | None = None,
         global_orient: str | None = None,

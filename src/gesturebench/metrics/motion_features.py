@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal, get_args
 
 import torch
 
@@ -37,7 +37,9 @@ from gesturebench.metrics.pair import MotionPair
 from gesturebench.weights import resolve_weights
 
 REFERENCE, GENERATED = 0, 1
-ENCODERS = ("auto", "motion_ae", "emage")
+#: the feature encoders (module docstring); the config schema offers only these
+Encoder = Literal["auto", "motion_ae", "emage"]
+ENCODERS: tuple[str, ...] = get_args(Encoder)
 #: datasets on which ``encoder: auto`` is EMAGE's (real BEAT2, whose tables EMAGE's encoder made)
 EMAGE_DATASETS = ("beat2", "beat2_speaker2")
 
@@ -61,7 +63,7 @@ class MotionFeatureMetric(GestureMetric):
     def __init__(
         self,
         encoder_config: Mapping | None = None,
-        encoder: str = "auto",
+        encoder: Encoder = "auto",
         weights: str | None = None,
         **kwargs: Any,
     ):

@@ -6,21 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from omegaconf import DictConfig, OmegaConf
-
-from gesturebench.config import build
 from gesturebench.errors import ConfigError
 from gesturebench.models.base import GestureModel
 
 
-def build_model(node: DictConfig) -> GestureModel:
-    """The model of the config `node`, with `samples` (its ``samples`` key, default 1: not a
-    constructor argument) checked and set."""
-    options: Any = OmegaConf.to_container(node, resolve=True, throw_on_missing=True)
-    samples = options.pop("samples", 1)
+def with_samples(model: GestureModel, samples: Any) -> GestureModel:
+    """`model` with `samples` (a model config's ``samples`` key) checked and set."""
     if not isinstance(samples, int) or isinstance(samples, bool) or samples < 1:
         raise ConfigError(f"model.samples must be a whole number >= 1, got {samples!r}")
-    model = build(options)
     if samples > 1 and not model.stochastic:
         raise ConfigError(
             f"model.samples={samples}: model={model.name} is deterministic, so its samples would "

@@ -39,7 +39,7 @@ from gesturebench.annotation.review import (
 )
 from gesturebench.annotation.runner import AnnotationRunner, RequestBudget, RetryPolicy
 from gesturebench.annotation.store import FINAL, AnnotationStore, store_path
-from gesturebench.config import StudyWindowsConfig, build, resolved
+from gesturebench.config import StudyWindowsConfig, build, build_model, resolved
 from gesturebench.data.annotations_io import read_sem
 from gesturebench.data.beat2 import sequence_paths
 from gesturebench.data.datamodule import Beat2Source
@@ -49,7 +49,6 @@ from gesturebench.errors import ConfigError
 from gesturebench.loggers import finish, make_logger
 from gesturebench.models.base import GestureModel
 from gesturebench.models.cache import MotionCache
-from gesturebench.models.sampling import build_model
 from gesturebench.results import versions, write_json
 from gesturebench.study.windows import StudyWindows
 from gesturebench.tasks.analyze import study_windows, windows_spec

@@ -13,7 +13,7 @@ import torch
 from omegaconf import DictConfig
 
 from gesturebench.annotation.clip import window_audio
-from gesturebench.config import build, resolved
+from gesturebench.config import build, build_model, resolved
 from gesturebench.data.datamodule import GestureDataModule
 from gesturebench.evaluator import Evaluator
 from gesturebench.headline import headline_table
@@ -22,7 +22,6 @@ from gesturebench.metrics.base import GestureMetric
 from gesturebench.metrics.context import MetricContext
 from gesturebench.models.cache import MotionCache
 from gesturebench.models.prescan import prescan
-from gesturebench.models.sampling import build_model
 from gesturebench.protocol import metric_nodes, protocol_check, read_pin
 from gesturebench.render.clips import Camera, motion_frames, write_clip
 from gesturebench.render.layout import side_by_side

@@ -23,9 +23,9 @@ from omegaconf import DictConfig
 from gesturebench.annotation.clip import window_audio
 from gesturebench.atomic import write_atomic
 from gesturebench.body.model import BodyModel
+from gesturebench.config import build_model
 from gesturebench.errors import ConfigError, DataError
 from gesturebench.models.cache import MotionCache
-from gesturebench.models.sampling import build_model
 from gesturebench.render.clips import Camera, motion_frames, write_clip
 from gesturebench.stages import track
 from gesturebench.study.schema import CONDITIONS, MANIFEST_COLUMNS

@@ -1,4 +1,4 @@
-"""`EmageSource` (``model=emage model.source=native``, the default): EMAGE's released generator run
+"""`EmageSource` (``model=emage model/source=native``, the default): EMAGE's released generator run
 inside gesturebench, as its test-set path (``train_emage_audio.py``'s ``inference_fn``) runs it: the
 sequence's 16 kHz speech, seeded with the reference's first frames (6D joints, translation, foot
 contact), translation integrated from the reference's first frame. Its result files are kept in the

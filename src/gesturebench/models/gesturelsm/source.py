@@ -1,4 +1,4 @@
-"""`GestureLSMSource` (``model=gesturelsm model.source=native``, the default): a released
+"""`GestureLSMSource` (``model=gesturelsm model/source=native``, the default): a released
 GestureLSM generator (``model.variant``) run inside gesturebench as its test path runs it: the
 sequence's 16 kHz speech, the TextGrid's words as rows of BEAT2's ``vocab.pkl``, the reference's
 first 16 frames as the seed latents, and the reference's jaw, expressions and translation copied

@@ -5,8 +5,6 @@ enter."""
 
 from __future__ import annotations
 
-import inspect
-import pkgutil
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
@@ -15,7 +13,6 @@ from gesturebench.data.records import Motion, SequenceRecord
 from gesturebench.errors import ConfigError, GestureBenchError
 from gesturebench.models.base import GestureModel
 from gesturebench.models.formats import DEFAULT_PATTERNS, FIELDS, identical_fields, read_result
-from gesturebench.models.sources.choice import NATIVE, SOURCES
 
 if TYPE_CHECKING:
     from gesturebench.metrics.base import GestureMetric
@@ -42,7 +39,7 @@ class ResultSource(GestureModel):
     subclass's options that determine the motion (part of the cache key).
     """
 
-    #: the ``model.source`` value of the class
+    #: the ``model/source`` option that builds the class
     kind: ClassVar[str]
     cacheable = False  # result files are cached as run folders, or are the source themselves
 
@@ -65,27 +62,6 @@ class ResultSource(GestureModel):
         self.patterns = (file_pattern,) if file_pattern else DEFAULT_PATTERNS
         #: sequence id → (fields missing in its result file, fields identical to the reference)
         self.seen: dict[str, tuple[list[str], list[str]]] = {}
-
-    @classmethod
-    def offered(cls, source: str, native: str | None = None, **options: Any) -> ResultSource:
-        """Build `cls` from a model YAML that offers every source (``model.source`` chose `cls`
-        through `choice.source_target`; `native`: the model's own class, "package.module.Name",
-        where gesturebench runs it itself): the options that only the other sources take are left
-        out."""
-        offers = {**SOURCES, **({NATIVE: native} if native else {})}
-        if source not in offers:
-            raise ConfigError(
-                f"model={options.get('name')}: model.source={source!r} is not one of "
-                f"{', '.join(offers)}"
-            )
-        own = inspect.signature(cls).parameters
-        others = {
-            option
-            for kind, target in offers.items()
-            if kind != source
-            for option in inspect.signature(pkgutil.resolve_name(target)).parameters
-        }
-        return cls(**{k: v for k, v in options.items() if k in own or k not in others})
 
     def file_names(self) -> str:
         """The result file names looked for, for messages."""

@@ -1,4 +1,4 @@
-"""`CommandSource` (``model.source=command``): a shell command run in the model's own environment,
+"""`CommandSource` (``model/source=command``): a shell command run in the model's own environment,
 once per sequence (inputs staged as a one-sequence BEAT2 folder) or once per split (on the dataset
 folder), with a timeout. Its result files are kept in the generated-motion cache, keyed by a hash of
 the command and the sequence's content: re-scoring never re-runs it."""
@@ -62,7 +62,7 @@ class CommandSource(RunSource):
         super().__init__(name, identity, **shared)
         if not command:
             raise ConfigError(
-                f"model={name}: model.source=command needs model.command='<shell line writing "
+                f"model={name}: model/source=command needs model.command='<shell line writing "
                 f"result files into {{out}}>' (its YAML in conf/model/ shows an example)"
             )
         if command_scope not in PLACEHOLDERS:

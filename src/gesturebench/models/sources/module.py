@@ -1,4 +1,4 @@
-"""`ModuleSource` (``model.source=module``): an importable object (``package.module:Name``) — a
+"""`ModuleSource` (``model/source=module``): an importable object (``package.module:Name``) — a
 LightningModule (`predict_step`) or any callable — given a batch (a dict of numpy inputs and the
 `device` its parameters are on, or the `SequenceRecord`) and returning SMPL-X parameters (a `Motion`
 or a dict of arrays), with weights from `checkpoint` (``torch.load(weights_only=True)``); its
@@ -44,7 +44,7 @@ class ModuleSource(RunSource):
         )
         if not target:
             raise ConfigError(
-                f"model={name}: model.source=module needs model.target=package.module:Name"
+                f"model={name}: model/source=module needs model.target=package.module:Name"
             )
         if input not in ("dict", "record"):
             raise ConfigError(f"model={name}: model.input={input!r} is not one of dict, record")

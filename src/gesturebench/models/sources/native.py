@@ -1,4 +1,4 @@
-"""`NativeSource`: the base of the models gesturebench runs itself (``model.source=native``): their
+"""`NativeSource`: the base of the models gesturebench runs itself (``model/source=native``): their
 released weights resolved by `gesturebench.weights` (a configured folder, else
 ``<checkpoints_dir>/<folder>``, else the Hub) and named by SHA-256 in the cache key, networks loaded
 on first use (a fully cached run never loads them), a progress bar over each sequence's windows

@@ -1,4 +1,4 @@
-"""`OutputsSource` (``model.source=outputs``, ``model=precomputed``): result files the model's own
+"""`OutputsSource` (``model/source=outputs``, ``model=precomputed``): result files the model's own
 code already wrote, one per sequence in a folder. Since they exist before scoring, every one is
 checked first (`output_problems`), so that a bad last file does not waste a run."""
 
@@ -47,17 +47,6 @@ class OutputsSource(ResultSource):
                 f"model={name}: {where}, one per sequence named {self.file_names()}, or set "
                 f"model.dir=/folder/with/them{self.availability}"
             )
-
-    @classmethod
-    def offered(cls, source: str, native: str | None = None, **options: Any) -> ResultSource:
-        """`ResultSource.offered`; from a model YAML that offers the other sources, the
-        missing-outputs message suggests them (unless the YAML says what is available)."""
-        name = options["name"]
-        options["availability"] = options.get("availability") or (
-            f"or let gesturebench run {options.get('title') or name}: model.source=command or"
-            f" module, conf/model/{name}.yaml"
-        )
-        return super().offered(source, native, **options)
 
     def _why_none(self) -> str:
         """Why `dir` holds no result file: absent, empty, .npz files only in a subfolder (where
