@@ -50,7 +50,9 @@ def read_pin(metrics: Any) -> Protocol | None:
     if node is None:
         return None
     try:
-        pin = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(Protocol), node))
+        # the node as plain values: a key added with `+` must meet the schema here too
+        plain = OmegaConf.to_container(node) if OmegaConf.is_config(node) else node
+        pin = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(Protocol), plain))
     except OmegaConfBaseException as err:
         raise ConfigError(f"metrics.protocol: {one_line(err)}") from None
     assert isinstance(pin, Protocol)  # to_object builds the schema's dataclass

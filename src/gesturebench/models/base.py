@@ -34,7 +34,7 @@ class GestureModel(pl.LightningModule):
     stochastic: bool = False
     #: the seed a stochastic model draws from (its `seed` option)
     seed: int = 0
-    #: samples scored per input (model.samples; set by `config.build_model` through `models.sampling.with_samples`)
+    #: samples scored per input (model.samples; set by `models.sampling.with_samples`)
     samples: int = 1
 
     def __init__(self, name: str, **hparams: Any):
