@@ -35,9 +35,9 @@ def run_one(args) -> dict:
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
-    from gesturebench.config import register_configs
-    from gesturebench.data.datamodule import open_dataset
-    from gesturebench.results import config_hash
+    from gesturebench.reporting.results import config_hash
+    from gesturebench.run.config import register_configs
+    from gesturebench.run.datamodule import open_dataset
     from gesturebench.tasks.evaluate import score
 
     register_configs()

@@ -46,7 +46,7 @@ def sandbox(tmp_path_factory) -> Iterator[Sandbox]:
 @pytest.fixture(scope="session")
 def mini_beat2(sandbox) -> Path:
     """mini-BEAT2 (default size), generated once into the sandbox."""
-    from gesturebench.data.mini.dataset import ensure_mini_beat2
+    from gesturebench.synthesis.mini.dataset import ensure_mini_beat2
 
     return ensure_mini_beat2(sandbox.data / "mini_beat2_default")
 
@@ -80,7 +80,7 @@ def in_process(monkeypatch) -> Iterator[Callable[..., Any]]:
     from hydra.core.global_hydra import GlobalHydra
     from hydra.core.hydra_config import HydraConfig
 
-    from gesturebench import stages, status
+    from gesturebench.runtime import stages, status
 
     for key, value in RUN_ENV.items():
         monkeypatch.setenv(key, value)

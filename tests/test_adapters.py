@@ -25,9 +25,7 @@ from omegaconf import OmegaConf, open_dict
 from scipy.spatial.transform import Rotation
 
 from gesturebench.data.beat2 import write_motion_npz
-from gesturebench.data.datamodule import open_dataset
 from gesturebench.data.records import FPS, SAMPLE_RATE, Motion
-from gesturebench.errors import CheckpointError, ConfigError, DataError
 from gesturebench.models import formats
 from gesturebench.models.batch import record_batch
 from gesturebench.models.sampling import build_model
@@ -35,6 +33,8 @@ from gesturebench.models.sources.base import ModelCommandError, ResultSource
 from gesturebench.models.sources.command import CommandSource
 from gesturebench.models.sources.module import ModuleSource
 from gesturebench.models.sources.outputs import OutputsSource
+from gesturebench.run.datamodule import open_dataset
+from gesturebench.runtime.errors import CheckpointError, ConfigError, DataError
 from gesturebench.tasks import evaluate
 from gesturebench.tasks.common import make_body_model
 from tests.fake_official_model import fake_model

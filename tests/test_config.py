@@ -22,12 +22,13 @@ from hydra.types import RunMode
 from omegaconf import OmegaConf
 from omegaconf.errors import MissingMandatoryValue
 
-from gesturebench import cli, status
-from gesturebench.config import build, job_dirname, register_configs
-from gesturebench.data.datamodule import open_dataset
-from gesturebench.errors import ConfigError, DataError
+from gesturebench import cli
 from gesturebench.models.sampling import build_model
-from gesturebench.protocol import metric_nodes
+from gesturebench.run.config import build, job_dirname, register_configs
+from gesturebench.run.datamodule import open_dataset
+from gesturebench.run.protocol import metric_nodes
+from gesturebench.runtime import status
+from gesturebench.runtime.errors import ConfigError, DataError
 from gesturebench.study.pairwise import PairwiseOptions
 from tests.helpers import CONF, REPO, composed
 from tests.launch import launch

@@ -15,16 +15,16 @@ import pandas as pd
 import pytest
 import torch
 
-from gesturebench.data.datamodule import open_dataset
 from gesturebench.data.records import SAMPLE_RATE
 from gesturebench.encoders.representation import rotation_6d
-from gesturebench.errors import CheckpointError, DataError
 from gesturebench.models.emage.inference import generate
 from gesturebench.models.emage.release import RELEASE
 from gesturebench.models.emage.source import EmageSource, foot_contact
 from gesturebench.models.sampling import build_model
+from gesturebench.run.datamodule import open_dataset
+from gesturebench.runtime.errors import CheckpointError, DataError
+from gesturebench.runtime.weights import sha256_file
 from gesturebench.tasks.common import make_body_model
-from gesturebench.weights import sha256_file
 from tests.emage_support import small_models, write_release
 from tests.helpers import composed
 from tests.launch import error_line, results, stopped

@@ -16,9 +16,7 @@ import pytest
 from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
 
-from gesturebench.data.datamodule import open_dataset
 from gesturebench.data.records import SAMPLE_RATE
-from gesturebench.errors import CheckpointError, ConfigError, DataError
 from gesturebench.models.gesturelsm.config import SAMPLINGS, Variant
 from gesturebench.models.gesturelsm.features import UNK, Vocab
 from gesturebench.models.gesturelsm.inference import window_count
@@ -26,6 +24,8 @@ from gesturebench.models.gesturelsm.pipeline import GestureLSM
 from gesturebench.models.gesturelsm.source import GestureLSMSource
 from gesturebench.models.gesturelsm.weights import GENERATOR_FILES
 from gesturebench.models.sampling import build_model
+from gesturebench.run.datamodule import open_dataset
+from gesturebench.runtime.errors import CheckpointError, ConfigError, DataError
 from tests import emage_support
 from tests.gesturelsm_support import RELEASE_GENERATOR, SMALL_CODECS, write_release
 from tests.helpers import composed
@@ -233,7 +233,7 @@ def test_missing_weights_offline_is_one_line(release, dataset, vocab, tmp_path, 
     from huggingface_hub import constants
 
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
-    monkeypatch.setattr("gesturebench.weights._hf_cached", lambda spec: None)
+    monkeypatch.setattr("gesturebench.runtime.weights._hf_cached", lambda spec: None)
     with pytest.raises(CheckpointError) as err:
         native(tmp_path, dataset, release, "model.weights=null", f"model.vocab={vocab}")
     text = str(err.value)

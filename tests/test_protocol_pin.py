@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from gesturebench.errors import ConfigError
-from gesturebench.protocol import protocol_check
+from gesturebench.run.protocol import protocol_check
+from gesturebench.runtime.errors import ConfigError
 from tests.helpers import composed
 from tests.launch import error_line, results, stopped
 from tests.test_errors import SEQ, beat2_copy

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gesturebench.data.datamodule import open_dataset
-from gesturebench.errors import CheckpointError
 from gesturebench.models.sampling import build_model
+from gesturebench.run.datamodule import open_dataset
+from gesturebench.runtime.errors import CheckpointError
 from tests.helpers import composed
 
 

@@ -11,12 +11,12 @@ import pytest
 
 from gesturebench import api
 from gesturebench.data.records import Motion, SequenceRecord
-from gesturebench.errors import ConfigError
-from gesturebench.evaluator import mean_values, sample_summary
 from gesturebench.models.base import GestureModel
 from gesturebench.models.cache import MotionCache
 from gesturebench.models.sampling import build_model
-from gesturebench.stats.comparisons import compare_pair
+from gesturebench.reporting.comparisons import compare_pair
+from gesturebench.run.evaluator import mean_values, sample_summary
+from gesturebench.runtime.errors import ConfigError
 from tests.helpers import CONF, composed, zero_motion
 from tests.launch import error_line, results, stopped
 

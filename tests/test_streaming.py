@@ -11,8 +11,8 @@ from omegaconf import OmegaConf
 
 from gesturebench.body.model import BodyModel
 from gesturebench.body.output import BodyOutput
-from gesturebench.data.datamodule import open_dataset
-from gesturebench.evaluator import Evaluator
+from gesturebench.run.datamodule import open_dataset
+from gesturebench.run.evaluator import Evaluator
 from gesturebench.tasks import evaluate
 
 

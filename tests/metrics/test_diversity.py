@@ -14,13 +14,13 @@ import torch
 
 from gesturebench.body.joints import BODY_HANDS
 from gesturebench.body.output import BodyOutput
-from gesturebench.config import build
 from gesturebench.data.records import Motion
-from gesturebench.errors import ConfigError
 from gesturebench.metrics.diversity import Diversity
 from gesturebench.metrics.functional.diversity import l1_diversity
 from gesturebench.metrics.pair import MotionPair
-from gesturebench.protocol import metric_nodes
+from gesturebench.run.config import build
+from gesturebench.run.protocol import metric_nodes
+from gesturebench.runtime.errors import ConfigError
 from tests.helpers import composed
 from tests.metrics.genea import GENEA, genea_pairs
 

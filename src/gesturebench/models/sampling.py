@@ -8,9 +8,9 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from gesturebench.config import build
-from gesturebench.errors import ConfigError
 from gesturebench.models.base import GestureModel
+from gesturebench.run.config import build
+from gesturebench.runtime.errors import ConfigError
 
 
 def build_model(node: DictConfig) -> GestureModel:

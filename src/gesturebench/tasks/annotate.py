@@ -37,17 +37,17 @@ from gesturebench.annotation.review import (
 )
 from gesturebench.annotation.runner import AnnotationRunner, RequestBudget, RetryPolicy
 from gesturebench.annotation.store import FINAL, AnnotationStore, store_path
-from gesturebench.config import build, resolved
 from gesturebench.data.annotations_io import read_sem
 from gesturebench.data.beat2 import sequence_paths
-from gesturebench.data.datamodule import open_dataset
 from gesturebench.data.lengths import align_lengths
 from gesturebench.data.records import Motion, SequenceRecord
-from gesturebench.errors import ConfigError
-from gesturebench.loggers import finish, make_logger
 from gesturebench.models.cache import MotionCache
 from gesturebench.models.sampling import build_model
-from gesturebench.results import versions, write_json
+from gesturebench.reporting.loggers import finish, make_logger
+from gesturebench.reporting.results import versions, write_json
+from gesturebench.run.config import build, resolved
+from gesturebench.run.datamodule import open_dataset
+from gesturebench.runtime.errors import ConfigError
 from gesturebench.study.windows import StudyWindows
 from gesturebench.tasks.analyze import study_windows
 from gesturebench.tasks.common import make_body_model, make_context, run_dir

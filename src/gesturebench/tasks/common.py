@@ -11,10 +11,10 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
 from gesturebench.body.model import BodyModel
-from gesturebench.config import build
-from gesturebench.data.datamodule import open_dataset
-from gesturebench.errors import ConfigError
 from gesturebench.metrics.context import MetricContext
+from gesturebench.run.config import build
+from gesturebench.run.datamodule import open_dataset
+from gesturebench.runtime.errors import ConfigError
 
 
 def run_dir() -> Path:

@@ -13,20 +13,16 @@ import torch
 from omegaconf import DictConfig
 
 from gesturebench.annotation.clip import window_audio
-from gesturebench.config import build, resolved
-from gesturebench.data.datamodule import GestureDataModule, open_dataset
-from gesturebench.evaluator import Evaluator
-from gesturebench.headline import headline_table
-from gesturebench.loggers import finish, log_results, make_logger
 from gesturebench.metrics.base import GestureMetric
 from gesturebench.metrics.context import MetricContext
 from gesturebench.models.cache import MotionCache
 from gesturebench.models.prescan import prescan
 from gesturebench.models.sampling import build_model
-from gesturebench.protocol import metric_nodes, protocol_check
 from gesturebench.render.clips import Camera, motion_frames, write_clip
 from gesturebench.render.layout import side_by_side
-from gesturebench.results import (
+from gesturebench.reporting.headline import headline_table
+from gesturebench.reporting.loggers import finish, log_results, make_logger
+from gesturebench.reporting.results import (
     RESULTS_FILE,
     build_results,
     cfg_choice,
@@ -35,6 +31,10 @@ from gesturebench.results import (
     write_json,
     write_per_sequence_csv,
 )
+from gesturebench.run.config import build, resolved
+from gesturebench.run.datamodule import GestureDataModule, open_dataset
+from gesturebench.run.evaluator import Evaluator
+from gesturebench.run.protocol import metric_nodes, protocol_check
 from gesturebench.tasks.common import device_for, make_body_model, make_context, run_dir
 
 log = logging.getLogger(__name__)

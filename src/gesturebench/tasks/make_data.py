@@ -8,8 +8,8 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
-from gesturebench.data.mini.dataset import ensure_mini_beat2
-from gesturebench.errors import ConfigError
+from gesturebench.runtime.errors import ConfigError
+from gesturebench.synthesis.mini.dataset import ensure_mini_beat2
 
 log = logging.getLogger(__name__)
 

@@ -21,17 +21,17 @@ from pathlib import Path
 from omegaconf import DictConfig
 
 from gesturebench.annotation.clip import window_audio
-from gesturebench.atomic import write_atomic
-from gesturebench.errors import ConfigError, DataError
 from gesturebench.models.cache import MotionCache
 from gesturebench.models.sampling import build_model
 from gesturebench.render.clips import Camera, motion_frames, write_clip
-from gesturebench.stages import track
+from gesturebench.runtime.atomic import write_atomic
+from gesturebench.runtime.errors import ConfigError, DataError
+from gesturebench.runtime.stages import track
+from gesturebench.runtime.weights import sha256_file
 from gesturebench.study.schema import CONDITIONS, MANIFEST_COLUMNS
 from gesturebench.study.windows import write_windows
 from gesturebench.tasks.analyze import source_config, study_windows
 from gesturebench.tasks.common import make_body_model, make_context, run_dir
-from gesturebench.weights import sha256_file
 
 log = logging.getLogger(__name__)
 

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 
 from omegaconf import DictConfig
 
-from gesturebench.config import build, resolved
-from gesturebench.data.datamodule import open_dataset
 from gesturebench.encoders.training_common import EncoderConfig
-from gesturebench.loggers import finish, make_logger
+from gesturebench.reporting.loggers import finish, make_logger
+from gesturebench.run.config import build, resolved
+from gesturebench.run.datamodule import open_dataset
 from gesturebench.tasks.common import run_dir
 
 log = logging.getLogger(__name__)

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
 from gesturebench.data.records import Motion, SequenceRecord
-from gesturebench.errors import ConfigError, GestureBenchError
 from gesturebench.models.base import GestureModel
 from gesturebench.models.formats import DEFAULT_PATTERNS, FIELDS, identical_fields, read_result
 from gesturebench.models.sources.choice import NATIVE, SOURCES
+from gesturebench.runtime.errors import ConfigError, GestureBenchError
 
 if TYPE_CHECKING:
     from gesturebench.metrics.base import GestureMetric

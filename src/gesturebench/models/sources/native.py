@@ -1,5 +1,5 @@
 """`NativeSource`: the base of the models gesturebench runs itself (``model.source=native``): their
-released weights resolved by `gesturebench.weights` (a configured folder, else
+released weights resolved by `gesturebench.runtime.weights` (a configured folder, else
 ``<checkpoints_dir>/<folder>``, else the Hub) and named by SHA-256 in the cache key, networks loaded
 on first use (a fully cached run never loads them), a progress bar over each sequence's windows
 (`stages.bar`, Lightning's look), and result files kept in the generated-motion cache like a
@@ -16,13 +16,13 @@ import numpy as np
 import torch
 from typing_extensions import Unpack
 
-from gesturebench.atomic import atomic_path
 from gesturebench.data.records import Motion, SequenceRecord
-from gesturebench.errors import DataError
 from gesturebench.models.sources.base import ModelCommandError, SharedOptions
 from gesturebench.models.sources.runs import RunSource
-from gesturebench.stages import bar
-from gesturebench.weights import HubFiles, resolve_weights
+from gesturebench.runtime.atomic import atomic_path
+from gesturebench.runtime.errors import DataError
+from gesturebench.runtime.stages import bar
+from gesturebench.runtime.weights import HubFiles, resolve_weights
 
 if TYPE_CHECKING:
     from gesturebench.metrics.context import MetricContext

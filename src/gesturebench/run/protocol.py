@@ -14,8 +14,8 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from gesturebench.atomic import one_line
-from gesturebench.errors import ConfigError
+from gesturebench.runtime.atomic import one_line
+from gesturebench.runtime.errors import ConfigError
 
 #: the key of `metrics` that holds the pin (every other key is a metric)
 PROTOCOL_KEY = "protocol"

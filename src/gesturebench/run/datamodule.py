@@ -17,10 +17,10 @@ import torch.distributed as dist
 from omegaconf import DictConfig, OmegaConf
 from torch.utils.data import DataLoader, Dataset, Sampler
 
-from gesturebench.config import build
 from gesturebench.data.beat2 import AudioCheck, Beat2Dataset
 from gesturebench.data.records import SequenceRecord
-from gesturebench.errors import DataError
+from gesturebench.run.config import build
+from gesturebench.runtime.errors import DataError
 
 
 class UnrepeatedSampler(Sampler[int]):
@@ -77,7 +77,7 @@ class Beat2Source:
         `self.load_audio`)."""
         root = Path(self.root)
         if self.generate:
-            from gesturebench.data.mini.dataset import ensure_mini_beat2
+            from gesturebench.synthesis.mini.dataset import ensure_mini_beat2
 
             ensure_mini_beat2(root, seed=self.seed, size=self.size)
         dataset = Beat2Dataset(

@@ -31,9 +31,9 @@ from hydra.utils import get_object, instantiate
 from omegaconf import MISSING, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from gesturebench.atomic import one_line
-from gesturebench.errors import ConfigError, GestureBenchError
 from gesturebench.models.sources.choice import NATIVE, SOURCES, source_target
+from gesturebench.runtime.atomic import one_line
+from gesturebench.runtime.errors import ConfigError, GestureBenchError
 
 
 def build(node: Any, **kwargs: Any) -> Any:
@@ -319,7 +319,7 @@ def _schemas() -> dict[str, dict[str, Any]]:
                 ("render", "RenderTask"),
             )
         },
-        "dataset": {"dataset_schema": schema("gesturebench.data.datamodule.Beat2Source")},
+        "dataset": {"dataset_schema": schema("gesturebench.run.datamodule.Beat2Source")},
         "body_model": {
             "body_model_schema": schema("gesturebench.body.model.BodyModel", exclude=("device",))
         },

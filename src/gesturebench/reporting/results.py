@@ -15,7 +15,7 @@ import pandas as pd
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
-from gesturebench.atomic import write_atomic
+from gesturebench.runtime.atomic import write_atomic
 
 if TYPE_CHECKING:
     from gesturebench.metrics.base import GestureMetric
