@@ -21,7 +21,6 @@ import numpy as np
 
 from gesturebench.body.model import BodyModel
 from gesturebench.data.beat2 import Beat2Dataset
-from gesturebench.data.mini.dataset import generate_mini_beat2
 from gesturebench.data.records import Motion
 from gesturebench.metrics.bc import BeatConsistency
 from gesturebench.metrics.context import MetricContext
@@ -29,6 +28,7 @@ from gesturebench.metrics.pair import MotionPair
 from gesturebench.metrics.sc import SemanticScore
 from gesturebench.metrics.srgr import SemanticRelevanceRecall
 from gesturebench.models.baselines import MeanPose, RandomClip
+from gesturebench.synthesis.mini.dataset import generate_mini_beat2
 
 
 def shifted(motion: Motion, frames: int) -> Motion:

@@ -69,7 +69,7 @@ def finished(proc: subprocess.Popen) -> tuple[int, str, str]:
 
 def mini_data(workdir: Path) -> Path:
     """mini-BEAT2 under `workdir` (generated once), where `paths.root=workdir` finds it."""
-    from gesturebench.data.mini.dataset import ensure_mini_beat2
+    from gesturebench.synthesis.mini.dataset import ensure_mini_beat2
 
     return ensure_mini_beat2(workdir / "data" / "mini_beat2_default")
 

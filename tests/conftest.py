@@ -45,7 +45,7 @@ def sandbox(tmp_path_factory) -> Iterator[Sandbox]:
 @pytest.fixture(scope="session")
 def mini_beat2(sandbox) -> Path:
     """mini-BEAT2 (default size), generated once into the sandbox."""
-    from gesturebench.data.mini.dataset import ensure_mini_beat2
+    from gesturebench.synthesis.mini.dataset import ensure_mini_beat2
 
     return ensure_mini_beat2(sandbox.data / "mini_beat2_default")
 

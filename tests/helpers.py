@@ -10,10 +10,10 @@ from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig
 
 from gesturebench.body.output import BodyOutput
-from gesturebench.config import register_configs
 from gesturebench.data.records import Motion
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.pair import MotionPair
+from gesturebench.run.config import register_configs
 
 REPO = Path(__file__).resolve().parents[1]
 CONF = REPO / "conf"

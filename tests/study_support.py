@@ -22,8 +22,8 @@ import httpx
 import imageio.v2 as imageio
 import numpy as np
 
+from gesturebench.runtime.weights import sha256_file
 from gesturebench.study.schema import MANIFEST_COLUMNS
-from gesturebench.weights import sha256_file
 from tests.helpers import REPO
 
 

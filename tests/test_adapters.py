@@ -28,13 +28,14 @@ from scipy.spatial.transform import Rotation
 from gesturebench.config import build_model
 from gesturebench.data.beat2 import write_motion_npz
 from gesturebench.data.records import FPS, SAMPLE_RATE, Motion
-from gesturebench.errors import CheckpointError, ConfigError, DataError
 from gesturebench.models import formats
 from gesturebench.models.batch import record_batch
 from gesturebench.models.sources.base import ModelCommandError, ResultSource
 from gesturebench.models.sources.command import CommandSource
 from gesturebench.models.sources.module import ModuleSource
 from gesturebench.models.sources.outputs import OutputsSource
+from gesturebench.run.datamodule import open_dataset
+from gesturebench.runtime.errors import CheckpointError, ConfigError, DataError
 from gesturebench.tasks import evaluate
 from gesturebench.tasks.common import make_body_model, open_dataset
 from tests.fake_official_model import fake_model

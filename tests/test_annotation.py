@@ -40,9 +40,9 @@ from gesturebench.annotation.schema import (
 )
 from gesturebench.annotation.store import AnnotationStore, store_path
 from gesturebench.data.records import SemInterval, SequenceRecord, Word
-from gesturebench.errors import ConfigError, DataError
 from gesturebench.render.clips import Camera, clip_frames, write_clip
 from gesturebench.render.skeleton import render_frames
+from gesturebench.runtime.errors import ConfigError, DataError
 from gesturebench.tasks.common import build
 
 ANSWER = {

@@ -26,12 +26,12 @@ from gesturebench.annotation.runner import AnnotationRunner, RetryPolicy
 from gesturebench.annotation.store import AnnotationStore
 from gesturebench.body.model import BodyModel
 from gesturebench.data.records import Motion, SemInterval
-from gesturebench.errors import ConfigError
 from gesturebench.metrics.base import annotated
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.pair import MotionPair
 from gesturebench.metrics.sgp import SemanticGesturePreservation
 from gesturebench.render.clips import Camera, clip_frames
+from gesturebench.runtime.errors import ConfigError
 from tests.fake_llm import ANSWER, KEY, FakeLLM
 from tests.launch import REPO, command
 

@@ -12,8 +12,8 @@ import pytest
 
 import gesturebench
 from gesturebench import api
-from gesturebench.errors import CheckpointError, DataError
-from gesturebench.results import PAPER_METRICS
+from gesturebench.reporting.results import PAPER_METRICS
+from gesturebench.runtime.errors import CheckpointError, DataError
 from tests.helpers import CONF, REPO
 
 

@@ -35,9 +35,9 @@ from gesturebench.data.beat2 import (
     speaker_of,
     write_motion_npz,
 )
-from gesturebench.data.datamodule import Beat2Source
 from gesturebench.data.records import Motion, SemInterval, Word
-from gesturebench.errors import ConfigError, DataError
+from gesturebench.run.datamodule import Beat2Source
+from gesturebench.runtime.errors import ConfigError, DataError
 
 SAMPLE_ID = "2_scott_0_1_1"
 MP3_WAV = "2_scott_0_103_103_28s.wav"

@@ -22,7 +22,7 @@ from gesturebench.body.procedural import (
     write_procedural_model,
 )
 from gesturebench.data.records import Motion
-from gesturebench.errors import CheckpointError, ConfigError
+from gesturebench.runtime.errors import CheckpointError, ConfigError
 
 from .conftest import REPO
 

@@ -10,8 +10,8 @@ import scipy.spatial.distance
 import torch
 
 from gesturebench.metrics.mjd import MeanJointDistance
+from gesturebench.reporting.tables import write_summary
 from gesturebench.stats.bootstrap import Resamples, percentile_interval, weighted_means
-from gesturebench.tables import write_summary
 from tests.distributed import run_distributed
 from tests.helpers import toy_context
 from tests.launch import results

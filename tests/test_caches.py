@@ -11,9 +11,9 @@ import torch
 from gesturebench.encoders.checkpoint import save_motion_ae
 from gesturebench.encoders.motion_ae import MotionAutoencoder
 from gesturebench.encoders.motion_ae_training import MotionAEConfig
-from gesturebench.errors import CheckpointError
 from gesturebench.models.base import GestureModel
 from gesturebench.models.cache import MotionCache
+from gesturebench.runtime.errors import CheckpointError
 from tests.helpers import zero_motion
 from tests.metrics.test_bc import damage
 

@@ -7,11 +7,11 @@ import numpy as np
 import torch
 
 from gesturebench.annotation.backends.kinematic import KinematicAnnotator
-from gesturebench.caveats import MOTIONLESS_REWARDS, degenerate_caveats, is_motionless
 from gesturebench.data.records import Motion, SemInterval
-from gesturebench.evaluator import FrameLog
 from gesturebench.metrics.base import annotated
+from gesturebench.metrics.caveats import MOTIONLESS_REWARDS, degenerate_caveats, is_motionless
 from gesturebench.metrics.sgp import SemanticGesturePreservation
+from gesturebench.run.evaluator import FrameLog
 from tests.metrics.test_sgp import context, pair, still_motion
 
 

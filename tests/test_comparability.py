@@ -10,9 +10,9 @@ import os
 import pandas as pd
 from omegaconf import OmegaConf
 
-from gesturebench.comparability import mixed_conventions
-from gesturebench.summary import SweepSummaryCallback
-from gesturebench.tables import write_summary
+from gesturebench.reporting.comparability import mixed_conventions
+from gesturebench.reporting.summary import SweepSummaryCallback
+from gesturebench.reporting.tables import write_summary
 
 BC_PAPER = {"variant": "paper", "threshold": 0.1, "translation": "keep", "display_scale": None}
 BC_EMAGE = {"variant": "emage2024", "threshold": 0.3, "translation": "zero", "display_scale": 0.1}
@@ -89,7 +89,7 @@ def test_the_sweep_callback_logs_the_warnings(tmp_path, monkeypatch, caplog):
         (tmp_path / name).mkdir()
         doc = job(name, preset, bc, sweep_id=os.environ["GESTUREBENCH_SWEEP_ID"])
         (tmp_path / name / "results.json").write_text(json.dumps(doc))
-    with caplog.at_level(logging.WARNING, logger="gesturebench.summary"):
+    with caplog.at_level(logging.WARNING, logger="gesturebench.reporting.summary"):
         callback.on_multirun_end(config)
     logged = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert any("metric bc was computed with different options" in m for m in logged)

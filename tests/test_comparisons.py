@@ -1,4 +1,4 @@
-"""Paired comparisons of a sweep's models (stats/comparisons.py): the sign-flip test's size and
+"""Paired comparisons of a sweep's models (reporting/comparisons.py): the sign-flip test's size and
 power, Holm's adjustment and shared ranks by hand, the paired bootstrap of distributional metrics,
 and the end-to-end sweep's comparisons.md."""
 
@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import scipy.stats
 
-from gesturebench.stats.comparisons import (
+from gesturebench.reporting.comparisons import (
     bootstrap_p,
     comparisons,
     holm,

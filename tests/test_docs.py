@@ -11,7 +11,7 @@ import pytest
 from hydra import initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 
-from gesturebench.config import register_configs
+from gesturebench.run.config import register_configs
 from tests.helpers import REPO
 from tests.test_config import GROUPS as CONFIG_GROUPS
 

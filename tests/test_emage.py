@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 import torch
 
-from gesturebench.errors import DataError
 from gesturebench.models.emage.config import GeneratorConfig
 from gesturebench.models.emage.generator import TEMPLATE_PREFIXES, EmageGenerator
 from gesturebench.models.emage.inference import generate, window_outputs
+from gesturebench.runtime.errors import DataError
 from tests.emage_support import seeded_inputs, small_models
 
 FIXTURES = Path(__file__).parent / "fixtures"

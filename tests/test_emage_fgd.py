@@ -17,7 +17,7 @@ from gesturebench.encoders.emage_fgd import (
     EmageFGDEncoder,
     load_emage_fgd_encoder,
 )
-from gesturebench.errors import CheckpointError
+from gesturebench.runtime.errors import CheckpointError
 from tests.emage_fgd_support import released_state
 
 FIXTURE = json.loads((Path(__file__).parent / "fixtures" / "emage_fgd_official.json").read_text())

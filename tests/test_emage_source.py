@@ -18,7 +18,6 @@ import torch
 from gesturebench.config import build_model
 from gesturebench.data.records import SAMPLE_RATE
 from gesturebench.encoders.representation import rotation_6d
-from gesturebench.errors import CheckpointError, DataError
 from gesturebench.models.emage.inference import generate
 from gesturebench.models.emage.release import RELEASE
 from gesturebench.models.emage.source import EmageSource, foot_contact

@@ -62,7 +62,7 @@ def assert_clear_error(stop, path, *words):
         assert word in line, line
 
 
-# the known harmless messages of Lightning, torch and wandb (gesturebench.quiet)
+# the known harmless messages of Lightning, torch and wandb (gesturebench.runtime.quiet)
 NOISE = ("litlogger", "LeafSpec", "transfer_batch_to_device", "anonymous")
 
 

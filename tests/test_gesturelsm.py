@@ -13,7 +13,6 @@ import torch
 
 from gesturebench.data.records import Word
 from gesturebench.encoders.representation import rotation_6d
-from gesturebench.errors import CheckpointError, DataError
 from gesturebench.models.emage.codecs import JAW
 from gesturebench.models.gesturelsm.config import (
     PART_WIDTHS,
@@ -40,6 +39,7 @@ from gesturebench.models.gesturelsm.weights import (
     load_generator,
     load_normalisation,
 )
+from gesturebench.runtime.errors import CheckpointError, DataError
 from tests.gesturelsm_support import (
     FRAMES,
     SMALL_CODECS,

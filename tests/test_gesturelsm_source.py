@@ -18,7 +18,6 @@ from omegaconf import OmegaConf
 
 from gesturebench.config import build_model
 from gesturebench.data.records import SAMPLE_RATE
-from gesturebench.errors import CheckpointError, ConfigError, DataError
 from gesturebench.models.gesturelsm.config import SAMPLINGS, Variant
 from gesturebench.models.gesturelsm.features import UNK, Vocab
 from gesturebench.models.gesturelsm.inference import window_count
@@ -233,7 +232,7 @@ def test_missing_weights_offline_is_one_line(release, dataset, vocab, tmp_path, 
     from huggingface_hub import constants
 
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
-    monkeypatch.setattr("gesturebench.weights._hf_cached", lambda spec: None)
+    monkeypatch.setattr("gesturebench.runtime.weights._hf_cached", lambda spec: None)
     with pytest.raises(CheckpointError) as err:
         native(tmp_path, dataset, release, "model.weights=null", f"model.vocab={vocab}")
     text = str(err.value)

@@ -3,8 +3,8 @@ reason, and the seconds per stage."""
 
 from __future__ import annotations
 
-from gesturebench.headline import headline_table
-from gesturebench.results import PAPER_METRICS
+from gesturebench.reporting.headline import headline_table
+from gesturebench.reporting.results import PAPER_METRICS
 
 
 def test_headline_table_lists_values_arrows_reasons_and_seconds():

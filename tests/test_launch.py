@@ -8,7 +8,7 @@ import json
 import pandas as pd
 import pytest
 
-from gesturebench.results import PAPER_METRICS
+from gesturebench.reporting.results import PAPER_METRICS
 from tests.conftest import SWEEP_ARGS, SWEEP_MODELS
 from tests.launch import launch, results
 

@@ -1,5 +1,5 @@
 """librosa's numba kernels compile under the machine-wide lock, and the package takes librosa only
-from `gesturebench.librosa_lock` (concurrent first compilations crash later processes)."""
+from `gesturebench.runtime.librosa_lock` (concurrent first compilations crash later processes)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ class Recording(filelock.FileLock):
         print("at-release", count(), flush=True)
         return super().__exit__(*exc)
 filelock.FileLock = Recording
-from gesturebench.librosa_lock import librosa
+from gesturebench.runtime.librosa_lock import librosa
 import numpy as np
 y = np.random.default_rng(0).standard_normal(16000).astype(np.float32)
 librosa.onset.onset_detect(y=y, sr=16000)

@@ -14,8 +14,8 @@ import pytest
 from omegaconf import OmegaConf
 from wandb.sdk.lib.service.service_connection import ServiceConnection
 
-from gesturebench.loggers import OFFLINE_SUMMARY, finish, log_results, make_logger
-from gesturebench.summary import SweepSummaryCallback
+from gesturebench.reporting.loggers import OFFLINE_SUMMARY, finish, log_results, make_logger
+from gesturebench.reporting.summary import SweepSummaryCallback
 from tests.helpers import composed
 from tests.test_results import result
 

@@ -26,10 +26,10 @@ from gesturebench.body.joints import LEFT_WRIST, PARENTS, RIGHT_WRIST
 from gesturebench.body.procedural import REST_JOINTS
 from gesturebench.data.annotations_io import read_sem, read_textgrid_words, sem_label
 from gesturebench.data.beat2 import Beat2Dataset, read_motion_npz, sequence_paths
-from gesturebench.data.mini import dataset
-from gesturebench.data.mini.plan import CLASSES, KEYWORDS
-from gesturebench.data.mini.speakers import speaker_style
-from gesturebench.errors import ConfigError, DataError
+from gesturebench.runtime.errors import ConfigError, DataError
+from gesturebench.synthesis.mini import dataset
+from gesturebench.synthesis.mini.plan import CLASSES, KEYWORDS
+from gesturebench.synthesis.mini.speakers import speaker_style
 
 REAL_SEQUENCE = "2_scott_0_1_1.npz"
 FPS = 30
@@ -112,7 +112,7 @@ def test_layout_and_npz_format(root, split):
         info = sf.info(paths.audio)
         assert (info.samplerate, info.channels, info.frames) == (16000, 1, T * 16000 // 30)
     assert json.loads((root / dataset.MARKER).read_text()) == {
-        "generator": "gesturebench.data.mini",
+        "generator": "gesturebench.synthesis.mini",
         "version": dataset.GENERATOR_VERSION,
         "seed": 0,
         "size": "default",

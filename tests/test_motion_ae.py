@@ -25,7 +25,7 @@ from gesturebench.encoders.representation import (
     rotation_6d,
     sliding_windows,
 )
-from gesturebench.errors import CheckpointError, ConfigError
+from gesturebench.runtime.errors import CheckpointError, ConfigError
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -10,9 +10,9 @@ import shutil
 import numpy as np
 import pytest
 
-from gesturebench.config import build
 from gesturebench.data.beat2 import SPLIT_FILE, read_motion_npz, sequence_paths, write_motion_npz
-from gesturebench.errors import ConfigError, DataError
+from gesturebench.run.config import build
+from gesturebench.runtime.errors import ConfigError, DataError
 from gesturebench.tasks.prepare_beat2 import NOT_DOWNLOADED
 
 SAMPLE_ID = "2_scott_0_1_1"

@@ -13,10 +13,10 @@ from hydra.core.hydra_config import HydraConfig
 from gesturebench.data.beat2 import write_motion_npz
 from gesturebench.data.records import SAMPLE_RATE, SequenceRecord
 from gesturebench.encoders.checkpoint import motion_ae_path, train_command
-from gesturebench.errors import CheckpointError, DataError
 from gesturebench.models import formats
 from gesturebench.models.prescan import SHOWN, OutputsError, prescan
 from gesturebench.models.sources.outputs import OutputsSource
+from gesturebench.runtime.errors import CheckpointError, DataError
 from gesturebench.tasks import evaluate
 from tests.helpers import composed, zero_motion
 

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from gesturebench.metrics.bc import EMAGE_MEAN_SPEED
-from gesturebench.weights import sha256_file
+from gesturebench.runtime.weights import sha256_file
 from tests.emage_fgd_support import released_state
 from tests.launch import results
 from tests.metrics.test_bc import EMAGE_DIR

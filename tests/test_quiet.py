@@ -8,7 +8,7 @@ import logging
 import pytorch_lightning as pl
 from pytorch_lightning.utilities.rank_zero import rank_zero_info
 
-from gesturebench.quiet import silence_known_noise
+from gesturebench.runtime.quiet import silence_known_noise
 
 ROUTINE = ("Seed set to 0", "GPU available: ", "TPU available: ")
 

@@ -14,9 +14,9 @@ from gesturebench.annotation.clip import EventClip
 from gesturebench.annotation.events import Event
 from gesturebench.body.model import BodyModel
 from gesturebench.data.records import Motion
-from gesturebench.errors import ConfigError
 from gesturebench.render.clips import Camera, clip_frames, view_basis
 from gesturebench.render.layout import side_by_side
+from gesturebench.runtime.errors import ConfigError
 
 from .conftest import REPO
 
@@ -193,7 +193,7 @@ def assert_framed(frames: np.ndarray, margin: float) -> None:
 @pytest.fixture(scope="module")
 def stimulus_camera(config) -> Camera:
     """`task=render`'s camera (conf/task/render.yaml) at 96 px."""
-    from gesturebench.config import build
+    from gesturebench.run.config import build
 
     return build(config("task=render", "task.camera.size=96").task.camera)
 

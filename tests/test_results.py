@@ -11,11 +11,11 @@ import os
 import pandas as pd
 from omegaconf import OmegaConf
 
-from gesturebench.config import build
-from gesturebench.leaderboard import collect
-from gesturebench.results import PAPER_METRICS
-from gesturebench.summary import SweepSummaryCallback
-from gesturebench.tables import write_summary
+from gesturebench.reporting.leaderboard import collect
+from gesturebench.reporting.results import PAPER_METRICS
+from gesturebench.reporting.summary import SweepSummaryCallback
+from gesturebench.reporting.tables import write_summary
+from gesturebench.run.config import build
 from tests.helpers import REPO, composed
 
 

@@ -12,8 +12,6 @@ import pytest
 from gesturebench import api
 from gesturebench.config import build_model
 from gesturebench.data.records import Motion, SequenceRecord
-from gesturebench.errors import ConfigError
-from gesturebench.evaluator import mean_values, sample_summary
 from gesturebench.models.base import GestureModel
 from gesturebench.models.cache import MotionCache
 from gesturebench.stats.comparisons import compare_pair

@@ -7,16 +7,16 @@ import logging
 import re
 from pathlib import Path
 
-from gesturebench import stages
 from gesturebench.encoders.motion_ae_training import MotionAEConfig
 from gesturebench.metrics.bc import BeatConsistency
-from gesturebench.stages import progress, stage
+from gesturebench.runtime import stages
+from gesturebench.runtime.stages import progress, stage
 from tests.helpers import toy_context
 from tests.metrics.speech import MEAN_SPEED, bc_pairs
 
 
 def test_stage_says_what_why_and_seconds(caplog):
-    with caplog.at_level(logging.INFO, logger="gesturebench.stages"):
+    with caplog.at_level(logging.INFO, logger="gesturebench.runtime.stages"):
         with stage("building x", "y needs it", kept="/cache/x.json"):
             pass
         with stage("analysing", "every run"):
@@ -41,7 +41,7 @@ def test_encoder_training_is_announced_only_when_it_runs(tmp_path, caplog):
     """`EncoderConfig.load_or_train` with its training and loading stubbed."""
     path = tmp_path / "motion_ae-toy.pt"
     cfg = StubConfig()
-    with caplog.at_level(logging.INFO, logger="gesturebench.stages"):
+    with caplog.at_level(logging.INFO, logger="gesturebench.runtime.stages"):
         assert cfg.load_or_train(tmp_path, "toy", lambda s: [], True, path)[0] == "w"
         assert len(caplog.messages) == 2
         assert caplog.messages[0].startswith("training the motion_ae encoder on the train split")
@@ -51,7 +51,7 @@ def test_encoder_training_is_announced_only_when_it_runs(tmp_path, caplog):
 
 
 def test_progress_announces_shows_a_lightning_bar_and_reports(caplog, capsys):
-    with caplog.at_level(logging.INFO, logger="gesturebench.stages"):
+    with caplog.at_level(logging.INFO, logger="gesturebench.runtime.stages"):
         assert list(progress(iter("abc"), "reading", "a test", kept="/k", total=3)) == list("abc")
     assert caplog.messages[0] == "reading (a test; first use, kept in /k) ..."
     assert re.fullmatch(r"reading: done in \d+\.\d s", caplog.messages[1])
@@ -93,7 +93,7 @@ def test_first_use_speech_onsets_announce_themselves(tmp_path, caplog):
         caplog.clear()
         metric = BeatConsistency(mean_speed=MEAN_SPEED)
         metric.prepare(toy_context(tmp_path))
-        with caplog.at_level(logging.INFO, logger="gesturebench.stages"):
+        with caplog.at_level(logging.INFO, logger="gesturebench.runtime.stages"):
             for pair in pairs:
                 metric.update(pair)
             assert metric.compute()["bc"] is not None

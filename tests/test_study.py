@@ -20,7 +20,7 @@ from gesturebench.data.records import (
     SequenceRecord,
     Word,
 )
-from gesturebench.errors import ConfigError, GestureBenchError
+from gesturebench.runtime.errors import ConfigError, GestureBenchError
 from gesturebench.study.analysis import AnalysisOptions, analyze, screen_predictors
 from gesturebench.study.composites import (
     composite_model,

@@ -11,8 +11,8 @@ import pytest
 from fastapi.testclient import TestClient
 from omegaconf import open_dict
 
-from gesturebench.errors import DataError
 from gesturebench.render.clips import Camera
+from gesturebench.runtime.errors import DataError
 from gesturebench.study.server.app import Study, create_app
 from gesturebench.study.server.design import AttentionChecks, StudyDesign
 from gesturebench.study.server.manifest import read_manifest

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 from scipy.optimize import minimize
 
-from gesturebench.config import build
-from gesturebench.errors import DataError
+from gesturebench.run.config import build
+from gesturebench.runtime.errors import DataError
 from gesturebench.study.pairwise import (
     PAIRWISE_COLUMNS,
     PairwiseOptions,
@@ -151,7 +151,7 @@ def test_analyze_task_with_study_pairwise(config, tmp_path, monkeypatch):
 
 
 def test_study_statistics_refuse_impossible_settings():
-    from gesturebench.errors import ConfigError
+    from gesturebench.runtime.errors import ConfigError
     from gesturebench.study.analysis import AnalysisOptions
 
     for bad in ({"confidence": 1.5}, {"bootstrap": 0}, {"exclude_at": 0}):

@@ -27,8 +27,8 @@ from fastapi.testclient import TestClient
 from hydra.errors import ConfigCompositionException
 from sqlalchemy import event, func, select
 
-from gesturebench.config import build
-from gesturebench.errors import DataError
+from gesturebench.run.config import build
+from gesturebench.runtime.errors import DataError
 from gesturebench.study.analysis import AnalysisOptions, analyze
 from gesturebench.study.pairwise import pairwise_csv, read_pairwise
 from gesturebench.study.ratings import ratings_csv, read_ratings, require_valid

@@ -14,8 +14,8 @@ import pytest
 from omegaconf import OmegaConf, open_dict
 
 from gesturebench.annotation.events import collect_events
-from gesturebench.results import config_hash
-from gesturebench.study.composites import predict
+from gesturebench.metrics.composite import predict
+from gesturebench.reporting.results import config_hash
 from gesturebench.study.ratings import RatingsError
 from gesturebench.tasks.analyze import analyze_study, source_config, study_windows, windows_spec
 from gesturebench.tasks.common import dataset_source

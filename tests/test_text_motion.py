@@ -29,7 +29,7 @@ from gesturebench.encoders.text_training import (
     retrieval_recall,
     worded_windows,
 )
-from gesturebench.errors import CheckpointError, ConfigError
+from gesturebench.runtime.errors import CheckpointError, ConfigError
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # the packaged sentence encoder must load without any network
 

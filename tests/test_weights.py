@@ -9,7 +9,7 @@ import pytest
 from gesturebench.config import build_model
 from gesturebench.emage_eval_files import FGD_ENCODER, MEAN_SPEED
 from gesturebench.encoders.text_model import MINILM
-from gesturebench.errors import CheckpointError
+from gesturebench.metrics.emage_eval_files import FGD_ENCODER, MEAN_SPEED
 from gesturebench.models.emage.release import RELEASE
 from gesturebench.models.gesturelsm.config import Variant
 from gesturebench.models.gesturelsm.weights import MEAN_STD_FILES, UNRELEASED, release_files

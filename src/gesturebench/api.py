@@ -15,10 +15,10 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, open_dict
 
 from gesturebench.cli import run_config
-from gesturebench.config import register_configs
-from gesturebench.errors import DataError
-from gesturebench.results import RESULTS_FILE
-from gesturebench.tables import results_frame
+from gesturebench.reporting.results import RESULTS_FILE
+from gesturebench.reporting.tables import results_frame
+from gesturebench.run.config import register_configs
+from gesturebench.runtime.errors import DataError
 
 #: The columns of `load_results` before the metrics.
 COLUMNS = ["run", "model", "dataset", "preset", "config_hash"]

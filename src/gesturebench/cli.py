@@ -21,13 +21,13 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 from omegaconf.errors import MissingMandatoryValue
 
-from gesturebench import status
-from gesturebench.atomic import one_line, write_atomic
-from gesturebench.config import build, register_configs
-from gesturebench.errors import ConfigError, GestureBenchError
-from gesturebench.quiet import silence_known_noise
-from gesturebench.results import ERROR_FILE, write_json
-from gesturebench.stages import show_bars
+from gesturebench.reporting.results import ERROR_FILE, write_json
+from gesturebench.run.config import build, register_configs
+from gesturebench.runtime import status
+from gesturebench.runtime.atomic import one_line, write_atomic
+from gesturebench.runtime.errors import ConfigError, GestureBenchError
+from gesturebench.runtime.quiet import silence_known_noise
+from gesturebench.runtime.stages import show_bars
 
 #: a failed job's traceback, beside its error.json
 TRACEBACK_FILE = "traceback.txt"

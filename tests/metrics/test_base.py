@@ -12,8 +12,8 @@ from gesturebench.metrics.bc import BeatConsistency
 from gesturebench.metrics.chamfer import Chamfer
 from gesturebench.metrics.composite import PerSequence
 from gesturebench.metrics.fgd import FGD
-from gesturebench.protocol import metric_nodes
-from gesturebench.results import PAPER_METRICS
+from gesturebench.reporting.results import PAPER_METRICS
+from gesturebench.run.protocol import metric_nodes
 from gesturebench.tasks.common import build
 from tests.helpers import body_pair, composed
 
@@ -124,8 +124,8 @@ def test_compute_is_none_exactly_when_there_is_a_skip_reason():
 
 
 def test_display_values_divide_by_the_display_scale():
-    from gesturebench.errors import ConfigError
-    from gesturebench.results import display_values
+    from gesturebench.reporting.results import display_values
+    from gesturebench.runtime.errors import ConfigError
 
     fgd, bc = FGD(display_scale=0.1), BeatConsistency()
     shown = display_values({"fgd": fgd, "bc": bc}, {"fgd": 0.55, "fgd_raw_pose": None, "bc": 0.7})

@@ -14,11 +14,10 @@ import torch
 
 from gesturebench.body.joints import UPPER
 from gesturebench.body.output import BodyOutput
-from gesturebench.emage_eval_files import MEAN_SPEED as MEAN_SPEED_FILES
-from gesturebench.errors import CheckpointError, ConfigError
 from gesturebench.metrics import bc as bc_module
 from gesturebench.metrics.bc import EMAGE_MEAN_SPEED, BeatConsistency
 from gesturebench.metrics.context import MetricContext
+from gesturebench.metrics.emage_eval_files import MEAN_SPEED as MEAN_SPEED_FILES
 from gesturebench.metrics.functional.bc import (
     audio_onsets,
     beat_consistency,
@@ -28,7 +27,8 @@ from gesturebench.metrics.functional.bc import (
     segment_onsets,
 )
 from gesturebench.metrics.pair import MotionPair
-from gesturebench.weights import sha256_file
+from gesturebench.runtime.errors import CheckpointError, ConfigError
+from gesturebench.runtime.weights import sha256_file
 from tests.helpers import toy_context
 from tests.metrics.speech import (
     MEAN_SPEED,

@@ -17,7 +17,6 @@ from gesturebench.data.records import Motion
 from gesturebench.encoders.checkpoint import motion_ae_path, save_motion_ae
 from gesturebench.encoders.motion_ae import MotionAutoencoder
 from gesturebench.encoders.motion_ae_training import MotionAEConfig
-from gesturebench.errors import ConfigError
 from gesturebench.metrics.composite import CompositeRatings, PerSequence
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.coverage import Coverage
@@ -25,6 +24,7 @@ from gesturebench.metrics.fgd import FGD
 from gesturebench.metrics.mjd import MeanJointDistance
 from gesturebench.metrics.pair import MotionPair
 from gesturebench.metrics.pck import PCK
+from gesturebench.runtime.errors import ConfigError
 from gesturebench.study.composites import (
     composites_document,
 )

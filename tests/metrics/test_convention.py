@@ -9,11 +9,11 @@ import torch
 
 from gesturebench.body.output import BodyOutput
 from gesturebench.data.records import Motion, SemInterval
-from gesturebench.errors import ConfigError
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.convention import BodyConvention, convention_motion
 from gesturebench.metrics.diversity import Diversity
 from gesturebench.metrics.srgr import SemanticRelevanceRecall
+from gesturebench.runtime.errors import ConfigError
 from tests.metrics.genea import pose_pair
 
 

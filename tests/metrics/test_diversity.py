@@ -14,13 +14,13 @@ import torch
 
 from gesturebench.body.joints import BODY_HANDS
 from gesturebench.body.output import BodyOutput
-from gesturebench.config import build
 from gesturebench.data.records import Motion
-from gesturebench.errors import ConfigError
 from gesturebench.metrics.diversity import Diversity
 from gesturebench.metrics.functional.diversity import l1_diversity
 from gesturebench.metrics.pair import MotionPair
-from gesturebench.protocol import metric_nodes
+from gesturebench.run.config import build
+from gesturebench.run.protocol import metric_nodes
+from gesturebench.runtime.errors import ConfigError
 from tests.helpers import composed
 from tests.metrics.genea import GENEA, genea_pairs
 
@@ -117,9 +117,12 @@ def test_emage2025_preset_diversity_equals_the_2025_code_on_the_real_sample(beat
     assert out["diversity_ref"] == pytest.approx(official["reference"], abs=1e-6)
 
 
+@pytest.mark.parametrize("n_frames", [1, 30, 2049])
 @pytest.mark.parametrize("joint_ids", [tuple(range(55)), BODY_HANDS])
-def test_l1_diversity_is_bit_identical_to_the_plain_expression_and_leaves_its_input(joint_ids):
-    for joints in (moving_body(30, 7).joints.float(), moving_body(30, 8).joints):
+def test_l1_diversity_is_bit_identical_to_the_plain_expression_and_leaves_its_input(
+    joint_ids, n_frames
+):
+    for joints in (moving_body(n_frames, 7).joints.float(), moving_body(n_frames, 8).joints):
         before = joints.clone()
         x = joints.double()
         p = x[:, list(joint_ids)] - x[:, :1]

@@ -12,11 +12,11 @@ import scipy.linalg
 import torch
 
 from gesturebench.encoders.representation import REP_DIM
-from gesturebench.errors import ConfigError
 from gesturebench.metrics.fgd import FGD
 from gesturebench.metrics.functional.frechet import (
     frechet_distance,
 )
+from gesturebench.runtime.errors import ConfigError
 from gesturebench.stats.bootstrap import Resamples
 from tests.distributed import run_distributed
 from tests.metrics.test_frechet import offset_features

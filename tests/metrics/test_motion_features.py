@@ -15,14 +15,13 @@ from prdc import compute_prdc
 
 from gesturebench.body.output import BodyOutput
 from gesturebench.data.records import Motion
-from gesturebench.emage_eval_files import FGD_ENCODER as WEIGHTS
 from gesturebench.encoders.checkpoint import motion_ae_path, save_motion_ae
 from gesturebench.encoders.emage_fgd import EmageFGDEncoder
 from gesturebench.encoders.motion_ae import MotionAutoencoder
 from gesturebench.encoders.motion_ae_training import MotionAEConfig
-from gesturebench.errors import CheckpointError, ConfigError
 from gesturebench.metrics.coverage import Coverage
 from gesturebench.metrics.density import Density
+from gesturebench.metrics.emage_eval_files import FGD_ENCODER as WEIGHTS
 from gesturebench.metrics.fgd import FGD
 from gesturebench.metrics.functional.frechet import frechet_distance
 from gesturebench.metrics.pair import MotionPair

@@ -14,9 +14,9 @@ import torch
 
 from gesturebench.data.records import Motion, Word
 from gesturebench.encoders.text_motion import text_motion_path
-from gesturebench.errors import CheckpointError
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.sc import SemanticScore
+from gesturebench.runtime.errors import CheckpointError
 
 
 def test_auto_training_writes_a_hashed_checkpoint(trained_sc):

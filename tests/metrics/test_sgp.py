@@ -17,14 +17,14 @@ from gesturebench.annotation.events import collect_events
 from gesturebench.annotation.schema import AnnotationRecord
 from gesturebench.annotation.store import AnnotationStore, store_path
 from gesturebench.body.output import BodyOutput
+from gesturebench.data.gesture_classes import GESTURE_CLASSES, SEMANTIC_CLASSES
 from gesturebench.data.records import Motion, SemInterval
-from gesturebench.errors import ConfigError
-from gesturebench.gestures import GESTURE_CLASSES, SEMANTIC_CLASSES
 from gesturebench.metrics.base import annotated
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.pair import MotionPair
 from gesturebench.metrics.sgp import SemanticGesturePreservation, clip_sgp
 from gesturebench.models.perturbed import Perturbed
+from gesturebench.runtime.errors import ConfigError
 from tests.distributed import run_distributed
 
 FPS = 30
@@ -320,7 +320,7 @@ class WindowJoints:
 @pytest.fixture(scope="module")
 def mini_test():
     from gesturebench.data.beat2 import Beat2Dataset
-    from gesturebench.data.mini.dataset import ensure_mini_beat2
+    from gesturebench.synthesis.mini.dataset import ensure_mini_beat2
     from tests.helpers import REPO
 
     torch.set_num_threads(1)

@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from gesturebench.data.records import SemInterval
-from gesturebench.errors import ConfigError
 from gesturebench.metrics.functional.srgr import semantic_weights, srgr
 from gesturebench.metrics.srgr import SemanticRelevanceRecall
+from gesturebench.runtime.errors import ConfigError
 from tests.metrics.genea import GENEA, genea_pairs
 from tests.metrics.speech import make_pair
 

@@ -11,13 +11,13 @@ import torch
 from scipy.spatial.distance import cdist
 
 from gesturebench.body.joints import N_VERTICES
-from gesturebench.errors import ConfigError
 from gesturebench.metrics import surface as surface_metrics
 from gesturebench.metrics.chamfer import Chamfer
 from gesturebench.metrics.functional import nearest_kernel
 from gesturebench.metrics.functional import surface as surface_metrics_functional
 from gesturebench.metrics.functional.surface import chamfer_hausdorff, nearest_distances
 from gesturebench.metrics.hausdorff import Hausdorff
+from gesturebench.runtime.errors import ConfigError
 from tests.metrics.bodies import synthetic_body, synthetic_pair
 
 pytestmark = pytest.mark.usefixtures("one_thread")

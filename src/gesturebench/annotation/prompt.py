@@ -17,7 +17,7 @@ from functools import cache
 from importlib import resources
 
 from gesturebench.annotation.events import Event
-from gesturebench.errors import ConfigError
+from gesturebench.runtime.errors import ConfigError
 
 #: The prompt templates (`annotator.prompt`), the first the default of the LLM annotators.
 PROMPTS = ("paper", "hands_v1")

@@ -18,9 +18,9 @@ import pandas as pd
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
 from gesturebench.annotation.schema import AnnotationRecord
-from gesturebench.atomic import write_atomic
-from gesturebench.errors import DataError
-from gesturebench.gestures import GESTURE_CLASSES
+from gesturebench.data.gesture_classes import GESTURE_CLASSES
+from gesturebench.runtime.atomic import write_atomic
+from gesturebench.runtime.errors import DataError
 
 COMPONENTS = ("handedness", "hand_shape", "orientation", "location", "movement", "class", "meaning")
 JUDGED = tuple(f"correct_{c}" for c in COMPONENTS)

@@ -39,9 +39,9 @@ from gesturebench.annotation.schema import (
     parse_answer,
 )
 from gesturebench.annotation.store import AnnotationStore
-from gesturebench.atomic import one_line
-from gesturebench.errors import ConfigError
-from gesturebench.stages import bar
+from gesturebench.runtime.atomic import one_line
+from gesturebench.runtime.errors import ConfigError
+from gesturebench.runtime.stages import bar
 
 log = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ from pydantic import (
     model_validator,
 )
 
-from gesturebench.gestures import GestureClass
+from gesturebench.data.gesture_classes import GestureClass
 
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 

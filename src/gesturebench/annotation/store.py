@@ -18,8 +18,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from gesturebench.annotation.schema import AnnotationRecord
-from gesturebench.atomic import write_atomic
-from gesturebench.caches import CORRUPT
+from gesturebench.runtime.atomic import write_atomic
+from gesturebench.runtime.caches import CORRUPT
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from smplx.lbs import batch_rigid_transform, batch_rodrigues
 from gesturebench.body.output import BodyOutput
 from gesturebench.body.procedural import ensure_model_file
 from gesturebench.data.records import N_JOINTS, POSE_DIM, Motion
-from gesturebench.errors import CheckpointError, ConfigError, GestureBenchError
+from gesturebench.runtime.errors import CheckpointError, ConfigError, GestureBenchError
 
 #: `body_model.dtype`: float32 (default, fastest on CPU) or float64 (joints and vertices equal
 #: across devices to ~1e-15, so no threshold-based metric can flip between a CPU and a GPU run).

@@ -41,7 +41,7 @@ from smplx.vertex_ids import vertex_ids as SMPLX_VERTEX_IDS
 
 from gesturebench.body.joints import N_VERTICES, PARENTS
 from gesturebench.data.records import N_JOINTS
-from gesturebench.errors import CheckpointError
+from gesturebench.runtime.errors import CheckpointError
 
 N_SHAPE, N_EXPRESSION = 300, 100
 N_POSE_BASIS = 9 * (N_JOINTS - 1)

@@ -1,1 +1,2 @@
-"""Data: BEAT2 reader, mini-BEAT2 generator, datamodule and the records they produce."""
+"""Data: the records (Motion, SequenceRecord, Word, SemInterval), the BEAT2 reader, audio, TextGrid
+and sem I/O, the length policy and the gesture-class vocabulary."""

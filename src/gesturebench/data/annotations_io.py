@@ -1,7 +1,7 @@
 """Readers and writers for BEAT2's transcript files: `textgrid/*.TextGrid` (words) and `sem/*.txt`
 (semantic intervals).
 
-Writes go through `gesturebench.atomic.atomic_path` (temporary file, then rename).
+Writes go through `gesturebench.runtime.atomic.atomic_path` (temporary file, then rename).
 
 BEAT2's `sem` files are tab-separated without a header: ``name, start, end, duration, score,
 keywords``, e.g. ``07_iconic_h  3.119  4.785  1.666  0.7  relaxing``; rows without keywords have
@@ -30,10 +30,10 @@ from praatio import textgrid
 from praatio.data_classes.interval_tier import IntervalTier
 from praatio.utilities.errors import PraatioException
 
-from gesturebench.atomic import atomic_path, one_line
+from gesturebench.data.gesture_classes import GESTURE_CLASSES
 from gesturebench.data.records import SemInterval, Word
-from gesturebench.errors import DataError
-from gesturebench.gestures import GESTURE_CLASSES
+from gesturebench.runtime.atomic import atomic_path, one_line
+from gesturebench.runtime.errors import DataError
 
 WORDS_TIER = "words"
 SEM_COLUMNS = ("name", "start", "end", "duration", "score", "keywords")

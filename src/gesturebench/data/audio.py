@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-from gesturebench.atomic import atomic_path, one_line
 from gesturebench.data.records import SAMPLE_RATE
-from gesturebench.errors import DataError
-from gesturebench.librosa_lock import librosa
+from gesturebench.runtime.atomic import atomic_path, one_line
+from gesturebench.runtime.errors import DataError
+from gesturebench.runtime.librosa_lock import librosa
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gesturebench.atomic import atomic_path, one_line
 from gesturebench.data.annotations_io import read_sem, read_textgrid_words
 from gesturebench.data.audio import load_audio
 from gesturebench.data.records import (
@@ -35,7 +34,8 @@ from gesturebench.data.records import (
     Motion,
     SequenceRecord,
 )
-from gesturebench.errors import ConfigError, DataError
+from gesturebench.runtime.atomic import atomic_path, one_line
+from gesturebench.runtime.errors import ConfigError, DataError
 
 log = logging.getLogger(__name__)
 

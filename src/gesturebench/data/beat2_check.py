@@ -25,7 +25,7 @@ from gesturebench.data.beat2 import (
     validate_motion_arrays,
 )
 from gesturebench.data.records import SAMPLE_RATE
-from gesturebench.errors import GestureBenchError
+from gesturebench.runtime.errors import GestureBenchError
 
 
 @dataclass

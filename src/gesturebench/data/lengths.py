@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from gesturebench.data.records import FPS, Motion
-from gesturebench.errors import ConfigError, LengthMismatchError
+from gesturebench.runtime.errors import ConfigError, LengthMismatchError
 
 POLICIES = ("truncate",)
 #: Frame rates that motion files commonly have besides 30 fps, for the hint on a length gap.

@@ -24,9 +24,9 @@ import pytorch_lightning as pl
 import torch
 from hydra.core.hydra_config import HydraConfig
 
-from gesturebench.atomic import one_line, write_atomic
 from gesturebench.encoders.motion_ae import MotionAutoencoder
-from gesturebench.errors import CheckpointError
+from gesturebench.runtime.atomic import one_line, write_atomic
+from gesturebench.runtime.errors import CheckpointError
 
 MOTION_AE = "motion_ae"
 MOTION_AE_FORMAT = "gesturebench.motion_ae.v1"

@@ -28,7 +28,7 @@ from torch.nn import functional as F
 from gesturebench.data.records import N_JOINTS
 from gesturebench.encoders.representation import rotation_6d
 from gesturebench.encoders.skeleton import Edge, edge_neighbours, pool_edges, smplx_edges
-from gesturebench.errors import CheckpointError
+from gesturebench.runtime.errors import CheckpointError
 
 #: frames are cut to a multiple of this (the official `vae_test_len`)
 TRIM = 32

@@ -26,7 +26,7 @@ from gesturebench.encoders.checkpoint import (
 from gesturebench.encoders.motion_ae import DOWNSAMPLE, MotionAutoencoder
 from gesturebench.encoders.representation import REP_DIM, motion_representation, sliding_windows
 from gesturebench.encoders.training_common import EncoderConfig, Fitted
-from gesturebench.errors import ConfigError
+from gesturebench.runtime.errors import ConfigError
 
 
 @dataclass(frozen=True)

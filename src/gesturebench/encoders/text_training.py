@@ -32,7 +32,7 @@ from gesturebench.encoders.text_motion import (
     text_windows,
 )
 from gesturebench.encoders.training_common import EncoderConfig, Fitted
-from gesturebench.errors import ConfigError
+from gesturebench.runtime.errors import ConfigError
 
 
 @dataclass(frozen=True)

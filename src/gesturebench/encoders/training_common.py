@@ -18,10 +18,10 @@ import torch
 from pytorch_lightning.loggers import Logger
 from torch.utils.data import DataLoader
 
-from gesturebench.caches import read_cached
 from gesturebench.data.records import SequenceRecord
 from gesturebench.encoders.checkpoint import save_encoder
-from gesturebench.stages import stage
+from gesturebench.runtime.caches import read_cached
+from gesturebench.runtime.stages import stage
 
 
 class Fitted(NamedTuple):

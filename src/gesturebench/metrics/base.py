@@ -67,9 +67,9 @@ import torch
 from torchmetrics import Metric
 from torchmetrics.utilities import dim_zero_cat
 
-from gesturebench.errors import ConfigError
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.pair import MotionPair
+from gesturebench.runtime.errors import ConfigError
 from gesturebench.stats.bootstrap import Resamples, weighted_means
 
 #: `direction` → torchmetrics' `higher_is_better`.

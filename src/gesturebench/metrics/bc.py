@@ -29,16 +29,13 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
-from gesturebench.atomic import write_atomic
 from gesturebench.body.joints import UPPER
 from gesturebench.body.output import BodyOutput
-from gesturebench.caches import read_cached
 from gesturebench.data.records import N_JOINTS, SequenceRecord
-from gesturebench.emage_eval_files import MEAN_SPEED
-from gesturebench.errors import ConfigError
 from gesturebench.metrics.base import SequenceMetric
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.convention import BodyConvention
+from gesturebench.metrics.emage_eval_files import MEAN_SPEED
 from gesturebench.metrics.functional.bc import (
     ALIGNMENTS,
     audio_onsets,
@@ -50,8 +47,11 @@ from gesturebench.metrics.functional.bc import (
     trim_frames,
 )
 from gesturebench.metrics.pair import MotionPair
-from gesturebench.stages import Deferred, progress
-from gesturebench.weights import resolve_weights, sha256_file
+from gesturebench.runtime.atomic import write_atomic
+from gesturebench.runtime.caches import read_cached
+from gesturebench.runtime.errors import ConfigError
+from gesturebench.runtime.stages import Deferred, progress
+from gesturebench.runtime.weights import resolve_weights, sha256_file
 
 #: EMAGE's fixed per-joint speed normaliser (55 values, computed with SMPL-X over BEAT2), published
 #: with its evaluation code; this name is resolved like released weights (`emage_eval_files`).

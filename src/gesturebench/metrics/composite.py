@@ -29,12 +29,20 @@ import torch
 from hydra.errors import InstantiationException
 from hydra.utils import instantiate
 
-from gesturebench.errors import ConfigError, GestureBenchError
 from gesturebench.metrics.base import GestureMetric, SequenceMetric
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.pair import MotionPair
-from gesturebench.study.composites import predict
-from gesturebench.weights import sha256_file
+from gesturebench.runtime.errors import ConfigError, GestureBenchError
+from gesturebench.runtime.weights import sha256_file
+
+
+def predict(composite: dict, values: np.ndarray) -> np.ndarray:
+    """Predicted ratings of rows of predictor `values` (columns in `composite["predictors"]`
+    order)."""
+    z = (np.asarray(values, dtype=float) - np.asarray(composite["mean"])) / np.asarray(
+        composite["scale"]
+    )
+    return composite["intercept"] + z @ np.asarray(composite["coef"])
 
 
 def score_alone(metric: GestureMetric, pair: MotionPair) -> dict[str, float | None]:

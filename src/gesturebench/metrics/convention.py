@@ -16,9 +16,9 @@ import torch
 
 from gesturebench.body.output import BodyOutput
 from gesturebench.data.records import Motion
-from gesturebench.errors import ConfigError
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.pair import MotionPair
+from gesturebench.runtime.errors import ConfigError
 
 #: the values of the `translation` and `global_orient` options.
 SETTINGS = ("keep", "zero")

@@ -17,12 +17,12 @@ from typing import Any
 
 from gesturebench.body.joints import BODY_HANDS
 from gesturebench.data.records import N_JOINTS
-from gesturebench.errors import ConfigError
 from gesturebench.metrics.base import SequenceMetric
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.convention import BodyConvention
 from gesturebench.metrics.functional.diversity import l1_diversity
 from gesturebench.metrics.pair import MotionPair
+from gesturebench.runtime.errors import ConfigError
 
 #: `joints` option → the joints summed over.
 JOINT_SETS = {"body_hands": BODY_HANDS, "all": tuple(range(N_JOINTS))}

@@ -24,7 +24,6 @@ import torch
 from torchmetrics.utilities import dim_zero_cat
 
 from gesturebench.encoders.representation import REP_DIM
-from gesturebench.errors import ConfigError
 from gesturebench.metrics.base import cat_state
 from gesturebench.metrics.functional.fgd import emage2024_sqrt
 from gesturebench.metrics.functional.frechet import (
@@ -36,6 +35,7 @@ from gesturebench.metrics.functional.frechet import (
 )
 from gesturebench.metrics.motion_features import GENERATED, REFERENCE, MotionFeatureMetric
 from gesturebench.metrics.pair import MotionPair
+from gesturebench.runtime.errors import ConfigError
 from gesturebench.stats.bootstrap import Resamples
 
 #: Feature spaces of FGD's values, in `value_names` order: encoder features, raw pose.

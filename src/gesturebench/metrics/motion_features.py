@@ -20,7 +20,6 @@ from typing import Any, ClassVar, Literal, get_args
 import torch
 
 from gesturebench.data.records import Motion
-from gesturebench.emage_eval_files import FGD_ENCODER
 from gesturebench.encoders.emage_fgd import (
     FEATURE_DIM,
     TRIM,
@@ -30,11 +29,12 @@ from gesturebench.encoders.emage_fgd import (
 from gesturebench.encoders.motion_ae import MotionAutoencoder
 from gesturebench.encoders.motion_ae_training import MotionAEConfig
 from gesturebench.encoders.representation import motion_representation, sliding_windows
-from gesturebench.errors import CheckpointError, ConfigError
 from gesturebench.metrics.base import GestureMetric
 from gesturebench.metrics.context import MetricContext
+from gesturebench.metrics.emage_eval_files import FGD_ENCODER
 from gesturebench.metrics.pair import MotionPair
-from gesturebench.weights import resolve_weights
+from gesturebench.runtime.errors import CheckpointError, ConfigError
+from gesturebench.runtime.weights import resolve_weights
 
 REFERENCE, GENERATED = 0, 1
 #: the feature encoders (module docstring); the config schema offers only these

@@ -10,10 +10,10 @@ from typing import Any
 from gesturebench.encoders.text_model import TextModelUnavailable
 from gesturebench.encoders.text_motion import TextMotionEncoder
 from gesturebench.encoders.text_training import TextMotionConfig
-from gesturebench.errors import ConfigError
 from gesturebench.metrics.base import SequenceMetric
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.pair import MotionPair
+from gesturebench.runtime.errors import ConfigError
 
 log = logging.getLogger(__name__)
 

@@ -42,12 +42,12 @@ from gesturebench.annotation.runner import AnnotationRunner, RequestBudget
 from gesturebench.annotation.schema import AnnotationRecord
 from gesturebench.annotation.store import AnnotationStore, store_path
 from gesturebench.body.output import BodyOutput
+from gesturebench.data.gesture_classes import GESTURE_CLASSES, SEMANTIC_CLASSES
 from gesturebench.data.records import Motion
-from gesturebench.errors import CheckpointError, ConfigError
-from gesturebench.gestures import GESTURE_CLASSES, SEMANTIC_CLASSES
 from gesturebench.metrics.base import SequenceMetric, cat_state
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.pair import MotionPair
+from gesturebench.runtime.errors import CheckpointError, ConfigError
 from gesturebench.stats.bootstrap import Resamples
 
 #: `valid_from` options: where the valid semantic events of a clip come from.

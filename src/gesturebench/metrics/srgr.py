@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from gesturebench.errors import ConfigError
 from gesturebench.metrics.base import SequenceMetric
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.convention import BodyConvention
 from gesturebench.metrics.diversity import JOINT_SETS, WEIGHTINGS, orient_convention
 from gesturebench.metrics.functional.srgr import SEM_FRAMES, semantic_weights, srgr
 from gesturebench.metrics.pair import MotionPair
+from gesturebench.runtime.errors import ConfigError
 
 
 class SemanticRelevanceRecall(SequenceMetric):

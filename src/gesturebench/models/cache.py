@@ -17,10 +17,10 @@ from typing import TypeVar
 
 from filelock import FileLock
 
-from gesturebench.caches import read_cached
 from gesturebench.data.beat2 import read_motion_npz, write_motion_npz
 from gesturebench.data.records import Motion, SequenceRecord
 from gesturebench.models.base import GestureModel
+from gesturebench.runtime.caches import read_cached
 
 T = TypeVar("T")
 

@@ -30,7 +30,7 @@ from scipy.spatial.transform import Rotation
 
 from gesturebench.data.beat2 import not_numeric, read_npz, validate_motion_arrays
 from gesturebench.data.records import N_JOINTS, Motion
-from gesturebench.errors import DataError
+from gesturebench.runtime.errors import DataError
 
 #: File names tried for a sequence, in order: BEAT2 / precomputed, EMAGE-style test scripts, EMAGE's
 #: audio demo.

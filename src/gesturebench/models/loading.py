@@ -11,8 +11,8 @@ from typing import Any
 
 import torch
 
-from gesturebench.atomic import one_line
-from gesturebench.errors import CheckpointError
+from gesturebench.runtime.atomic import one_line
+from gesturebench.runtime.errors import CheckpointError
 
 
 def load_target(spec: str) -> Any:

@@ -10,10 +10,10 @@ import numpy as np
 from scipy.ndimage import gaussian_filter1d
 
 from gesturebench.body.joints import BODY_HANDS, LEFT_HAND, RIGHT_HAND
+from gesturebench.data.gesture_classes import SEMANTIC_CLASSES
 from gesturebench.data.records import N_JOINTS, Motion, SemInterval, SequenceRecord
-from gesturebench.errors import ConfigError
-from gesturebench.gestures import SEMANTIC_CLASSES
 from gesturebench.models.base import GestureModel
+from gesturebench.runtime.errors import ConfigError
 from gesturebench.synthesis.curves import window
 from gesturebench.synthesis.gestures import (
     ARM_JOINTS,

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 from gesturebench.data.lengths import align_lengths
 from gesturebench.data.records import Motion, SequenceRecord
-from gesturebench.errors import CheckpointError
 from gesturebench.models.base import GestureModel
+from gesturebench.runtime.errors import CheckpointError
 
 #: Problems listed in the message; the rest are counted.
 SHOWN = 20

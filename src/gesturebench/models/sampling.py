@@ -8,6 +8,8 @@ from typing import Any
 
 from gesturebench.errors import ConfigError
 from gesturebench.models.base import GestureModel
+from gesturebench.run.config import build
+from gesturebench.runtime.errors import ConfigError
 
 
 def with_samples(model: GestureModel, samples: Any) -> GestureModel:

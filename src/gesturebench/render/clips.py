@@ -30,12 +30,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from gesturebench.atomic import atomic_path
 from gesturebench.body.joints import LEFT_SHOULDER, PELVIS, RIGHT_SHOULDER
 from gesturebench.data.records import SAMPLE_RATE, Motion
-from gesturebench.errors import ConfigError, GestureBenchError
 from gesturebench.render.mesh import render_mesh
 from gesturebench.render.skeleton import render_frames, write_video
+from gesturebench.runtime.atomic import atomic_path
+from gesturebench.runtime.errors import ConfigError, GestureBenchError
 
 _UP = np.array([0.0, 1.0, 0.0])
 STYLES = ("skeleton", "mesh")

@@ -18,8 +18,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-from gesturebench.atomic import atomic_path
 from gesturebench.body.joints import PARENTS
+from gesturebench.runtime.atomic import atomic_path
 
 # Bones drawn: every joint but the eyes to its parent.
 _BONES = [(j, int(PARENTS[j])) for j in range(1, 55) if j not in (23, 24)]

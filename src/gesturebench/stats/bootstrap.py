@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gesturebench.errors import ConfigError
+from gesturebench.runtime.errors import ConfigError
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,8 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from gesturebench.errors import ConfigError
-from gesturebench.stages import track
+from gesturebench.runtime.errors import ConfigError
+from gesturebench.runtime.stages import track
 from gesturebench.study.aggregate import clip_ratings, rating_matrix, source_means
 from gesturebench.study.composites import evaluate_composite, fit_composite
 from gesturebench.study.correlation import adjust, correlation_table, stars

@@ -97,15 +97,6 @@ def fit_composite(
     }
 
 
-def predict(composite: dict, values: np.ndarray) -> np.ndarray:
-    """Predicted ratings of rows of predictor `values` (columns in `composite["predictors"]`
-    order)."""
-    z = (np.asarray(values, dtype=float) - np.asarray(composite["mean"])) / np.asarray(
-        composite["scale"]
-    )
-    return composite["intercept"] + z @ np.asarray(composite["coef"])
-
-
 def evaluate_composite(
     X: np.ndarray,
     y: np.ndarray,

@@ -11,8 +11,8 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from gesturebench.atomic import atomic_path
-from gesturebench.results import ARROWS
+from gesturebench.reporting.results import ARROWS
+from gesturebench.runtime.atomic import atomic_path
 from gesturebench.study.schema import DIMENSIONS, SCALE, metric_label
 
 DPI = 150

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gesturebench.errors import DataError
-from gesturebench.stages import track
+from gesturebench.runtime.errors import DataError
+from gesturebench.runtime.stages import track
 from gesturebench.study.analysis import StudyStatistics
 from gesturebench.study.schema import ATTENTION, DIMENSIONS
 

@@ -33,8 +33,8 @@ from pydantic import (
     model_validator,
 )
 
-from gesturebench.atomic import write_atomic
-from gesturebench.errors import DataError
+from gesturebench.runtime.atomic import write_atomic
+from gesturebench.runtime.errors import DataError
 from gesturebench.study.schema import (
     ATTENTION,
     COLUMNS,

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from gesturebench.errors import ConfigError
+from gesturebench.runtime.errors import ConfigError
 from gesturebench.study.schema import ATTENTION, CONDITIONS, DIMENSIONS, SCALE
 
 

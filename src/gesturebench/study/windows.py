@@ -24,12 +24,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gesturebench.atomic import write_atomic
 from gesturebench.data.annotations_io import interval_class
+from gesturebench.data.gesture_classes import SEMANTIC_CLASSES
 from gesturebench.data.records import SAMPLE_RATE, Motion, SemInterval, SequenceRecord
-from gesturebench.errors import DataError
-from gesturebench.gestures import SEMANTIC_CLASSES
 from gesturebench.models.base import GestureModel
+from gesturebench.runtime.atomic import write_atomic
+from gesturebench.runtime.errors import DataError
 
 WINDOW_COLUMNS = ("sequence_id", "split", "start", "end", "semantic_events")
 

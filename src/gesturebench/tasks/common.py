@@ -19,6 +19,9 @@ from gesturebench.data.datamodule import Beat2Source
 from gesturebench.data.records import SequenceRecord
 from gesturebench.errors import ConfigError, DataError
 from gesturebench.metrics.context import MetricContext
+from gesturebench.run.config import build
+from gesturebench.run.datamodule import open_dataset
+from gesturebench.runtime.errors import ConfigError
 
 
 def run_dir() -> Path:

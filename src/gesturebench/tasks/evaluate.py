@@ -25,7 +25,9 @@ from gesturebench.models.prescan import prescan
 from gesturebench.protocol import metric_nodes, protocol_check, read_pin
 from gesturebench.render.clips import Camera, motion_frames, write_clip
 from gesturebench.render.layout import side_by_side
-from gesturebench.results import (
+from gesturebench.reporting.headline import headline_table
+from gesturebench.reporting.loggers import finish, log_results, make_logger
+from gesturebench.reporting.results import (
     RESULTS_FILE,
     build_results,
     cfg_choice,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
-from gesturebench.leaderboard import collect, write_leaderboard
+from gesturebench.reporting.leaderboard import collect, write_leaderboard
 
 log = logging.getLogger(__name__)
 

@@ -11,13 +11,13 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
-from gesturebench.atomic import write_atomic
 from gesturebench.data.beat2_check import check_beat2, report_markdown
-from gesturebench.errors import ConfigError, DataError
-from gesturebench.results import write_json
-from gesturebench.stages import stage
+from gesturebench.reporting.results import write_json
+from gesturebench.runtime.atomic import write_atomic
+from gesturebench.runtime.errors import ConfigError, DataError
+from gesturebench.runtime.stages import stage
+from gesturebench.runtime.weights import Downloader, hub_downloader
 from gesturebench.tasks.common import run_dir
-from gesturebench.weights import Downloader, hub_downloader
 
 log = logging.getLogger(__name__)
 

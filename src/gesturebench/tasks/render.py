@@ -27,7 +27,10 @@ from gesturebench.config import build_model
 from gesturebench.errors import ConfigError, DataError
 from gesturebench.models.cache import MotionCache
 from gesturebench.render.clips import Camera, motion_frames, write_clip
-from gesturebench.stages import track
+from gesturebench.runtime.atomic import write_atomic
+from gesturebench.runtime.errors import ConfigError, DataError
+from gesturebench.runtime.stages import track
+from gesturebench.runtime.weights import sha256_file
 from gesturebench.study.schema import CONDITIONS, MANIFEST_COLUMNS
 from gesturebench.study.windows import StudyWindows, Window, write_windows
 from gesturebench.tasks.analyze import source_config, study_windows, windows_spec

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
-from gesturebench.atomic import write_atomic
+from gesturebench.runtime.atomic import write_atomic
 from gesturebench.study.pairwise import pairwise_csv
 from gesturebench.study.ratings import ratings_csv
 from gesturebench.study.server.export import pairwise_table, progress_tables, ratings_table

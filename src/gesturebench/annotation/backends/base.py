@@ -18,8 +18,8 @@ from typing import Any
 from gesturebench.annotation.clip import EventClip
 from gesturebench.annotation.events import CONTEXT_SECONDS
 from gesturebench.annotation.schema import GestureAnswer
-from gesturebench.errors import ConfigError, GestureBenchError
 from gesturebench.render.clips import Camera
+from gesturebench.runtime.errors import ConfigError, GestureBenchError
 
 
 class TransientError(Exception):

@@ -15,7 +15,7 @@ from gesturebench.annotation.backends.base import RequestError, transport_errors
 from gesturebench.annotation.backends.remote import RemoteAnnotator
 from gesturebench.annotation.clip import EventClip
 from gesturebench.annotation.schema import answer_json_schema
-from gesturebench.errors import ConfigError
+from gesturebench.runtime.errors import ConfigError
 
 
 class GeminiAnnotator(RemoteAnnotator):

@@ -38,7 +38,7 @@ from gesturebench.annotation.events import collect_events
 from gesturebench.annotation.features import FEATURES, hand_features, motion_features
 from gesturebench.annotation.schema import GestureAnswer
 from gesturebench.annotation.store import AnnotationStore, store_path
-from gesturebench.errors import ConfigError
+from gesturebench.runtime.errors import ConfigError
 
 RULES_VERSION = "rules-v1"
 THRESHOLDS = {

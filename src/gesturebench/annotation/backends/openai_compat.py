@@ -19,7 +19,7 @@ import numpy as np
 from gesturebench.annotation.backends.base import RequestError
 from gesturebench.annotation.backends.remote import RemoteAnnotator
 from gesturebench.annotation.clip import EventClip
-from gesturebench.errors import ConfigError
+from gesturebench.runtime.errors import ConfigError
 
 
 def sample_frames(n_frames: int, fps: int, per_second: float, max_frames: int) -> np.ndarray:

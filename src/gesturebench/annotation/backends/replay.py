@@ -17,7 +17,7 @@ from gesturebench.annotation.clip import EventClip
 from gesturebench.annotation.events import CONTEXT_SECONDS
 from gesturebench.annotation.schema import GestureAnswer
 from gesturebench.annotation.store import AnnotationStore, store_path
-from gesturebench.errors import ConfigError, DataError
+from gesturebench.runtime.errors import ConfigError, DataError
 
 
 class ReplayAnnotator(Annotator):

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from scipy.signal import argrelextrema
 
-from gesturebench.librosa_lock import librosa
+from gesturebench.runtime.librosa_lock import librosa
 
 #: BC alignments: from motion beats to onsets (the paper's) or from onsets to motion beats
 #: (EMAGE's).

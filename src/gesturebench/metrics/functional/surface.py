@@ -18,8 +18,8 @@ import numpy as np
 import torch
 from scipy.spatial import cKDTree
 
-from gesturebench.errors import ConfigError
 from gesturebench.metrics.functional import nearest_grid, nearest_kernel
+from gesturebench.runtime.errors import ConfigError
 
 METHODS = ("auto", "grid", "kdtree", "cdist", "triton")
 #: KD-tree build options: unbalanced, uncompacted trees with 32-point leaves build and query fastest

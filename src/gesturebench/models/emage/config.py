@@ -13,7 +13,7 @@ from dataclasses import MISSING, dataclass, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
-from gesturebench.errors import CheckpointError
+from gesturebench.runtime.errors import CheckpointError
 
 C = TypeVar("C", bound="_FromJson")
 

@@ -10,9 +10,9 @@ from collections.abc import Callable
 
 import torch
 
-from gesturebench.errors import DataError
 from gesturebench.models.emage.codecs import N_JOINTS, BodyCodec
 from gesturebench.models.emage.generator import MOTION_DIM, EmageGenerator
+from gesturebench.runtime.errors import DataError
 
 PARTS = ("face", "upper", "hands", "lower")
 

@@ -11,7 +11,7 @@ from gesturebench.models.emage.codecs import PARTS, BodyCodec
 from gesturebench.models.emage.config import CodecConfig, GeneratorConfig
 from gesturebench.models.emage.generator import EmageGenerator
 from gesturebench.models.loading import load_weights
-from gesturebench.weights import HubFiles, ResolvedWeights
+from gesturebench.runtime.weights import HubFiles, ResolvedWeights
 
 CONFIG, WEIGHTS = "config.json", "pytorch_model.bin"
 #: the generator's folder, then each codec's, relative to the release's root

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from gesturebench.data.records import Word
-from gesturebench.errors import DataError
+from gesturebench.runtime.errors import DataError
 
 ENVELOPE_WINDOW = 1024
 PAD, UNK = 0, 3
@@ -32,7 +32,7 @@ def amplitude_envelope(wave: np.ndarray, window: int = ENVELOPE_WINDOW) -> np.nd
 def onset_amplitude(wave: np.ndarray, sr: int = 16000) -> np.ndarray:
     """16 kHz mono `wave` (S,) → (S, 2) float: envelope, and 1 at each onset *frame* index (the
     quirk in the module docstring)."""
-    from gesturebench.librosa_lock import librosa
+    from gesturebench.runtime.librosa_lock import librosa
 
     onsets = np.zeros(len(wave))
     onsets[librosa.onset.onset_detect(y=wave.astype(np.float32), sr=sr, units="frames")] = 1.0

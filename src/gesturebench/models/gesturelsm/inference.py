@@ -18,7 +18,6 @@ from dataclasses import dataclass
 import torch
 
 from gesturebench.encoders.representation import rotation_6d
-from gesturebench.errors import DataError
 from gesturebench.models.emage.codecs import (
     HANDS_JOINTS,
     JAW,
@@ -37,6 +36,7 @@ from gesturebench.models.gesturelsm.config import (
 from gesturebench.models.gesturelsm.generator import GestureLSMGenerator
 from gesturebench.models.gesturelsm.rvqvae import RVQVAE
 from gesturebench.models.gesturelsm.samplers import sample_window
+from gesturebench.runtime.errors import DataError
 
 JOINTS = {"upper": UPPER_JOINTS, "hands": HANDS_JOINTS, "lower": LOWER_JOINTS}
 #: audio samples per motion frame as upstream slices the 16 kHz features (16000 // 30, not

@@ -14,9 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from typing_extensions import Unpack
 
-from gesturebench.atomic import atomic_path
 from gesturebench.data.records import Motion, SequenceRecord
-from gesturebench.errors import CheckpointError, ConfigError, DataError
 from gesturebench.models.gesturelsm.config import (
     PART_WIDTHS,
     SAMPLINGS,
@@ -34,7 +32,9 @@ from gesturebench.models.gesturelsm.weights import (
 )
 from gesturebench.models.sources.base import SharedOptions
 from gesturebench.models.sources.native import NativeSource
-from gesturebench.weights import HubFiles, sha256_file
+from gesturebench.runtime.atomic import atomic_path
+from gesturebench.runtime.errors import CheckpointError, ConfigError, DataError
+from gesturebench.runtime.weights import HubFiles, sha256_file
 
 if TYPE_CHECKING:
     from gesturebench.metrics.context import MetricContext

@@ -18,8 +18,6 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from gesturebench.atomic import one_line
-from gesturebench.errors import CheckpointError, DataError
 from gesturebench.models.gesturelsm.config import (
     PART_WIDTHS,
     PARTS,
@@ -30,7 +28,9 @@ from gesturebench.models.gesturelsm.config import (
 from gesturebench.models.gesturelsm.generator import GestureLSMGenerator
 from gesturebench.models.gesturelsm.inference import Normalisation
 from gesturebench.models.gesturelsm.rvqvae import RVQVAE
-from gesturebench.weights import HubFiles
+from gesturebench.runtime.atomic import one_line
+from gesturebench.runtime.errors import CheckpointError, DataError
+from gesturebench.runtime.weights import HubFiles
 
 #: generator checkpoint of each released variant
 GENERATOR_FILES = {

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
 from gesturebench.data.records import Motion, SequenceRecord
-from gesturebench.errors import ConfigError, GestureBenchError
 from gesturebench.models.base import GestureModel
 from gesturebench.models.formats import DEFAULT_PATTERNS, FIELDS, identical_fields, read_result
 

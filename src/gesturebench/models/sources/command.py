@@ -15,12 +15,12 @@ from typing import Any
 from typing_extensions import Unpack
 
 from gesturebench.data.records import Motion, SequenceRecord
-from gesturebench.errors import ConfigError, DataError
 from gesturebench.models.cache import run_once
 from gesturebench.models.shell import run_shell, stderr_tail
 from gesturebench.models.sources.base import ModelCommandError, SharedOptions
 from gesturebench.models.sources.runs import RunSource
 from gesturebench.models.staging import stage_sequence
+from gesturebench.runtime.errors import ConfigError, DataError
 
 #: Placeholders a command may use, per scope.
 PLACEHOLDERS = {

@@ -14,13 +14,13 @@ import pytorch_lightning as pl
 import torch
 from typing_extensions import Unpack
 
-from gesturebench.atomic import atomic_path, one_line
 from gesturebench.data.records import SequenceRecord
-from gesturebench.errors import CheckpointError, ConfigError, DataError, GestureBenchError
 from gesturebench.models.batch import record_batch, result_arrays
 from gesturebench.models.loading import file_digest, load_target, load_weights
 from gesturebench.models.sources.base import ModelCommandError, SharedOptions
 from gesturebench.models.sources.runs import RunSource
+from gesturebench.runtime.atomic import atomic_path, one_line
+from gesturebench.runtime.errors import CheckpointError, ConfigError, DataError, GestureBenchError
 
 
 class ModuleSource(RunSource):

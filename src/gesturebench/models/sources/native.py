@@ -16,13 +16,13 @@ import numpy as np
 import torch
 from typing_extensions import Unpack
 
-from gesturebench.atomic import atomic_path
 from gesturebench.data.records import Motion, SequenceRecord
-from gesturebench.errors import DataError
 from gesturebench.models.sources.base import ModelCommandError, SharedOptions
 from gesturebench.models.sources.runs import RunSource
-from gesturebench.stages import bar
-from gesturebench.weights import HubFiles, resolve_weights
+from gesturebench.runtime.atomic import atomic_path
+from gesturebench.runtime.errors import DataError
+from gesturebench.runtime.stages import bar
+from gesturebench.runtime.weights import HubFiles, resolve_weights
 
 if TYPE_CHECKING:
     from gesturebench.metrics.context import MetricContext

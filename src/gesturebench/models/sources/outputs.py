@@ -11,9 +11,9 @@ from typing import Any
 from typing_extensions import Unpack
 
 from gesturebench.data.records import Motion, SequenceRecord
-from gesturebench.errors import CheckpointError, GestureBenchError
 from gesturebench.models.formats import find_result
 from gesturebench.models.sources.base import ResultSource, SharedOptions
+from gesturebench.runtime.errors import CheckpointError, GestureBenchError
 
 
 class OutputsSource(ResultSource):

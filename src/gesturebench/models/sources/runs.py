@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 
 from gesturebench.data.records import Motion, SequenceRecord
-from gesturebench.errors import ConfigError, DataError
 from gesturebench.metrics.context import MetricContext
 from gesturebench.models.cache import retire, run_once
 from gesturebench.models.formats import find_result
 from gesturebench.models.sources.base import ModelCommandError, ResultSource
+from gesturebench.runtime.errors import ConfigError, DataError
 
 
 class RunSource(ResultSource):

@@ -16,7 +16,7 @@ from pathlib import Path
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
-from gesturebench.errors import GestureBenchError
+from gesturebench.runtime.errors import GestureBenchError
 
 
 def main(argv: list[str]) -> int:

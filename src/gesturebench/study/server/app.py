@@ -54,7 +54,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from gesturebench.errors import ConfigError
+from gesturebench.runtime.errors import ConfigError
 from gesturebench.study.ratings import ratings_csv
 from gesturebench.study.schema import SCALE
 from gesturebench.study.server.design import CHOICES, StudyDesign, block, conditions, layout

@@ -18,7 +18,7 @@ from itertools import combinations
 
 import numpy as np
 
-from gesturebench.errors import ConfigError
+from gesturebench.runtime.errors import ConfigError
 from gesturebench.study.schema import CONDITIONS, DIMENSIONS, SCALE
 from gesturebench.study.server.manifest import Stimulus
 

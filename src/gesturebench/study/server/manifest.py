@@ -7,9 +7,9 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
-from gesturebench.errors import DataError
+from gesturebench.runtime.errors import DataError
+from gesturebench.runtime.weights import sha256_file
 from gesturebench.study.schema import CONDITIONS, MANIFEST_COLUMNS
-from gesturebench.weights import sha256_file
 
 
 @dataclass(frozen=True)

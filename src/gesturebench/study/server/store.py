@@ -47,7 +47,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from gesturebench.errors import DataError
+from gesturebench.runtime.errors import DataError
 
 #: Version of the tables below; a database written with another version is refused.
 SCHEMA_VERSION = 3

@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 from scipy.signal import lfilter
 
-from gesturebench.data.mini.plan import SequencePlan
-from gesturebench.data.mini.speakers import SpeakerStyle
 from gesturebench.data.records import FPS, SAMPLE_RATE
+from gesturebench.synthesis.mini.plan import SequencePlan
+from gesturebench.synthesis.mini.speakers import SpeakerStyle
 
 
 def _resonator(frequency: float, bandwidth: float, sr: int) -> tuple[np.ndarray, np.ndarray]:

@@ -1,10 +1,10 @@
 """EMAGE's evaluation files on the Hugging Face Hub, where its evaluation code (PantoMatrix
 0bbb03d, `emage_evaltools/mertic.py`) downloads them: the FGD encoder's weights and BC's fixed speed
-normaliser. Both are resolved by `gesturebench.weights` into `<checkpoints>/emage_eval/`."""
+normaliser. Both are resolved by `gesturebench.runtime.weights` into `<checkpoints>/emage_eval/`."""
 
 from __future__ import annotations
 
-from gesturebench.weights import HubFiles
+from gesturebench.runtime.weights import HubFiles
 
 REPO_ID = "H-Liu1997/EMAGE"
 FOLDER = "emage_eval"

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from gesturebench.atomic import one_line
-from gesturebench.errors import ConfigError
+from gesturebench.runtime.atomic import one_line
+from gesturebench.runtime.errors import ConfigError
 
 if TYPE_CHECKING:
     from gesturebench.data.datamodule import Beat2Source

@@ -7,8 +7,8 @@ from __future__ import annotations
 import textwrap
 
 from gesturebench.metrics.sample_diversity import SampleDiversity
-from gesturebench.results import ARROWS, PAPER_METRICS
-from gesturebench.tables import with_interval
+from gesturebench.reporting.results import ARROWS, PAPER_METRICS
+from gesturebench.reporting.tables import with_interval
 
 
 def headline_metrics(results: dict) -> tuple[str, ...]:

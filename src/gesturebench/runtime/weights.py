@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gesturebench.errors import CheckpointError
+from gesturebench.runtime.errors import CheckpointError
 
 Downloader = Callable[..., str]
 

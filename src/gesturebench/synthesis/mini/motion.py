@@ -23,9 +23,6 @@ from scipy.spatial.transform import Rotation
 
 from gesturebench.body.joints import LEFT_HAND, RIGHT_HAND
 from gesturebench.body.procedural import REST_JOINTS
-from gesturebench.data.mini.plan import SequencePlan
-from gesturebench.data.mini.speakers import SpeakerStyle
-from gesturebench.data.mini.speech import frame_envelope
 from gesturebench.data.records import FPS, N_EXPRESSIONS, N_JOINTS, Motion, SemInterval
 from gesturebench.synthesis.curves import smooth_noise, smootherstep, window
 from gesturebench.synthesis.gestures import (
@@ -46,6 +43,9 @@ from gesturebench.synthesis.gestures import (
     mirror,
     stroke_offsets,
 )
+from gesturebench.synthesis.mini.plan import SequencePlan
+from gesturebench.synthesis.mini.speakers import SpeakerStyle
+from gesturebench.synthesis.mini.speech import frame_envelope
 from gesturebench.synthesis.stance import LEGS, leg_ik
 
 REST_TRANS_Y = 1.29

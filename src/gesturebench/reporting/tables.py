@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from gesturebench.atomic import write_atomic
-from gesturebench.comparability import mixed_conventions
-from gesturebench.results import ARROWS, PAPER_METRICS, write_json
+from gesturebench.reporting.comparability import mixed_conventions
+from gesturebench.reporting.results import ARROWS, PAPER_METRICS, write_json
+from gesturebench.runtime.atomic import write_atomic
 
 #: significant digits of the CSV files (enough to rank and compare; results.json holds the rest)
 CSV_FORMAT = "%.6g"

@@ -26,8 +26,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gesturebench.atomic import write_atomic
-from gesturebench.results import PAPER_METRICS
+from gesturebench.reporting.results import PAPER_METRICS
+from gesturebench.runtime.atomic import write_atomic
 from gesturebench.stats.bootstrap import Resamples, percentile_interval, weighted_means
 
 #: Sign flips drawn for a permutation p-value when the 2^n patterns outnumber them (the smallest

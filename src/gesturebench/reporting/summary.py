@@ -17,14 +17,14 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
-from gesturebench import status
-from gesturebench.atomic import write_atomic
-from gesturebench.comparability import mixed_conventions
-from gesturebench.loggers import log_sweep_tables
-from gesturebench.results import ERROR_FILE, RESULTS_FILE
-from gesturebench.stats.comparisons import write_comparisons
-from gesturebench.sweep_plots import write_sweep_plots
-from gesturebench.tables import write_summary
+from gesturebench.reporting.comparability import mixed_conventions
+from gesturebench.reporting.comparisons import write_comparisons
+from gesturebench.reporting.loggers import log_sweep_tables
+from gesturebench.reporting.results import ERROR_FILE, RESULTS_FILE
+from gesturebench.reporting.sweep_plots import write_sweep_plots
+from gesturebench.reporting.tables import write_summary
+from gesturebench.runtime import status
+from gesturebench.runtime.atomic import write_atomic
 
 log = logging.getLogger(__name__)
 

@@ -20,8 +20,8 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from gesturebench.atomic import atomic_path
-from gesturebench.results import ARROWS, PAPER_METRICS
+from gesturebench.reporting.results import ARROWS, PAPER_METRICS
+from gesturebench.runtime.atomic import atomic_path
 
 DPI = 120
 

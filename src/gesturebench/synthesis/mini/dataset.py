@@ -20,13 +20,13 @@ import pandas as pd
 from gesturebench.data.annotations_io import write_sem, write_textgrid_words
 from gesturebench.data.audio import write_wav
 from gesturebench.data.beat2 import SPLIT_FILE, sequence_paths, write_motion_npz
-from gesturebench.data.mini.motion import synthesize_motion
-from gesturebench.data.mini.plan import SequencePlan, plan_sequence
-from gesturebench.data.mini.speakers import DEFAULT_SPEAKERS, SPEAKER_NAMES, speaker_style
-from gesturebench.data.mini.speech import synthesize_speech
 from gesturebench.data.records import FPS, Motion
-from gesturebench.errors import ConfigError, DataError
-from gesturebench.stages import progress
+from gesturebench.runtime.errors import ConfigError, DataError
+from gesturebench.runtime.stages import progress
+from gesturebench.synthesis.mini.motion import synthesize_motion
+from gesturebench.synthesis.mini.plan import SequencePlan, plan_sequence
+from gesturebench.synthesis.mini.speakers import DEFAULT_SPEAKERS, SPEAKER_NAMES, speaker_style
+from gesturebench.synthesis.mini.speech import synthesize_speech
 
 # Part of the `.complete` marker: a folder written by another version is regenerated. 2: the legs
 # are solved on the procedural body's rest skeleton.
@@ -135,7 +135,7 @@ def generate_mini_beat2(root: str | Path, seed: int = 0, size: str = "default") 
     """
     root = Path(root).expanduser()
     marker = {
-        "generator": "gesturebench.data.mini",
+        "generator": "gesturebench.synthesis.mini",
         "version": GENERATOR_VERSION,
         "seed": int(seed),
         "size": size,

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from gesturebench.atomic import one_line
+from gesturebench.runtime.atomic import one_line
 
 T = TypeVar("T")
 

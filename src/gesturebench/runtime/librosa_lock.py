@@ -6,8 +6,8 @@ cache files that disagree with each other, and every process that loads them lat
 segmentation fault (github.com/numba/numba/issues/10128). Holding a lock while librosa's kernels
 compile or load makes the first compilation one process at a time; later imports only read the
 cache.
-Every module of this package takes librosa from here (``from gesturebench.librosa_lock import
-librosa``).
+Every module of this package takes librosa from here
+(``from gesturebench.runtime.librosa_lock import librosa``).
 """
 
 from __future__ import annotations

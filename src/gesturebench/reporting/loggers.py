@@ -20,8 +20,8 @@ from typing import Any
 import pandas as pd
 from pytorch_lightning.loggers import Logger, WandbLogger
 
-from gesturebench.config import build
-from gesturebench.quiet import drop_anonymous
+from gesturebench.run.config import build
+from gesturebench.runtime.quiet import drop_anonymous
 
 #: the readable copy of what an evaluation logs to a W&B run, in the run's files folder
 OFFLINE_SUMMARY = "gesturebench_summary.json"

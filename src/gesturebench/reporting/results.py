@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from hydra.core.hydra_config import HydraConfig
 
-from gesturebench.atomic import write_atomic
+from gesturebench.runtime.atomic import write_atomic
 
 if TYPE_CHECKING:
     from gesturebench.metrics.base import GestureMetric

@@ -24,10 +24,10 @@ from itertools import cycle
 
 import numpy as np
 
-from gesturebench.data.mini.speakers import SpeakerStyle
+from gesturebench.data.gesture_classes import SEMANTIC_CLASSES
 from gesturebench.data.records import FPS, SAMPLE_RATE, SemInterval, Word
-from gesturebench.gestures import SEMANTIC_CLASSES
 from gesturebench.synthesis.gestures import Stroke
+from gesturebench.synthesis.mini.speakers import SpeakerStyle
 
 #: The gesture forms generated, in the order drawn from (alphabetical semantic classes, then beat).
 CLASSES = (*sorted(SEMANTIC_CLASSES), "beat")

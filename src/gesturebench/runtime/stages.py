@@ -23,7 +23,7 @@ from pytorch_lightning.callbacks.progress.rich_progress import ProcessingSpeedCo
 from rich.progress import Progress, Task
 from rich.text import Text
 
-log = logging.getLogger("gesturebench.stages")
+log = logging.getLogger("gesturebench.runtime.stages")
 T = TypeVar("T")
 #: whether bars are drawn at all (`trainer.enable_progress_bar`, set by `show_bars`)
 _shown = {"bars": True}

@@ -74,7 +74,7 @@ class Beat2Source:
         `self.load_audio`)."""
         root = Path(self.root)
         if self.generate:
-            from gesturebench.data.mini.dataset import ensure_mini_beat2
+            from gesturebench.synthesis.mini.dataset import ensure_mini_beat2
 
             ensure_mini_beat2(root, seed=self.seed, size=self.size)
         dataset = Beat2Dataset(

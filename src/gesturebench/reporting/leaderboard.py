@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from gesturebench.atomic import write_atomic
-from gesturebench.results import RESULTS_FILE
-from gesturebench.tables import results_frame, results_markdown, to_csv
+from gesturebench.reporting.results import RESULTS_FILE
+from gesturebench.reporting.tables import results_frame, results_markdown, to_csv
+from gesturebench.runtime.atomic import write_atomic
 
 #: The columns of a leaderboard before the metrics.
 COLUMNS = ["dataset", "model", "preset", "config", "run"]

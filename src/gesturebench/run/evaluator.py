@@ -30,14 +30,14 @@ import torch
 from torchmetrics import Metric
 
 from gesturebench.body.output import BodyOutput
-from gesturebench.caveats import degenerate_caveats, is_motionless
 from gesturebench.data.lengths import align_lengths
 from gesturebench.data.records import Motion, SequenceRecord
-from gesturebench.memory import release_freed_memory
 from gesturebench.metrics.base import GestureMetric, annotated, cat_state
+from gesturebench.metrics.caveats import degenerate_caveats, is_motionless
 from gesturebench.metrics.pair import MotionPair
 from gesturebench.models.base import GestureModel
 from gesturebench.models.cache import MotionCache
+from gesturebench.runtime.memory import release_freed_memory
 from gesturebench.stats.bootstrap import BootstrapOptions, Resamples, percentile_interval
 
 

@@ -1,0 +1,107 @@
+"""The package layout shows its architecture: the package root holds only the entry points, and
+the imports between its subpackages run down the layers only (read from the source with `ast`, every
+import counted, those inside functions and under `TYPE_CHECKING` included)."""
+
+from __future__ import annotations
+
+import ast
+from graphlib import CycleError, TopologicalSorter
+from pathlib import Path
+
+from tests.helpers import REPO
+
+PACKAGE = REPO / "src" / "gesturebench"
+#: The layers, lowest first: a package imports only packages of lower layers (never one of its own
+#: layer, so the graph stays acyclic). The root modules are layers of their own, at the top.
+LAYERS: list[set[str]] = [
+    {"runtime"},  # errors, atomic writes, stages, weights: what every layer uses
+    {"data", "stats"},  # records, readers; bootstrap
+    {"body"},  # SMPL-X forward, the procedural body
+    {"synthesis", "render", "encoders"},  # the mini-BEAT2 generator; frames; feature extractors
+    {"annotation"},
+    {"metrics"},
+    {"models"},
+    {"run"},  # config, Evaluator, DataModule, protocol pin
+    {"reporting"},  # the results stage
+    {"study"},
+    {"tasks"},
+    {"cli"},
+    {"api"},
+    {""},  # the package's __init__
+]
+#: Root modules: the entry points only.
+ROOT_MODULES = {"__init__.py", "api.py", "cli.py"}
+#: Upward imports known and being removed: (importing module, imported module). Delete an entry
+#: when its import goes; the test fails on an entry that no longer exists.
+KNOWN_UPWARD = {("gesturebench.models.sampling", "gesturebench.run.config")}
+
+
+def _module(path: Path) -> str:
+    parts = ["gesturebench", *path.relative_to(PACKAGE).with_suffix("").parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """The gesturebench modules (or packages) `path` imports, relative imports resolved."""
+    module = _module(path)
+    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join([*package[: len(package) - node.level + 1], *filter(None, [base])])
+            # `from gesturebench import cli` imports the module gesturebench.cli
+            found.update(f"{base}.{a.name}" if base == "gesturebench" else base for a in node.names)
+    return {f for f in found if f.split(".")[0] == "gesturebench"}
+
+
+def _unit(module: str) -> str:
+    """The subpackage (or root module) a module belongs to: `""` for the package itself."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _edges() -> set[tuple[str, str]]:
+    """(importing module, imported module) across subpackages."""
+    return {
+        (_module(p), target)
+        for p in PACKAGE.rglob("*.py")
+        for target in _imports(p)
+        if _unit(_module(p)) != _unit(target)
+    }
+
+
+def _layer(unit: str) -> int:
+    return next(i for i, layer in enumerate(LAYERS) if unit in layer)
+
+
+def test_the_package_root_holds_only_the_entry_points():
+    assert {p.name for p in PACKAGE.glob("*.py")} == ROOT_MODULES
+
+
+def test_every_subpackage_has_a_layer():
+    units = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
+    units |= {p.stem for p in PACKAGE.glob("*.py") if p.name != "__init__.py"} | {""}
+    assert units == set().union(*LAYERS)
+
+
+def test_imports_run_down_the_layers_only():
+    edges = _edges()
+    upward = sorted(
+        f"{a} imports {b}" for a, b in edges - KNOWN_UPWARD if _layer(_unit(a)) <= _layer(_unit(b))
+    )
+    assert not upward, upward
+    assert edges >= KNOWN_UPWARD, f"gone, remove from KNOWN_UPWARD: {KNOWN_UPWARD - edges}"
+
+
+def test_the_import_graph_between_subpackages_is_acyclic():
+    graph: dict[str, set[str]] = {}
+    for a, b in _edges() - KNOWN_UPWARD:
+        graph.setdefault(_unit(a), set()).add(_unit(b))
+    try:
+        TopologicalSorter(graph).prepare()
+    except CycleError as err:
+        raise AssertionError(f"import cycle: {' → '.join(err.args[1])}") from None
