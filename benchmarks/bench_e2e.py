@@ -35,8 +35,8 @@ def run_one(args) -> dict:
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
-    from gesturebench.config import register_configs
-    from gesturebench.results import config_hash
+    from gesturebench.reporting.results import config_hash
+    from gesturebench.run.config import register_configs
     from gesturebench.tasks.common import open_dataset
     from gesturebench.tasks.evaluate import score
 

@@ -163,7 +163,7 @@ def isolated() -> Iterator[None]:
     from hydra.core.global_hydra import GlobalHydra
     from hydra.core.hydra_config import HydraConfig
 
-    from gesturebench import stages, status
+    from gesturebench.runtime import stages, status
 
     root = logging.getLogger()
     handlers = set(root.handlers)

@@ -25,7 +25,6 @@ from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf, open_dict
 from scipy.spatial.transform import Rotation
 
-from gesturebench.config import build_model
 from gesturebench.data.beat2 import write_motion_npz
 from gesturebench.data.records import FPS, SAMPLE_RATE, Motion
 from gesturebench.models import formats
@@ -34,7 +33,7 @@ from gesturebench.models.sources.base import ModelCommandError, ResultSource
 from gesturebench.models.sources.command import CommandSource
 from gesturebench.models.sources.module import ModuleSource
 from gesturebench.models.sources.outputs import OutputsSource
-from gesturebench.run.datamodule import open_dataset
+from gesturebench.run.config import build_model
 from gesturebench.runtime.errors import CheckpointError, ConfigError, DataError
 from gesturebench.tasks import evaluate
 from gesturebench.tasks.common import make_body_model, open_dataset

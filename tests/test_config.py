@@ -27,11 +27,12 @@ from hydra.types import RunMode
 from hydra.utils import get_object
 from omegaconf import DictConfig, OmegaConf
 
-from gesturebench import cli, status
-from gesturebench.config import MODEL_KEYS, build, build_model, job_dirname, register_configs
-from gesturebench.errors import ConfigError, DataError
+from gesturebench import cli
 from gesturebench.models.base import GestureModel
-from gesturebench.protocol import metric_nodes
+from gesturebench.run.config import MODEL_KEYS, build, build_model, job_dirname, register_configs
+from gesturebench.run.protocol import metric_nodes
+from gesturebench.runtime import status
+from gesturebench.runtime.errors import ConfigError, DataError
 from gesturebench.study.pairwise import PairwiseOptions
 from gesturebench.tasks.common import open_dataset
 from tests.helpers import CONF, REPO, composed

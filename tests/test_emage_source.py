@@ -15,14 +15,15 @@ import pandas as pd
 import pytest
 import torch
 
-from gesturebench.config import build_model
 from gesturebench.data.records import SAMPLE_RATE
 from gesturebench.encoders.representation import rotation_6d
 from gesturebench.models.emage.inference import generate
 from gesturebench.models.emage.release import RELEASE
 from gesturebench.models.emage.source import EmageSource, foot_contact
+from gesturebench.run.config import build_model
+from gesturebench.runtime.errors import CheckpointError, DataError
+from gesturebench.runtime.weights import sha256_file
 from gesturebench.tasks.common import make_body_model, open_dataset
-from gesturebench.weights import sha256_file
 from tests.emage_support import small_models, write_release
 from tests.helpers import composed
 from tests.launch import error_line, results, stopped

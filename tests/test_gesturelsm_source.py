@@ -16,7 +16,6 @@ import pytest
 from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
 
-from gesturebench.config import build_model
 from gesturebench.data.records import SAMPLE_RATE
 from gesturebench.models.gesturelsm.config import SAMPLINGS, Variant
 from gesturebench.models.gesturelsm.features import UNK, Vocab
@@ -24,6 +23,8 @@ from gesturebench.models.gesturelsm.inference import window_count
 from gesturebench.models.gesturelsm.pipeline import GestureLSM
 from gesturebench.models.gesturelsm.source import GestureLSMSource
 from gesturebench.models.gesturelsm.weights import GENERATOR_FILES
+from gesturebench.run.config import build_model
+from gesturebench.runtime.errors import CheckpointError, ConfigError, DataError
 from gesturebench.tasks.common import open_dataset
 from tests import emage_support
 from tests.gesturelsm_support import RELEASE_GENERATOR, SMALL_CODECS, write_release

@@ -31,9 +31,6 @@ LAYERS: list[set[str]] = [
 ]
 #: Root modules: the entry points only.
 ROOT_MODULES = {"__init__.py", "api.py", "cli.py"}
-#: Upward imports known and being removed: (importing module, imported module). Delete an entry
-#: when its import goes; the test fails on an entry that no longer exists.
-KNOWN_UPWARD = {("gesturebench.models.sampling", "gesturebench.run.config")}
 
 
 def _module(path: Path) -> str:
@@ -90,16 +87,13 @@ def test_every_subpackage_has_a_layer():
 
 def test_imports_run_down_the_layers_only():
     edges = _edges()
-    upward = sorted(
-        f"{a} imports {b}" for a, b in edges - KNOWN_UPWARD if _layer(_unit(a)) <= _layer(_unit(b))
-    )
+    upward = sorted(f"{a} imports {b}" for a, b in edges if _layer(_unit(a)) <= _layer(_unit(b)))
     assert not upward, upward
-    assert edges >= KNOWN_UPWARD, f"gone, remove from KNOWN_UPWARD: {KNOWN_UPWARD - edges}"
 
 
 def test_the_import_graph_between_subpackages_is_acyclic():
     graph: dict[str, set[str]] = {}
-    for a, b in _edges() - KNOWN_UPWARD:
+    for a, b in _edges():
         graph.setdefault(_unit(a), set()).add(_unit(b))
     try:
         TopologicalSorter(graph).prepare()

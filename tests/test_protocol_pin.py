@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from gesturebench.errors import ConfigError
-from gesturebench.protocol import protocol_check, read_pin
+from gesturebench.run.protocol import protocol_check, read_pin
+from gesturebench.runtime.errors import ConfigError
 from gesturebench.tasks.common import dataset_source
 from tests.helpers import composed
 from tests.launch import error_line, results, stopped

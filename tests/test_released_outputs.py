@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gesturebench.config import build_model
-from gesturebench.errors import CheckpointError
+from gesturebench.run.config import build_model
+from gesturebench.runtime.errors import CheckpointError
 from gesturebench.tasks.common import open_dataset
 from tests.helpers import composed
 

@@ -10,11 +10,13 @@ import pandas as pd
 import pytest
 
 from gesturebench import api
-from gesturebench.config import build_model
 from gesturebench.data.records import Motion, SequenceRecord
 from gesturebench.models.base import GestureModel
 from gesturebench.models.cache import MotionCache
-from gesturebench.stats.comparisons import compare_pair
+from gesturebench.reporting.comparisons import compare_pair
+from gesturebench.run.config import build_model
+from gesturebench.run.evaluator import mean_values, sample_summary
+from gesturebench.runtime.errors import ConfigError
 from tests.helpers import CONF, composed, zero_motion
 from tests.launch import error_line, results, stopped
 

@@ -11,7 +11,7 @@ from omegaconf import OmegaConf
 
 from gesturebench.body.model import BodyModel
 from gesturebench.body.output import BodyOutput
-from gesturebench.evaluator import Evaluator
+from gesturebench.run.evaluator import Evaluator
 from gesturebench.tasks import evaluate
 from gesturebench.tasks.common import open_dataset
 

@@ -6,14 +6,14 @@ import hashlib
 import numpy as np
 import pytest
 
-from gesturebench.config import build_model
-from gesturebench.emage_eval_files import FGD_ENCODER, MEAN_SPEED
 from gesturebench.encoders.text_model import MINILM
 from gesturebench.metrics.emage_eval_files import FGD_ENCODER, MEAN_SPEED
 from gesturebench.models.emage.release import RELEASE
 from gesturebench.models.gesturelsm.config import Variant
 from gesturebench.models.gesturelsm.weights import MEAN_STD_FILES, UNRELEASED, release_files
-from gesturebench.weights import HubFiles, resolve_weights
+from gesturebench.run.config import build_model
+from gesturebench.runtime.errors import CheckpointError
+from gesturebench.runtime.weights import HubFiles, resolve_weights
 from tests.helpers import CONF, REPO, composed
 
 SPEC = HubFiles("owner/model", ("config.json", "sub/weights.bin"), "model", docs="docs/x.md")

@@ -25,6 +25,7 @@ from gesturebench.metrics.emage_eval_files import FGD_ENCODER as WEIGHTS
 from gesturebench.metrics.fgd import FGD
 from gesturebench.metrics.functional.frechet import frechet_distance
 from gesturebench.metrics.pair import MotionPair
+from gesturebench.runtime.errors import CheckpointError, ConfigError
 from tests.emage_fgd_support import released_state
 from tests.helpers import toy_context
 from tests.metrics.references import scipy_frechet

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gesturebench.errors import ConfigError
 from gesturebench.models.base import GestureModel
-from gesturebench.run.config import build
 from gesturebench.runtime.errors import ConfigError
 
 

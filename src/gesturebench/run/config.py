@@ -39,8 +39,8 @@ from omegaconf import MISSING, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 from typing_extensions import Unpack
 
-from gesturebench.atomic import one_line
-from gesturebench.errors import ConfigError, GestureBenchError
+from gesturebench.runtime.atomic import one_line
+from gesturebench.runtime.errors import ConfigError, GestureBenchError
 
 #: arguments that no config sets: given at run time (`device`), or by a subclass to its base
 #: (`identity`); left out of every schema

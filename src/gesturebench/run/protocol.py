@@ -18,7 +18,7 @@ from gesturebench.runtime.atomic import one_line
 from gesturebench.runtime.errors import ConfigError
 
 if TYPE_CHECKING:
-    from gesturebench.data.datamodule import Beat2Source
+    from gesturebench.run.datamodule import Beat2Source
 
 #: the key of `metrics` that holds the pin (every other key is a metric)
 PROTOCOL_KEY = "protocol"

@@ -27,14 +27,14 @@ from typing import Any
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf, open_dict
 
-from gesturebench.atomic import write_atomic
-from gesturebench.config import StudyWindowsConfig, build, resolved
-from gesturebench.data.datamodule import Beat2Source
-from gesturebench.errors import ConfigError, DataError
-from gesturebench.loggers import finish, make_logger
-from gesturebench.protocol import metric_nodes
-from gesturebench.results import config_hash, load_complete, versions, write_json
-from gesturebench.stages import stage
+from gesturebench.reporting.loggers import finish, make_logger
+from gesturebench.reporting.results import config_hash, load_complete, versions, write_json
+from gesturebench.run.config import StudyWindowsConfig, build, resolved
+from gesturebench.run.datamodule import Beat2Source
+from gesturebench.run.protocol import metric_nodes
+from gesturebench.runtime.atomic import write_atomic
+from gesturebench.runtime.errors import ConfigError, DataError
+from gesturebench.runtime.stages import stage
 from gesturebench.study import figures
 from gesturebench.study.analysis import AnalysisOptions, StudyAnalysis, analyze
 from gesturebench.study.composites import composites_document

@@ -39,17 +39,17 @@ from gesturebench.annotation.review import (
 )
 from gesturebench.annotation.runner import AnnotationRunner, RequestBudget, RetryPolicy
 from gesturebench.annotation.store import FINAL, AnnotationStore, store_path
-from gesturebench.config import StudyWindowsConfig, build, build_model, resolved
 from gesturebench.data.annotations_io import read_sem
 from gesturebench.data.beat2 import sequence_paths
-from gesturebench.data.datamodule import Beat2Source
 from gesturebench.data.lengths import align_lengths
 from gesturebench.data.records import Motion, SequenceRecord
-from gesturebench.errors import ConfigError
-from gesturebench.loggers import finish, make_logger
 from gesturebench.models.base import GestureModel
 from gesturebench.models.cache import MotionCache
-from gesturebench.results import versions, write_json
+from gesturebench.reporting.loggers import finish, make_logger
+from gesturebench.reporting.results import versions, write_json
+from gesturebench.run.config import StudyWindowsConfig, build, build_model, resolved
+from gesturebench.run.datamodule import Beat2Source
+from gesturebench.runtime.errors import ConfigError
 from gesturebench.study.windows import StudyWindows
 from gesturebench.tasks.analyze import study_windows, windows_spec
 from gesturebench.tasks.common import (

@@ -14,14 +14,11 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import OmegaConf
 
 from gesturebench.body.model import BodyModel
-from gesturebench.config import build
-from gesturebench.data.datamodule import Beat2Source
 from gesturebench.data.records import SequenceRecord
-from gesturebench.errors import ConfigError, DataError
 from gesturebench.metrics.context import MetricContext
 from gesturebench.run.config import build
-from gesturebench.run.datamodule import open_dataset
-from gesturebench.runtime.errors import ConfigError
+from gesturebench.run.datamodule import Beat2Source
+from gesturebench.runtime.errors import ConfigError, DataError
 
 
 def run_dir() -> Path:

@@ -13,16 +13,10 @@ import torch
 from omegaconf import DictConfig
 
 from gesturebench.annotation.clip import window_audio
-from gesturebench.config import build, build_model, resolved
-from gesturebench.data.datamodule import GestureDataModule
-from gesturebench.evaluator import Evaluator
-from gesturebench.headline import headline_table
-from gesturebench.loggers import finish, log_results, make_logger
 from gesturebench.metrics.base import GestureMetric
 from gesturebench.metrics.context import MetricContext
 from gesturebench.models.cache import MotionCache
 from gesturebench.models.prescan import prescan
-from gesturebench.protocol import metric_nodes, protocol_check, read_pin
 from gesturebench.render.clips import Camera, motion_frames, write_clip
 from gesturebench.render.layout import side_by_side
 from gesturebench.reporting.headline import headline_table
@@ -36,6 +30,10 @@ from gesturebench.reporting.results import (
     write_json,
     write_per_sequence_csv,
 )
+from gesturebench.run.config import build, build_model, resolved
+from gesturebench.run.datamodule import GestureDataModule
+from gesturebench.run.evaluator import Evaluator
+from gesturebench.run.protocol import metric_nodes, protocol_check, read_pin
 from gesturebench.tasks.common import (
     dataset_source,
     device_for,

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
-from gesturebench.config import build
-from gesturebench.data.datamodule import Beat2Source
-from gesturebench.data.mini.dataset import ensure_mini_beat2
-from gesturebench.errors import ConfigError
+from gesturebench.run.config import build
+from gesturebench.run.datamodule import Beat2Source
+from gesturebench.runtime.errors import ConfigError
+from gesturebench.synthesis.mini.dataset import ensure_mini_beat2
 
 log = logging.getLogger(__name__)
 

@@ -21,12 +21,10 @@ from pathlib import Path
 from omegaconf import DictConfig
 
 from gesturebench.annotation.clip import window_audio
-from gesturebench.atomic import write_atomic
 from gesturebench.body.model import BodyModel
-from gesturebench.config import build_model
-from gesturebench.errors import ConfigError, DataError
 from gesturebench.models.cache import MotionCache
 from gesturebench.render.clips import Camera, motion_frames, write_clip
+from gesturebench.run.config import build_model
 from gesturebench.runtime.atomic import write_atomic
 from gesturebench.runtime.errors import ConfigError, DataError
 from gesturebench.runtime.stages import track
@@ -41,7 +39,6 @@ from gesturebench.tasks.common import (
     make_context,
     run_dir,
 )
-from gesturebench.weights import sha256_file
 
 log = logging.getLogger(__name__)
 

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 
 from omegaconf import DictConfig
 
-from gesturebench.config import build, resolved
 from gesturebench.encoders.training_common import EncoderConfig
-from gesturebench.loggers import finish, make_logger
+from gesturebench.reporting.loggers import finish, make_logger
+from gesturebench.run.config import build, resolved
 from gesturebench.tasks.common import dataset_source, run_dir
 
 log = logging.getLogger(__name__)

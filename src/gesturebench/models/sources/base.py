@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 from gesturebench.data.records import Motion, SequenceRecord
 from gesturebench.models.base import GestureModel
 from gesturebench.models.formats import DEFAULT_PATTERNS, FIELDS, identical_fields, read_result
+from gesturebench.runtime.errors import ConfigError, GestureBenchError
 
 if TYPE_CHECKING:
     from gesturebench.metrics.base import GestureMetric

@@ -1,5 +1,5 @@
 """`NativeSource`: the base of the models gesturebench runs itself (``model/source=native``): their
-released weights resolved by `gesturebench.weights` (a configured folder, else
+released weights resolved by `gesturebench.runtime.weights` (a configured folder, else
 ``<checkpoints_dir>/<folder>``, else the Hub) and named by SHA-256 in the cache key, networks loaded
 on first use (a fully cached run never loads them), a progress bar over each sequence's windows
 (`stages.bar`, Lightning's look), and result files kept in the generated-motion cache like a
