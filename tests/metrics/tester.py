@@ -489,6 +489,8 @@ def neighbour_twin(name: str, statistic: Callable[..., torch.Tensor]) -> PooledT
 SURFACE_POINTS = 1000  # a subsample keeps two processes on two cores quick
 TINY_ENCODER = {"hidden_dim": 16, "latent_dim": 8, "window": 32, "hop": 16}
 FEATURES = {"rel": 1e-6, "abs": 1e-9, "ddp_rel": 1e-9, "ddp_abs": 1e-12}
+#: FD_g and FD_k: scipy on the pooled frames stands in for a twin; no interval (distributional)
+FRECHET = {"rel": 1e-6, "ddp_rel": 1e-9, "interval": False}
 
 #: One case per metric class (Diversity twice: ours and EMAGE's frame-weighted convention), by
 #: id; `SLOW` ones (by their class) load a sentence encoder.
@@ -508,21 +510,9 @@ CASES: dict[str, MetricCase] = {
     "div_sample": MetricCase(SampleDiversity, sample_sets, sample_diversity_twin),
     "srgr": MetricCase(SemanticRelevanceRecall, lambda: srgr_pairs(5), srgr_twin),
     "bc": MetricCase(lambda: BeatConsistency(mean_speed=MEAN_SPEED), lambda: bc_pairs(5), bc_twin),
-    "fd_g": MetricCase(
-        PoseFrechet,
-        pose_pairs,
-        pooled=pose_frechet_twin("fd_g", False),
-        rel=1e-6,
-        ddp_rel=1e-9,
-        interval=False,
-    ),
+    "fd_g": MetricCase(PoseFrechet, pose_pairs, pooled=pose_frechet_twin("fd_g", False), **FRECHET),
     "fd_k": MetricCase(
-        PoseDifferenceFrechet,
-        pose_pairs,
-        pooled=pose_frechet_twin("fd_k", True),
-        rel=1e-6,
-        ddp_rel=1e-9,
-        interval=False,
+        PoseDifferenceFrechet, pose_pairs, pooled=pose_frechet_twin("fd_k", True), **FRECHET
     ),
     "fgd": MetricCase(feature_metric(FGD), feature_pairs, pooled=fgd_twin, **FEATURES),
     "density": MetricCase(
