@@ -287,9 +287,8 @@ def test_every_option_of_every_group_composes_and_binds():
     mistyped key or `_target_` fails here."""
     seen = set()
     for group, overrides in every_option():
-        option = overrides[-1].split("=")[1]
-        needs = () if (group, option) == ("logger", "csv") else NEEDS.get(option, ())
-        node = composed(*overrides, *needs)[group]
+        option = overrides[0].split("=")[1]
+        node = with_option(group, option, *overrides[1:])[group]  # composed once, shared
         plain = OmegaConf.to_container(node, resolve=True, enum_to_str=True) if node else None
         binds(plain, **RUN_TIME.get(group, {}))
         seen.add(overrides)
