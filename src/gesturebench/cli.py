@@ -121,9 +121,10 @@ def unknown_option(config_path: str, args: list[str]) -> str | None:
         as_group = group.replace(".", "/")
         if "." in group and not override.is_delete() and repository.group_exists(as_group):
             # a config group (e.g. model/source) given as a key: say how to choose its option
+            chosen = override.get_value_element_as_str()
             return (
-                f"{group}={override.get_value_element_as_str()}: {as_group} is a config group, "
-                f"choose its option with {as_group}={override.get_value_element_as_str()}"
+                f"{group}={chosen}: {as_group} is a config group, "
+                f"choose its option with {as_group}={chosen}"
             )
         if override.is_delete() or group.startswith("hydra") or not repository.group_exists(group):
             continue
