@@ -130,7 +130,7 @@ def main() -> None:
         nargs="+",
         default=["auto"],
         help="Chamfer/Hausdorff nearest-neighbour methods to time, one row each "
-        "(auto, grid, kdtree, cdist, triton)",
+        "(auto, bvh, kdtree, cdist, triton)",
     )
     parser.add_argument(
         "--only", nargs="+", default=None, help="time only the rows whose name contains a word"

@@ -93,12 +93,12 @@ def test_triton_kernel_matches_the_kdtree_and_brute_force():
     assert torch.allclose(one[0].cpu(), torch.full((2, 1), math.sqrt(3), dtype=torch.float64))
 
 
-def test_nearest_distances_auto_is_the_grid_on_cpu_and_validates(monkeypatch):
+def test_nearest_distances_auto_is_the_bvh_on_cpu_and_validates(monkeypatch):
     a, b = torch.randn(2, 50, 3), torch.randn(2, 60, 3)
     calls = []
-    real = surface_metrics_functional.nearest_grid.nearest_frames
+    real = surface_metrics_functional.nearest_bvh.nearest_frames
     monkeypatch.setattr(
-        surface_metrics_functional.nearest_grid,
+        surface_metrics_functional.nearest_bvh,
         "nearest_frames",
         lambda *arrays: calls.append(1) or real(*arrays),
     )
@@ -178,7 +178,7 @@ def test_surface_metrics_subsample_with_seed_and_share_one_pass(monkeypatch):
     )
 
 
-# ---------------------------------------------------------------- the grid search, bit for bit
+# ------------------------------------------------------------ the hierarchy's search, bit for bit
 
 
 def brute_nearest(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -192,15 +192,15 @@ def brute_nearest(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
-def assert_grid_exact(a: torch.Tensor, b: torch.Tensor, brute: bool = True) -> None:
-    """The grid's distances both ways equal the KD-tree's and (if `brute`) brute force's, bit for
-    bit."""
-    grid, kd = nearest_distances(a, b, "grid"), nearest_distances(a, b, "kdtree")
-    for got, want in zip(grid, kd, strict=True):
+def assert_bvh_exact(a: torch.Tensor, b: torch.Tensor, brute: bool = True) -> None:
+    """The hierarchy's distances both ways equal the KD-tree's and (if `brute`) brute force's, bit
+    for bit."""
+    bvh, kd = nearest_distances(a, b, "bvh"), nearest_distances(a, b, "kdtree")
+    for got, want in zip(bvh, kd, strict=True):
         assert got.dtype == torch.float64 and torch.equal(got, want)
     if brute:
-        np.testing.assert_array_equal(grid[0].numpy(), brute_nearest(a.numpy(), b.numpy()))
-        np.testing.assert_array_equal(grid[1].numpy(), brute_nearest(b.numpy(), a.numpy()))
+        np.testing.assert_array_equal(bvh[0].numpy(), brute_nearest(a.numpy(), b.numpy()))
+        np.testing.assert_array_equal(bvh[1].numpy(), brute_nearest(b.numpy(), a.numpy()))
 
 
 def lattice(n: int, seed: int) -> torch.Tensor:
@@ -212,7 +212,8 @@ def lattice(n: int, seed: int) -> torch.Tensor:
 @pytest.mark.parametrize(
     "a,b",
     [
-        (torch.randn(3, 300, 3), torch.randn(3, 170, 3) * 0.8 + 0.1),  # unequal sizes
+        # unequal sizes; frames are independent, so frame 0's hierarchy is stale for frames 1-2
+        (torch.randn(3, 300, 3), torch.randn(3, 170, 3) * 0.8 + 0.1),
         (torch.randn(3, 200, 3), torch.randn(3, 200, 3) + 1000.0),  # far apart, far from 0
         (lattice(250, 0), lattice(250, 1)),  # ties and duplicates
         (lattice(120, 2), lattice(120, 2)[:, torch.randperm(120)]),  # same points, reordered
@@ -221,16 +222,16 @@ def lattice(n: int, seed: int) -> torch.Tensor:
     ],
     ids=["random", "far", "ties", "permuted", "flat", "single"],
 )
-def test_grid_equals_kdtree_and_brute_force_on_clouds(a, b):
+def test_bvh_equals_kdtree_and_brute_force_on_clouds(a, b):
     torch.manual_seed(0)
-    assert_grid_exact(a, b)
+    assert_bvh_exact(a, b)
 
 
-def test_grid_equals_kdtree_on_identical_meshes_and_on_synthetic_bodies():
+def test_bvh_equals_kdtree_on_identical_meshes_and_on_synthetic_bodies():
     body = synthetic_body(4, 1).root_aligned_vertices()
-    grid = nearest_distances(body, body.clone(), "grid")
-    assert float(grid[0].abs().max()) == 0.0 and float(grid[1].abs().max()) == 0.0
-    assert_grid_exact(body, synthetic_body(4, 2).root_aligned_vertices(), brute=False)
+    bvh = nearest_distances(body, body.clone(), "bvh")
+    assert float(bvh[0].abs().max()) == 0.0 and float(bvh[1].abs().max()) == 0.0
+    assert_bvh_exact(body, synthetic_body(4, 2).root_aligned_vertices(), brute=False)
 
 
 @pytest.fixture(scope="module")
@@ -260,11 +261,11 @@ def sample_meshes(beat2_sample):
 
 
 @pytest.mark.parametrize("other", ["noisy", "later", "reversed"])
-def test_grid_is_exact_on_real_sample_meshes(sample_meshes, other):
+def test_bvh_is_exact_on_real_sample_meshes(sample_meshes, other):
     """A perturbed copy (tight bounds), another pose 30 s later and the same frames in reverse
     order (unrelated poses: loose bounds, and each frame's neighbours from the previous frame are
     a poor guess)."""
     ref = sample_meshes["start"]
     gen = sample_meshes["start"].flip(0) if other == "reversed" else sample_meshes[other]
-    assert_grid_exact(ref, gen, brute=False)
-    assert_grid_exact(ref[1:2], gen[1:2])  # one frame against brute force (10,475²)
+    assert_bvh_exact(ref, gen, brute=False)
+    assert_bvh_exact(ref[1:2], gen[1:2])  # one frame against brute force (10,475²)

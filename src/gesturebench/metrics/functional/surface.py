@@ -1,12 +1,13 @@
 """Chamfer and Hausdorff distances between two point clouds per frame, exact nearest neighbours
 (docs/metrics.md, Chamfer and Hausdorff).
 
-Four interchangeable exact paths. On CPU a bounded search over a uniform grid (`nearest_grid.py`,
-numba, float64; the default) or a KD-tree (`scipy.spatial.cKDTree`, float64), both with frames in
-parallel threads and bit-identical distances; on the GPU a fused Triton kernel (`nearest_kernel.py`,
-when Triton is installed) or chunked `torch.cdist` with the non-matrix-multiply kernel. Both GPU
-paths choose each neighbour in float32 and then measure its distance in float64, so that all paths
-agree to float32 rounding of the neighbour choice.
+Four interchangeable exact paths. On CPU a bounded search over a bounding-volume hierarchy
+refitted every frame (`nearest_bvh.py`, numba, float64; the default) or a KD-tree
+(`scipy.spatial.cKDTree`, float64), both with frames in parallel threads and bit-identical
+distances; on the GPU a fused Triton kernel (`nearest_kernel.py`, when Triton is installed) or
+chunked `torch.cdist` with the non-matrix-multiply kernel. Both GPU paths choose each neighbour in
+float32 and then measure its distance in float64, so that all paths agree to float32 rounding of
+the neighbour choice.
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ import numpy as np
 import torch
 from scipy.spatial import cKDTree
 
-from gesturebench.metrics.functional import nearest_grid, nearest_kernel
+from gesturebench.metrics.functional import nearest_bvh, nearest_kernel
 from gesturebench.runtime.errors import ConfigError
 
-METHODS = ("auto", "grid", "kdtree", "cdist", "triton")
+METHODS = ("auto", "bvh", "kdtree", "cdist", "triton")
 #: KD-tree build options: unbalanced, uncompacted trees with 32-point leaves build and query fastest
 #: on body meshes.
 KDTREE = {"balanced_tree": False, "compact_nodes": False, "leafsize": 32}
@@ -65,7 +66,7 @@ def _kdtree_nearest(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, tor
     )
 
 
-def _grid_nearest(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def _bvh_nearest(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     a64 = np.ascontiguousarray(a.double().cpu().numpy())
     b64 = np.ascontiguousarray(b.double().cpu().numpy())
     d_ab, d_ba = np.empty(a64.shape[:2]), np.empty(b64.shape[:2])
@@ -75,7 +76,7 @@ def _grid_nearest(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch
     runs = [slice(lo, hi) for lo, hi in itertools.pairwise(edges) if hi > lo]
     with ThreadPoolExecutor(len(runs)) as pool:
         for job in [
-            pool.submit(nearest_grid.nearest_frames, a64[r], b64[r], d_ab[r], d_ba[r]) for r in runs
+            pool.submit(nearest_bvh.nearest_frames, a64[r], b64[r], d_ab[r], d_ba[r]) for r in runs
         ]:
             job.result()
     return torch.from_numpy(d_ab).to(a.device), torch.from_numpy(d_ba).to(a.device)
@@ -126,18 +127,18 @@ def nearest_distances(
     """Per frame, the distance from each point of `a` (T,N,3) to its nearest point of `b` (T,M,3),
     and back.
 
-    Returns float64 tensors (T,N) and (T,M) on `a`'s device. `method="auto"` uses the grid on CPU,
-    the Triton kernel elsewhere when it builds there (`nearest_kernel.usable`), else cdist;
+    Returns float64 tensors (T,N) and (T,M) on `a`'s device. `method="auto"` uses the hierarchy on
+    CPU, the Triton kernel elsewhere when it builds there (`nearest_kernel.usable`), else cdist;
     `block` bounds the cdist path's memory (elements of one distance block).
     """
     check_options(method)
     if method == "auto":
         if a.device.type == "cpu":
-            method = "grid"
+            method = "bvh"
         else:
             method = "triton" if nearest_kernel.usable(a.device) else "cdist"
-    if method == "grid":
-        return _grid_nearest(a, b)
+    if method == "bvh":
+        return _bvh_nearest(a, b)
     if method == "kdtree":
         return _kdtree_nearest(a, b)
     if method == "triton":
