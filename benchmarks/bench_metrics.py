@@ -15,6 +15,7 @@ depend on it (frames per CPU-second much less); `--repeat N` keeps the best of N
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.util
 import os
 import time
@@ -100,9 +101,10 @@ def time_group(
         m.to(device)
     best = (float("inf"), float("inf"))
     for _ in range(repeat):
+        fresh = dataclasses.replace(pair, _shared={})  # nothing computed by an earlier update
         wall, cpu = time.perf_counter(), time.process_time()
         for m in metrics:
-            m.update(pair)
+            m.update(fresh)
         if device.startswith("cuda"):
             torch.cuda.synchronize()
         best = min(best[0], time.perf_counter() - wall), min(best[1], time.process_time() - cpu)
