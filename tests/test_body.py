@@ -326,6 +326,23 @@ def test_betas_and_expressions(body, arrays):
     assert grown.max() > 0.005
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_forward_is_bit_identical_whatever_the_chunk_size(model_file, threads):
+    """517 frames = 512 + 5: without merging the 5-frame remainder, one thread multiplies it on
+    another path and its vertices differ in the last bit."""
+    motion = random_motion(517, seed=4, betas=np.random.default_rng(5).normal(size=300))
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        whole = BodyModel(model_file, chunk_size=1024)(motion)
+        for size in (512, 16):
+            out = BodyModel(model_file, chunk_size=size)(motion)
+            assert torch.equal(out.vertices, whole.vertices), size
+            assert torch.equal(out.joints, whole.joints), size
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_chunked_forward_equals_one_big_forward(model_file, body):
     motion = random_motion(23, seed=2, betas=np.random.default_rng(3).normal(size=300))
     whole = body(motion)

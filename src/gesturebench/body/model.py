@@ -7,6 +7,7 @@ default (`body/procedural.py`) and the real ``SMPLX_NEUTRAL_2020.npz`` are inter
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,10 @@ from gesturebench.runtime.errors import CheckpointError, ConfigError, GestureBen
 #: across devices to ~1e-15, so no threshold-based metric can flip between a CPU and a GPU run).
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
+#: No chunk of a forward holds fewer frames than this unless the whole motion does: the CPU's
+#: matrix products take another path for a few rows (2-5 frames on one thread here), which rounds
+#: differently, so a short last chunk would make a frame's vertices depend on its sequence's length.
+MIN_CHUNK = 8
 # Columns of BEAT2's (T,165) axis-angle `poses` for each pose argument of `smplx.SMPLX.forward`
 # (SMPL-X's joint order: 0 root, 1–21 body, 22 jaw, 23–24 eyes, 25–39 left hand, 40–54 right hand).
 POSE_SLICES = {
@@ -35,6 +40,15 @@ POSE_SLICES = {
     "left_hand_pose": slice(75, 120),
     "right_hand_pose": slice(120, 165),
 }
+
+
+def frame_chunks(n: int, size: int) -> list[slice]:
+    """Consecutive runs of `size` frames covering `n`, a last run under `MIN_CHUNK` frames merged
+    into the one before."""
+    starts = list(range(0, n, size))
+    if len(starts) > 1 and n - starts[-1] < MIN_CHUNK:
+        starts.pop()
+    return [slice(a, b) for a, b in itertools.pairwise([*starts, n])]
 
 
 def fit_width(x: np.ndarray, width: int) -> np.ndarray:
@@ -195,8 +209,7 @@ class BodyModel(torch.nn.Module):
         joints = torch.empty((n, N_JOINTS, 3), **like)
         verts = torch.empty((n, self.n_vertices, 3), **like) if vertices else None
         with torch.inference_mode():
-            for start in range(0, n, self.chunk_size):
-                rows = slice(start, start + self.chunk_size)
+            for rows in frame_chunks(n, self.chunk_size):
                 pose = poses[rows]
                 if verts is None:
                     joints[rows] = self._posed_joints(betas, expression[rows], pose, trans[rows])
