@@ -131,7 +131,7 @@ class BodyModel(torch.nn.Module):
         num_betas: int = 300,
         num_expression_coeffs: int = 100,
         flat_hand_mean: bool = False,
-        chunk_size: int = 512,
+        chunk_size: int = 16,
         device: str | torch.device = "cpu",
         dtype: str = "float32",
         checkpoints_dir: str | Path = "checkpoints",
