@@ -97,6 +97,18 @@ def basic_sweep(tmp_path_factory):
     return sweep, launch("-m", SWEEP_MODELS, *SWEEP_ARGS, f"hydra.sweep.dir={sweep}", timeout=1200)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def session_one_thread() -> Iterator[None]:
+    """One torch intra-op thread for the whole session (a test or run may still set its own; runs
+    in this process put the count back afterwards): on the shared 2-core machine, two threads make
+    torch's float64 LAPACK calls (eigh, svd) up to a hundred times slower and the small ops of the
+    in-process runs slower too. Launched processes keep torch's default."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="module")
 def one_thread():
     """One torch intra-op thread: small tensor ops run several times faster on a shared 2-core

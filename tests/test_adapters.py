@@ -372,7 +372,7 @@ def test_a_model_that_generates_everything_has_no_notes(records, tmp_path):
     "fault, message",
     [
         ("fail", "exited with status 1: "),
-        ("hang", "timed out after 5 s (model.timeout): "),
+        ("hang", "timed out after 3 s (model.timeout): "),
         ("truncate", "wrote no usable result for sequence"),
     ],
 )
@@ -381,7 +381,7 @@ def test_failing_command_is_one_clear_error_and_is_not_cached(fault, message, re
     line = command(
         "--split-dir {split_dir} --id {id} --out {out}", f"--fault {fault} --counter {counter}"
     )
-    model = source(CommandSource, tmp_path, command=line, timeout=5 if fault == "hang" else 120)
+    model = source(CommandSource, tmp_path, command=line, timeout=3 if fault == "hang" else 120)
     record = records[0]
     start = time.monotonic()
     with pytest.raises(ModelCommandError, match=re.escape(message)) as err:

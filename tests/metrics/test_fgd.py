@@ -21,6 +21,10 @@ from gesturebench.stats.bootstrap import Resamples
 from tests.distributed import run_distributed
 from tests.metrics.test_frechet import offset_features
 
+#: one torch thread here and on the ranks: float64 eigh/svd of the 333-d raw-pose moments take
+#: seconds each on two threads of a shared 2-core machine, milliseconds on one
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 LATENT = 8
 
 
@@ -109,6 +113,7 @@ def test_metric_with_a_large_offset_equals_the_float64_computation():
 
 
 def _evaluate_on_rank(rank, world, seqs):
+    torch.set_num_threads(1)  # as the single process (the worker puts its count back after)
     return evaluate(seqs, rank, world)  # compute() syncs: every rank's partials, stacked
 
 

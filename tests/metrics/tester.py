@@ -237,7 +237,10 @@ def check_ddp(name: str, ddp: tuple, single: tuple) -> None:
         assert_values(rows[index], row, case.ddp_rel, case.ddp_abs, f"row {index}")
     assert set(drawn) == set(drawn_1)
     for n, replicates in drawn_1.items():
-        assert drawn[n] == pytest.approx(replicates, rel=1e-9, abs=1e-12, nan_ok=True), n
+        # a replicate is held to the value's own absolute bound where that is looser (SC: float32
+        # sentence encodings, summed in another order on two processes)
+        bound = max(1e-12, case.ddp_abs)
+        assert drawn[n] == pytest.approx(replicates, rel=1e-9, abs=bound, nan_ok=True), n
 
 
 # ---------------------------------------------------------------- data
