@@ -11,8 +11,8 @@ import pandas as pd
 from omegaconf import OmegaConf
 
 from gesturebench.reporting.comparability import mixed_conventions
-from gesturebench.reporting.summary import SweepSummaryCallback
 from gesturebench.reporting.tables import write_summary
+from gesturebench.tasks.sweep_summary import SweepSummaryCallback
 
 BC_PAPER = {"variant": "paper", "threshold": 0.1, "translation": "keep", "display_scale": None}
 BC_EMAGE = {"variant": "emage2024", "threshold": 0.3, "translation": "zero", "display_scale": 0.1}

@@ -15,7 +15,8 @@ from omegaconf import OmegaConf
 from wandb.sdk.lib.service.service_connection import ServiceConnection
 
 from gesturebench.reporting.loggers import OFFLINE_SUMMARY, finish, log_results, make_logger
-from gesturebench.reporting.summary import SweepSummaryCallback
+from gesturebench.tasks.common import logger_factory
+from gesturebench.tasks.sweep_summary import SweepSummaryCallback
 from tests.helpers import composed
 from tests.test_results import result
 
@@ -39,7 +40,8 @@ def test_offline_run_is_readable_without_syncing(tmp_path, monkeypatch, late_wan
         "per_sequence": [{"sequence_id": "a", "mjd": 0.5}],
     }
     tags = ("model:m", "dataset:d", "preset:fast")
-    logger = make_logger(composed("logger=wandb").logger, tmp_path, "m-d", {"seed": 0}, tags)
+    factory = logger_factory(composed("logger=wandb").logger)
+    logger = make_logger(factory, tmp_path, "m-d", {"seed": 0}, tags)
     try:
         log_results(logger, results, None, files)
     finally:

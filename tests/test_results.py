@@ -13,9 +13,9 @@ from omegaconf import OmegaConf
 
 from gesturebench.reporting.leaderboard import collect
 from gesturebench.reporting.results import PAPER_METRICS
-from gesturebench.reporting.summary import SweepSummaryCallback
 from gesturebench.reporting.tables import write_summary
 from gesturebench.run.config import build
+from gesturebench.tasks.sweep_summary import SweepSummaryCallback
 from tests.helpers import REPO, composed
 
 

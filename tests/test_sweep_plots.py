@@ -10,8 +10,8 @@ import numpy as np
 from matplotlib.colors import to_rgb
 from omegaconf import OmegaConf
 
-from gesturebench.reporting.summary import SweepSummaryCallback
 from gesturebench.reporting.sweep_plots import write_sweep_plots
+from gesturebench.tasks.sweep_summary import SweepSummaryCallback
 
 LEVELS = (0.2, 0.05, 0.1)  # out of order: the lines are drawn in level order
 KINDS = ("jitter", "freeze")

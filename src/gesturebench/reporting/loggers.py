@@ -6,45 +6,56 @@ puts its metrics in the run summary and results.json + per_sequence.csv in a `re
 the end of a sweep logs its summary (and comparisons) as tables of one more run of its group, in
 the sweep's own folder. Since an offline run folder holds W&B's records only in its binary `.wandb`
 log, the same summary, group, tags, artifact files and tables are also written as
-`files/gesturebench_summary.json` there (readable without syncing, and synced with the run)."""
+`files/gesturebench_summary.json` there (readable without syncing, and synced with the run).
+
+A task hands these functions the configured logger as a factory (`LoggerFactory`: the class with
+its configured options bound, built once by the task); each run here gives it its folder and
+name."""
 
 from __future__ import annotations
 
 import json
 import os
-import pkgutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 from pytorch_lightning.loggers import Logger, WandbLogger
 
-from gesturebench.run.config import build
 from gesturebench.runtime.quiet import drop_anonymous
 
 #: the readable copy of what an evaluation logs to a W&B run, in the run's files folder
 OFFLINE_SUMMARY = "gesturebench_summary.json"
 
+#: the configured logger (`cfg.logger` built with `_partial_`): called with a run's `save_dir` and
+#: `name` (and, for W&B, `group` and `tags`), it makes that run's logger
+LoggerFactory = Callable[..., Logger]
 
-def is_wandb(node: Any) -> bool:
-    """Whether the logger config `node` (`cfg.logger`) is a W&B one."""
-    return node is not None and issubclass(pkgutil.resolve_name(node["_target_"]), WandbLogger)
+
+def is_wandb(factory: LoggerFactory | None) -> bool:
+    """Whether `factory` (None: no logger) makes W&B loggers."""
+    made = getattr(factory, "func", factory)
+    return isinstance(made, type) and issubclass(made, WandbLogger)
 
 
 def make_logger(
-    node: Any, run_dir: Path, run_name: str, config: dict, tags: tuple[str, ...] = ()
+    factory: LoggerFactory | None,
+    run_dir: Path,
+    run_name: str,
+    config: dict,
+    tags: tuple[str, ...] = (),
 ) -> Logger | None:
-    """The Lightning logger of `node` (`cfg.logger`; None: no logger) named `run_name`, its files in
+    """The logger `factory` makes (None: no logger) for a run named `run_name`, its files in
     `run_dir`, with the run's resolved `config` as hyperparameters; a W&B run also grouped by the
     sweep id (GESTUREBENCH_SWEEP_ID, none outside a sweep) and tagged with `tags`."""
-    if node is None:
+    if factory is None:
         return None
     os.environ.setdefault("WANDB_SILENT", "true")
     run: dict[str, Any] = {}
-    if is_wandb(node):
+    if is_wandb(factory):
         run = {"group": os.environ.get("GESTUREBENCH_SWEEP_ID"), "tags": list(tags)}
-    logger: Logger = drop_anonymous(build(node, save_dir=str(run_dir), name=run_name, **run))
+    logger: Logger = drop_anonymous(factory(save_dir=str(run_dir), name=run_name, **run))
     logger.log_hyperparams(config)
     return logger
 
@@ -111,14 +122,16 @@ def write_offline(run: Any, **contents: Any) -> None:
     Path(run.dir, OFFLINE_SUMMARY).write_text(json.dumps(doc, indent=2) + "\n")
 
 
-def log_sweep_tables(node: Any, folder: Path, name: str, tables: dict[str, Path]) -> None:
-    """With a W&B `node` (`cfg.logger`): the CSV `tables` (key → file: the sweep's summary and
-    comparisons) as W&B tables of a run `name` in `folder`, grouped by the sweep id, and as
-    {"columns", "data"} in its offline summary; nothing with another logger."""
-    if not is_wandb(node):
+def log_sweep_tables(
+    factory: LoggerFactory | None, folder: Path, name: str, tables: dict[str, Path]
+) -> None:
+    """With a W&B `factory`: the CSV `tables` (key → file: the sweep's summary and comparisons) as
+    W&B tables of a run `name` in `folder`, grouped by the sweep id, and as {"columns", "data"} in
+    its offline summary; nothing with another logger."""
+    if not is_wandb(factory):
         return
     frames = {key: pd.read_csv(path) for key, path in tables.items()}
-    logger = make_logger(node, folder, name, {}, ("sweep",))
+    logger = make_logger(factory, folder, name, {}, ("sweep",))
     assert isinstance(logger, WandbLogger)
     try:
         for key, frame in frames.items():  # empty cells as None, not NaN, in a text column

@@ -1,25 +1,17 @@
-"""Hydra callback: tags a multirun with an id and, when it ends, writes summary.csv / .md / .json
-(and comparisons.csv / .md where it scored several models on the same sequences) into the sweep's
-own folder `sweeps/<start time>_<id>/` (kept) and, as the latest, beside the job folders (the sweep
-folder itself stays deterministic, so that rerunning a sweep resumes it); with W&B, the tables are
-also logged to a run of the sweep's group (`loggers.log_sweep_tables`)."""
+"""The end of a multirun: summary.csv / .md / .json (and comparisons.csv / .md where it scored
+several models on the same sequences) of its jobs, written into the sweep's own folder
+`sweeps/<start time>_<id>/` (kept) and, as the latest, beside the job folders (the sweep folder
+itself stays deterministic, so that rerunning a sweep resumes it). The Hydra callback that calls it
+is `tasks/sweep_summary.py`'s."""
 
 from __future__ import annotations
 
 import json
 import logging
-import os
-import time
-import uuid
 from pathlib import Path
-from typing import Any
-
-from hydra.experimental.callback import Callback
-from omegaconf import DictConfig
 
 from gesturebench.reporting.comparability import mixed_conventions
 from gesturebench.reporting.comparisons import write_comparisons
-from gesturebench.reporting.loggers import log_sweep_tables
 from gesturebench.reporting.results import ERROR_FILE, RESULTS_FILE
 from gesturebench.reporting.sweep_plots import write_sweep_plots
 from gesturebench.reporting.tables import write_summary
@@ -45,48 +37,39 @@ def collect_jobs(sweep_dir: Path, sweep_id: str) -> list[dict]:
     return rows
 
 
-def log_tables(config: DictConfig, own: Path, sweep_id: str, names: list[str]) -> None:
-    """The sweep's CSV tables (summary, comparisons) to its logger: with W&B, as tables of a run
-    `sweep-<id>` in the sweep's own folder `own`, grouped with the sweep's jobs."""
-    tables = {Path(name).stem: own / name for name in names if name.endswith(".csv")}
-    log_sweep_tables(config.get("logger"), own, f"sweep-{sweep_id[:8]}", tables)
+def write_sweep_summary(sweep_dir: Path, sweep_id: str, started: str) -> Path | None:
+    """The summary (and comparisons) of the jobs of multirun `sweep_id` in `sweep_dir`, written into
+    its own folder `sweeps/<started>_<id>/` and, as the latest, into `sweep_dir`; the comparability
+    warnings logged. Returns the own folder, or None where the sweep has no job."""
+    if not sweep_dir.is_dir():
+        return None
+    rows = collect_jobs(sweep_dir, sweep_id)
+    if not rows:
+        return None
+    own = sweep_dir / "sweeps" / f"{started}_{sweep_id[:8]}"
+    for warning in mixed_conventions(rows).warnings:
+        log.warning("summary: %s", warning)
+    write_summary(own, rows, f"Sweep {sweep_id[:8]} of {sweep_dir}")
+    write_sweep_plots(rows, own)
+    names = ["summary.csv", "summary.md", "summary.json"]
+    if write_comparisons(own, rows) is not None:
+        names += ["comparisons.csv", "comparisons.md"]
+    for name in names:
+        write_atomic(sweep_dir / name, (own / name).read_text())
+    log.info(
+        "summary of %d jobs: %s (the latest also in %s)\n%s",
+        len(rows),
+        own / "summary.md",
+        sweep_dir,
+        (own / "summary.md").read_text(),
+    )
+    if any(r["status"] != "ok" for r in rows):
+        status.mark_failed()
+    return own
 
 
-class SweepSummaryCallback(Callback):
-    """Writes one row per job of the multirun (failed ones marked) into the sweep folder."""
-
-    #: when the multirun started (its summary folder's name), set by `on_multirun_start`
-    started = "sweep"
-
-    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
-        os.environ["GESTUREBENCH_SWEEP_ID"] = uuid.uuid4().hex
-        self.started = time.strftime("%Y-%m-%d_%H-%M-%S")
-
-    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        sweep_dir = Path(config.hydra.sweep.dir)
-        sweep_id = os.environ.get("GESTUREBENCH_SWEEP_ID", "")
-        if not sweep_dir.is_dir():
-            return
-        rows = collect_jobs(sweep_dir, sweep_id)
-        if not rows:
-            return
-        own = sweep_dir / "sweeps" / f"{self.started}_{sweep_id[:8]}"
-        for warning in mixed_conventions(rows).warnings:
-            log.warning("summary: %s", warning)
-        write_summary(own, rows, f"Sweep {sweep_id[:8]} of {sweep_dir}")
-        write_sweep_plots(rows, own)
-        names = ["summary.csv", "summary.md", "summary.json"]
-        if write_comparisons(own, rows) is not None:
-            names += ["comparisons.csv", "comparisons.md"]
-        for name in names:
-            write_atomic(sweep_dir / name, (own / name).read_text())
-        log_tables(config, own, sweep_id, names)
-        log.info(
-            "summary of %d jobs: %s (the latest also in %s)\n%s",
-            len(rows),
-            own / "summary.md",
-            sweep_dir,
-            (own / "summary.md").read_text(),
-        )
-        if any(r["status"] != "ok" for r in rows):
-            status.mark_failed()
+def summary_tables(own: Path) -> dict[str, Path]:
+    """The CSV tables of a sweep's own folder `own` by name: summary, then comparisons where the
+    sweep has them."""
+    paths = (own / "summary.csv", own / "comparisons.csv")
+    return {path.stem: path for path in paths if path.exists()}

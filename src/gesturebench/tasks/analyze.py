@@ -60,7 +60,7 @@ from gesturebench.study.windows import (
     select_windows,
     write_windows,
 )
-from gesturebench.tasks.common import dataset_source, run_dir
+from gesturebench.tasks.common import dataset_source, logger_factory, run_dir
 from gesturebench.tasks.evaluate import score
 
 log = logging.getLogger(__name__)
@@ -468,7 +468,8 @@ def analyze_study(cfg: DictConfig, out: Path) -> dict:
         "versions": versions(),
     }
     write_json(out / "analysis.json", summary)
-    logger = make_logger(cfg.logger, out, f"analyze-{study.name}-{source.name}", config)
+    name = f"analyze-{study.name}-{source.name}"
+    logger = make_logger(logger_factory(cfg.logger), out, name, config)
     try:
         log_analysis(logger, analysis, files)
     finally:

@@ -55,6 +55,7 @@ from gesturebench.tasks.analyze import study_windows, windows_spec
 from gesturebench.tasks.common import (
     dataset_source,
     device_for,
+    logger_factory,
     make_body_model,
     make_context,
     run_dir,
@@ -106,6 +107,7 @@ def run(cfg: DictConfig, t: AnnotateTask) -> dict:
     context = make_context(source, body_model, device, cfg.paths.cache, cfg.paths.checkpoints)
     root = Path(t.store_root) if t.store_root else context.cache_dir / "annotations"
     annotator: Annotator = build(cfg.annotator)
+    factory = logger_factory(cfg.logger)
     annotator.prepare(context, root)
     if t.windows is None:
         dataset = source.open()
@@ -117,7 +119,7 @@ def run(cfg: DictConfig, t: AnnotateTask) -> dict:
         raise ConfigError("task.mode=review reviews one store: use task.source=reference or model")
 
     def logger_of(name: str):
-        return make_logger(cfg.logger, out, f"annotate-{name}-{annotator.name}", config)
+        return make_logger(factory, out, f"annotate-{name}-{annotator.name}", config)
 
     def one(name: str, motion_of: Callable[[SequenceRecord], Motion]) -> dict:
         return run_source(

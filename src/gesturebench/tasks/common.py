@@ -16,6 +16,7 @@ from omegaconf import OmegaConf
 from gesturebench.body.model import BodyModel
 from gesturebench.data.records import SequenceRecord
 from gesturebench.metrics.context import MetricContext
+from gesturebench.reporting.loggers import LoggerFactory
 from gesturebench.run.config import build
 from gesturebench.run.datamodule import Beat2Source
 from gesturebench.runtime.errors import ConfigError, DataError
@@ -70,6 +71,12 @@ def device_for(accelerator: str) -> str:
             " machine (torch.cuda.is_available() is False); use trainer=cpu"
         )
     return f"cuda:{int(os.environ.get('LOCAL_RANK', '0'))}"
+
+
+def logger_factory(node: Any) -> LoggerFactory | None:
+    """The logger of `node` (`cfg.logger`; None: no logger) as a factory of runs: the class with
+    its configured options bound; each run gives it its folder and name (`loggers.make_logger`)."""
+    return None if node is None else build(node, _partial_=True)
 
 
 def make_body_model(node: Any, device: str) -> BodyModel:

@@ -37,6 +37,7 @@ from gesturebench.run.protocol import metric_nodes, protocol_check, read_pin
 from gesturebench.tasks.common import (
     dataset_source,
     device_for,
+    logger_factory,
     make_body_model,
     make_context,
     run_dir,
@@ -127,7 +128,8 @@ def score(
     )
     datamodule = GestureDataModule(dataset, source.num_workers)
     tags = (f"model:{model.name}", f"dataset:{source.name}", f"preset:{preset}")
-    logger = make_logger(cfg.logger, out, f"{model.name}-{source.name}", config, tags)
+    name = f"{model.name}-{source.name}"
+    logger = make_logger(logger_factory(cfg.logger), out, name, config, tags)
     try:
         trainer = build(
             cfg.trainer,

@@ -11,7 +11,7 @@ from omegaconf import DictConfig
 from gesturebench.encoders.training_common import EncoderConfig
 from gesturebench.reporting.loggers import finish, make_logger
 from gesturebench.run.config import build, resolved
-from gesturebench.tasks.common import dataset_source, run_dir
+from gesturebench.tasks.common import dataset_source, logger_factory, run_dir
 
 log = logging.getLogger(__name__)
 
@@ -39,9 +39,8 @@ class TrainEncoderTask:
         log.info(plan)
         if self.dry_run:
             return {"plan": plan, "checkpoint": str(out_path)}
-        logger = make_logger(
-            cfg.logger, run_dir(), f"train_{encoder.name}-{source.name}", resolved(cfg)
-        )
+        name = f"train_{encoder.name}-{source.name}"
+        logger = make_logger(logger_factory(cfg.logger), run_dir(), name, resolved(cfg))
         try:
             path = encoder.train(
                 train, val, out_path, logger=logger, checkpoints_dir=cfg.paths.checkpoints
