@@ -102,6 +102,7 @@ def _bc_skip_reason(rank: int, world: int) -> str | None:
         return metric.skip_reason()
 
 
+@pytest.mark.slow  # two processes of the DDP pool (tests/distributed.py)
 def test_the_files_left_out_are_gathered_across_processes():
     expected = (
         "audio left out of 1 sequence: /data/1.wav: audio is 0.10 s long; 2 sequences had no audio"

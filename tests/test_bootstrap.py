@@ -119,6 +119,7 @@ def _bootstrap_on_rank(rank, world, ckpt_dir, gens, refs):
     return out
 
 
+@pytest.mark.slow  # two processes of the DDP pool (tests/distributed.py)
 def test_ddp_bootstrap_equals_one_process(ckpt):  # noqa: F811
     """Two processes (sequences interleaved across ranks) give the single process's replicates."""
     ckpt_dir, _ = ckpt

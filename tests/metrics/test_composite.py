@@ -190,6 +190,7 @@ def _ddp_scores(rank: int, world: int, composites_path: str, checkpoints: str) -
     return out
 
 
+@pytest.mark.slow  # two processes of the DDP pool (tests/distributed.py)
 def test_two_process_ddp_equals_one_process(tmp_path, tiny_encoder):
     from tests.distributed import run_distributed
 

@@ -117,6 +117,7 @@ def _evaluate_on_rank(rank, world, seqs):
     return evaluate(seqs, rank, world)  # compute() syncs: every rank's partials, stacked
 
 
+@pytest.mark.slow  # two processes of the DDP pool (tests/distributed.py)
 def test_two_process_ddp_with_a_large_offset_equals_one_process():
     seqs = sequences()  # 5 sequences: the ranks hold 3 and 2
     single, ddp = evaluate(seqs), run_distributed(_evaluate_on_rank, seqs)

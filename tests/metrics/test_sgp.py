@@ -284,6 +284,7 @@ def _ddp_worker(rank: int, world: int, root: str) -> dict:
     return out
 
 
+@pytest.mark.slow  # two processes of the DDP pool (tests/distributed.py)
 def test_distributed_equals_one_process(tmp_path):
     ddp = run_distributed(_ddp_worker, str(tmp_path))
     assert ddp["sgp"] == pytest.approx(HAND_SGP, abs=1e-12)
