@@ -35,7 +35,7 @@ from gesturebench.models.sources.module import ModuleSource
 from gesturebench.models.sources.outputs import OutputsSource
 from gesturebench.run.config import build_model
 from gesturebench.runtime.errors import CheckpointError, ConfigError, DataError
-from gesturebench.tasks import evaluate
+from gesturebench.tasks import common, evaluate
 from gesturebench.tasks.common import make_body_model, open_dataset
 from tests.fake_official_model import fake_model
 from tests.fake_official_model.fake_model import FORMATS, fake_gesture, write_result
@@ -104,7 +104,7 @@ def model_cfg(tmp_path, *overrides: str):
 def score(cfg, records, out, body_model, monkeypatch) -> dict:
     """The evaluate task's `score` on `records`, with metrics mjd, pck and diversity (body model
     built once)."""
-    monkeypatch.setattr(evaluate, "make_body_model", lambda node, device: body_model)
+    monkeypatch.setattr(common, "make_body_model", lambda node, device: body_model)
     with open_dict(cfg):
         cfg.metrics.diversity = {
             "_target_": "gesturebench.metrics.diversity.Diversity",

@@ -17,7 +17,7 @@ from gesturebench.models import formats
 from gesturebench.models.prescan import SHOWN, OutputsError, prescan
 from gesturebench.models.sources.outputs import OutputsSource
 from gesturebench.runtime.errors import CheckpointError, DataError
-from gesturebench.tasks import evaluate
+from gesturebench.tasks import common, evaluate
 from tests.helpers import composed, zero_motion
 
 N = 60  # frames per sequence: 2 s
@@ -114,7 +114,7 @@ def test_nothing_is_scored(tmp_path, monkeypatch):
     def never(*args, **kwargs):
         raise AssertionError("scoring started")
 
-    monkeypatch.setattr(evaluate, "make_body_model", lambda node, device: None)
+    monkeypatch.setattr(common, "make_body_model", lambda node, device: None)
     monkeypatch.setattr(evaluate, "Evaluator", never)
     cfg = composed(
         "model=precomputed",

@@ -54,9 +54,7 @@ from gesturebench.study.windows import StudyWindows
 from gesturebench.tasks.analyze import study_windows, windows_spec
 from gesturebench.tasks.common import (
     dataset_source,
-    device_for,
     logger_factory,
-    make_body_model,
     make_context,
     run_dir,
 )
@@ -102,9 +100,10 @@ def run(cfg: DictConfig, t: AnnotateTask) -> dict:
     out = run_dir()
     config = resolved(cfg)
     source = dataset_source(cfg.dataset)
-    device = device_for(cfg.trainer.accelerator)
-    body_model = make_body_model(cfg.body_model, device)
-    context = make_context(source, body_model, device, cfg.paths.cache, cfg.paths.checkpoints)
+    context = make_context(
+        source, cfg.body_model, cfg.trainer.accelerator, cfg.paths.cache, cfg.paths.checkpoints
+    )
+    body_model = context.body_model
     root = Path(t.store_root) if t.store_root else context.cache_dir / "annotations"
     annotator: Annotator = build(cfg.annotator)
     factory = logger_factory(cfg.logger)

@@ -93,13 +93,17 @@ def dataset_cache_dir(source: Beat2Source, cache: str | Path) -> Path:
 
 def make_context(
     source: Beat2Source,
-    body_model: BodyModel,
-    device: str,
+    body_node: Any,
+    accelerator: str,
     cache: str | Path,
     checkpoints: str | Path,
 ) -> MetricContext:
-    """The context models and metrics `prepare` from (`cache`, `checkpoints`: `paths.cache`,
-    `paths.checkpoints`); mini_beat2 (generated data) may auto-train encoders."""
+    """The context models and metrics `prepare` from: this process's device for `accelerator`
+    (`device_for`) and the body model of `body_node` (`cfg.body_model`) on it (`cache`,
+    `checkpoints`: `paths.cache`, `paths.checkpoints`); mini_beat2 (generated data) may auto-train
+    encoders."""
+    device = device_for(accelerator)
+    body_model = make_body_model(body_node, device)
     return MetricContext(
         dataset_name=source.name,
         split=lambda name: source.open(split=name, load_audio=False),

@@ -38,7 +38,6 @@ from gesturebench.tasks.common import (
     dataset_source,
     device_for,
     logger_factory,
-    make_body_model,
     make_context,
     run_dir,
 )
@@ -107,9 +106,10 @@ def score(
     # encoders) or matmuls.
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
-    device = device_for(cfg.trainer.accelerator)
-    body_model = make_body_model(cfg.body_model, device)
-    context = make_context(source, body_model, device, cfg.paths.cache, cfg.paths.checkpoints)
+    context = make_context(
+        source, cfg.body_model, cfg.trainer.accelerator, cfg.paths.cache, cfg.paths.checkpoints
+    )
+    body_model = context.body_model
     model = build_model(cfg.model)
     model.prepare(context)
     max_gap = cfg.max_length_gap + model.length_shortfall

@@ -34,8 +34,6 @@ from gesturebench.study.windows import StudyWindows, Window, write_windows
 from gesturebench.tasks.analyze import source_config, study_windows, windows_spec
 from gesturebench.tasks.common import (
     dataset_source,
-    device_for,
-    make_body_model,
     make_context,
     run_dir,
 )
@@ -86,9 +84,10 @@ def render_stimuli(cfg: DictConfig, task: RenderTask, out: Path) -> dict:
     sources = chosen_sources(list(cfg.study.sources), list(task.sources))
     source = dataset_source(cfg.dataset)
     windows, records = study_windows(windows_spec(cfg.study.windows), source)
-    device = device_for(cfg.trainer.accelerator)
-    body_model = make_body_model(cfg.body_model, device)
-    context = make_context(source, body_model, device, cfg.paths.cache, cfg.paths.checkpoints)
+    context = make_context(
+        source, cfg.body_model, cfg.trainer.accelerator, cfg.paths.cache, cfg.paths.checkpoints
+    )
+    body_model = context.body_model
     cache = MotionCache(context.cache_dir / "generated")
     models = {name: source_config(cfg, name, cfg.study.sources[name]).model for name in sources}
     folder = out / task.folder
