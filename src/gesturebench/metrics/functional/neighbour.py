@@ -60,16 +60,16 @@ class BallHits:
 
 
 def ball_hits(
-    real: torch.Tensor,
-    fake: torch.Tensor,
-    real_owner: torch.Tensor,
-    fake_owner: torch.Tensor,
+    real: torch.Tensor,  # (N, D)
+    fake: torch.Tensor,  # (M, D)
+    real_owner: torch.Tensor,  # (N,)
+    fake_owner: torch.Tensor,  # (M,)
     owners: int,
     k: int = 5,
     chunk_size: int = 1024,
 ) -> BallHits:
-    """`BallHits` of features owned by sequences 0..owners-1 (`real_owner` (N,), `fake_owner`
-    (M,)), the balls' radii those of the whole reference set."""
+    """`BallHits` of features owned by sequences 0..owners-1 (`real_owner`, `fake_owner`: each
+    feature's sequence), the balls' radii those of the whole reference set."""
     radii = knn_radii(real, k, chunk_size)
     hits = torch.zeros(owners, real.shape[0], dtype=torch.float64, device=real.device)
     for block, d in distance_blocks(fake, real, chunk_size):
