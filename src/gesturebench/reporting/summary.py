@@ -37,10 +37,13 @@ def collect_jobs(sweep_dir: Path, sweep_id: str) -> list[dict]:
     return rows
 
 
-def write_sweep_summary(sweep_dir: Path, sweep_id: str, started: str) -> Path | None:
+def write_sweep_summary(
+    sweep_dir: Path, sweep_id: str, started: str
+) -> tuple[Path, dict[str, Path]] | None:
     """The summary (and comparisons) of the jobs of multirun `sweep_id` in `sweep_dir`, written into
     its own folder `sweeps/<started>_<id>/` and, as the latest, into `sweep_dir`; the comparability
-    warnings logged. Returns the own folder, or None where the sweep has no job."""
+    warnings logged. Returns the own folder and its CSV tables by name (summary, then comparisons
+    where written), or None where the sweep has no job."""
     if not sweep_dir.is_dir():
         return None
     rows = collect_jobs(sweep_dir, sweep_id)
@@ -65,11 +68,4 @@ def write_sweep_summary(sweep_dir: Path, sweep_id: str, started: str) -> Path | 
     )
     if any(r["status"] != "ok" for r in rows):
         status.mark_failed()
-    return own
-
-
-def summary_tables(own: Path) -> dict[str, Path]:
-    """The CSV tables of a sweep's own folder `own` by name: summary, then comparisons where the
-    sweep has them."""
-    paths = (own / "summary.csv", own / "comparisons.csv")
-    return {path.stem: path for path in paths if path.exists()}
+    return own, {Path(name).stem: own / name for name in names if name.endswith(".csv")}

@@ -14,7 +14,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
 from gesturebench.reporting.loggers import log_sweep_tables
-from gesturebench.reporting.summary import summary_tables, write_sweep_summary
+from gesturebench.reporting.summary import write_sweep_summary
 from gesturebench.tasks.common import logger_factory
 
 
@@ -30,7 +30,8 @@ class SweepSummaryCallback(Callback):
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         sweep_id = os.environ.get("GESTUREBENCH_SWEEP_ID", "")
-        own = write_sweep_summary(Path(config.hydra.sweep.dir), sweep_id, self.started)
-        if own is not None:
+        written = write_sweep_summary(Path(config.hydra.sweep.dir), sweep_id, self.started)
+        if written is not None:
+            own, tables = written
             factory = logger_factory(config.get("logger"))
-            log_sweep_tables(factory, own, f"sweep-{sweep_id[:8]}", summary_tables(own))
+            log_sweep_tables(factory, own, f"sweep-{sweep_id[:8]}", tables)
