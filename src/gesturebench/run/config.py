@@ -80,8 +80,9 @@ def build_model(node: Any) -> Any:
 
 
 def resolved(node: Any) -> dict:
-    """The config `node` as a plain dict, interpolations resolved (what results files record)."""
-    container = OmegaConf.to_container(node, resolve=True)
+    """The config `node` as a plain dict, interpolations resolved and an enum option as its name
+    (what results files record, and what `build` takes back)."""
+    container = OmegaConf.to_container(node, resolve=True, enum_to_str=True)
     assert isinstance(container, dict)
     return container
 
