@@ -32,7 +32,10 @@ REPO = Path(__file__).resolve().parents[1]
 Case = Callable[[Path], "str | None"]
 #: the releases with the known advisories fixed (pyproject's floors must not go below them)
 FIXED = {
-    "torch": "2.6",
+    "torch": "2.13",
+    "pillow": "12.3",
+    "requests": "2.33",
+    "urllib3": "2.7",
     "starlette": "1.3.1",
     "h11": "0.16",
     "jinja2": "3.1.6",
