@@ -29,7 +29,14 @@ from omegaconf import DictConfig, OmegaConf
 
 from gesturebench import cli
 from gesturebench.models.base import GestureModel
-from gesturebench.run.config import MODEL_KEYS, build, build_model, job_dirname, register_configs
+from gesturebench.run.config import (
+    MODEL_KEYS,
+    build,
+    build_model,
+    job_dirname,
+    register_configs,
+    resolved,
+)
 from gesturebench.run.protocol import metric_nodes
 from gesturebench.runtime import status
 from gesturebench.runtime.errors import ConfigError, DataError
@@ -342,6 +349,9 @@ def test_mini_beat2_is_not_generated_into_a_mistyped_root(config, tmp_path):
 
 
 def test_metrics_build():
+    """Every metric of every preset builds from its node and from what results.json and
+    composites.json record of it (`resolved`: task=analyze rebuilds the composites' metrics from
+    that; an enum option recorded as `Choice.auto` failed there)."""
     for option in options("metrics"):
         cfg = with_option("metrics", option)
         for name, node in metric_nodes(cfg.metrics).items():
@@ -350,6 +360,8 @@ def test_metrics_build():
                     build(node)
                 continue
             assert build(node).name == name, (option, name)
+            recorded = json.loads(json.dumps(resolved(node), default=str))
+            assert build(recorded).name == name, (option, name, recorded)
 
 
 @pytest.mark.parametrize(("preset", "offset"), [("emage2024", 0.0), ("emage2025", 1e-6)])
