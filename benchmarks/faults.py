@@ -1,12 +1,13 @@
 """Fault script: tries, as a hostile user and a crashing machine would, what must not give a wrong
-number or lose a result, against a fresh temporary folder, and prints `held` or `failed` per case.
+number or lose a result, against a fresh temporary folder, and prints `held` or `failed` per case,
+then how many cases of each class were tried and held.
 
-    python benchmarks/faults.py [--keep]
+    python benchmarks/faults.py [--keep] [--only CLASS]
 
 A case is a function `(workdir) -> None | str`: None when the fault was handled as it must be,
-else why not. `CASES` lists them; a module `faults_server.py` beside this one, where present, adds
-its own `CASES` (the study server's). Every case shares one workdir (the mini-BEAT2 data and
-caches under it) and makes its own folders there.
+else why not. `CASES` lists (class, name, case): this module's, those of `faults_boundaries.py`
+(issue 39's boundary classes) and `faults_server.py` (the study server's). Every case shares one
+workdir (the mini-BEAT2 data and caches under it) and makes its own folders there.
 """
 
 from __future__ import annotations
@@ -14,11 +15,10 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import os
 import shutil
-import subprocess
 import sys
 import tempfile
+from collections import Counter
 from collections.abc import Callable
 from datetime import datetime
 from importlib.metadata import version
@@ -28,7 +28,10 @@ import tomllib
 from packaging.requirements import Requirement
 from packaging.version import Version
 
-REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from fault_support import REPO, finished, launch, mini_data, refused
+
 Case = Callable[[Path], "str | None"]
 #: the releases with the known advisories fixed (pyproject's floors must not go below them)
 FIXED = {
@@ -41,48 +44,6 @@ FIXED = {
     "jinja2": "3.1.6",
     "python-multipart": "0.0.32",
 }
-
-
-def launch(workdir: Path, *args: str) -> subprocess.Popen:
-    """`launch.py ARGS` started in `workdir` (its outputs/, data/, .cache/ and checkpoints/ there),
-    quiet and offline, on the small mini-BEAT2 test split with the fast metrics."""
-    cmd = [
-        sys.executable,
-        str(REPO / "launch.py"),
-        *(a for a in args if a.startswith("-")),  # Hydra's flags before the overrides
-        "logger=none",
-        "metrics=fast",
-        "task.render_clips=0",
-        "dataset.max_sequences=2",
-        "trainer.enable_progress_bar=false",
-        "threads=1",
-        *(a for a in args if not a.startswith("-")),
-    ]
-    env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
-    env["WANDB_MODE"] = "offline"
-    return subprocess.Popen(
-        cmd, cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-
-
-def finished(proc: subprocess.Popen) -> tuple[int, str, str]:
-    out, err = proc.communicate(timeout=900)
-    return proc.returncode, out, err
-
-
-def mini_data(workdir: Path) -> Path:
-    """mini-BEAT2 under `workdir` (generated once), where `paths.root=workdir` finds it."""
-    from gesturebench.synthesis.mini.dataset import ensure_mini_beat2
-
-    return ensure_mini_beat2(workdir / "data" / "mini_beat2_default")
-
-
-def refused(code: int, err: str, path: Path) -> str | None:
-    """None when a run was refused with exit 2 and one `error:` line naming `path`."""
-    lines = [line for line in err.splitlines() if line.startswith("error:")]
-    if code != 2 or len(lines) != 1 or str(path) not in lines[0] or "Traceback" in err:
-        return f"exit {code}, stderr: {err.strip()[-300:]}"
-    return None
 
 
 def same_second_runs(workdir: Path) -> str | None:
@@ -202,42 +163,60 @@ def dependency_floors(workdir: Path) -> str | None:
     return None
 
 
-CASES: list[tuple[str, Case]] = [
-    ("same-second run folders", same_second_runs),
-    ("audio shorter than motion", short_audio),
-    ("wav header claiming 2 GB", lying_wav_header),
-    ("damaged BC caches", damaged_caches),
-    ("sweep job raising", failing_sweep_job),
-    ("bad override values", bad_override_values),
-    ("dependency floors", dependency_floors),
+CASES: list[tuple[str, str, Case]] = [
+    ("run folders", "same-second run folders", same_second_runs),
+    ("audio", "audio shorter than motion", short_audio),
+    ("audio", "wav header claiming 2 GB", lying_wav_header),
+    ("caches", "damaged BC caches", damaged_caches),
+    ("sweeps", "sweep job raising", failing_sweep_job),
+    ("keys and overrides", "bad override values", bad_override_values),
+    ("dependencies", "dependency floors", dependency_floors),
 ]
 
-_server = Path(__file__).with_name("faults_server.py")
-if _server.is_file():
-    _spec = importlib.util.spec_from_file_location("faults_server", _server)
-    assert _spec is not None and _spec.loader is not None
-    _module = importlib.util.module_from_spec(_spec)
-    _spec.loader.exec_module(_module)
-    CASES.extend(_module.CASES)
+
+def _cases_of(module: str) -> list:
+    """`CASES` of the module `module`.py beside this one."""
+    spec = importlib.util.spec_from_file_location(module, Path(__file__).with_name(f"{module}.py"))
+    assert spec is not None and spec.loader is not None
+    loaded = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(loaded)
+    return loaded.CASES
+
+
+CASES.extend(_cases_of("faults_boundaries"))
+CASES.extend(
+    ("study server", name.removeprefix("study server: "), case)
+    for name, case in _cases_of("faults_server")
+)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    parser.add_argument("--only", action="append", help="run only this class (repeatable)")
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="gesturebench-faults-"))
     print(f"faults, {datetime.now():%Y-%m-%d %H:%M}, in {workdir}", flush=True)
-    failed = 0
-    for name, case in CASES:
+    tried: Counter[str] = Counter()
+    held: Counter[str] = Counter()
+    for group, name, case in CASES:
+        if args.only and group not in args.only:
+            continue
         try:
             reason = case(workdir)
         except Exception as exc:  # a case that crashes is a failure to report, not to stop at
             reason = f"{type(exc).__name__}: {exc}"
-        failed += reason is not None
-        print(f"{name}: " + ("held" if reason is None else f"failed ({reason})"), flush=True)
+        tried[group] += 1
+        held[group] += reason is None
+        outcome = "held" if reason is None else f"failed ({reason})"
+        print(f"{group}: {name}: {outcome}", flush=True)
+    print("\nclass: held / tried")
+    for group in tried:
+        print(f"  {group}: {held[group]} / {tried[group]}")
+    print(f"  all: {sum(held.values())} / {sum(tried.values())}")
     if not args.keep:
         shutil.rmtree(workdir, ignore_errors=True)
-    return 1 if failed else 0
+    return 1 if held != tried else 0
 
 
 if __name__ == "__main__":
