@@ -1,0 +1,371 @@
+"""The documented workflows are the tests: every command block of README.md and docs/*.md runs here,
+as written, through the real `launch.py` process (`tests/workflows`: the collector, the
+substitution table, the registry of which test runs which command), and its outputs are checked for
+the files the docs promise. The fast-tier test fails on a documented command no test runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pandas as pd
+import pytest
+
+from gesturebench.study.server.manifest import read_manifest
+from tests.study_support import Page, asked_answer, free_port, participate, wait_ready
+from tests.workflows.blocks import blocks, commands, documented, yaml_block
+from tests.workflows.registry import WORKFLOWS, covered
+from tests.workflows.shell import Shell, ok
+from tests.workflows.substitutions import NOT_PROGRAMS, NOT_WORKFLOWS, SETUP, fill
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = Path(
+    os.environ.get("GESTUREBENCH_BEAT2_SAMPLE", REPO.parent / "shared" / "data" / "beat2-sample")
+)
+#: how good each of the csv study's sources looks to the simulated participants (mean rating)
+QUALITY = {"ground_truth": 6, "jitter": 5, "rotation_noise": 4, "delayed": 4, "random_clip": 2}
+PARTICIPANTS = 5
+
+
+def test_every_documented_command_is_run_by_a_workflow_or_listed_with_a_reason():
+    """Each command of each block: run by a test of WORKFLOWS, setup CI did, or not a workflow
+    with its reason; every registered or listed command is still in the docs."""
+    unclaimed = [
+        f"{block.where}: {command!r}"
+        for block in blocks()
+        if not (block.lang == "python" and block.file in NOT_PROGRAMS)
+        for command in commands(block)
+        if command not in covered() and command not in NOT_WORKFLOWS and not SETUP.match(command)
+    ]
+    assert not unclaimed, "documented commands no test runs:\n" + "\n".join(unclaimed)
+    stale = sorted((set(covered()) | set(NOT_WORKFLOWS)) - set(documented()))
+    assert not stale, f"listed but no longer in the docs: {stale}"
+    assert set(WORKFLOWS) <= set(globals()), set(WORKFLOWS) - set(globals())
+
+
+def test_the_collector_reads_blocks_as_bash_does():
+    from tests.workflows.blocks import Block
+
+    block = Block("x.md", 1, "bash", "a && b  # c\n# d\n\nx y \\\n    z 'p # q; r'; s")
+    assert commands(block) == ["a", "b", "x y z 'p # q; r'", "s"]
+
+
+def sample() -> Path:
+    """The real BEAT2 sample; a failure under CI, where it must be there, else a skip."""
+    if not (SAMPLE / "2_scott_0_1_1.npz").is_file():
+        message = f"real BEAT2 sample not found at {SAMPLE}"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    return SAMPLE
+
+
+def shell(sandbox, tmp_path: Path, **values: str) -> Shell:
+    sandbox.train_encoders()  # once per session, rather than in the first launched process
+    return Shell(tmp_path / "work", sandbox, **values)
+
+
+def steps(test: str) -> tuple[str, ...]:
+    return WORKFLOWS[test]
+
+
+# --- the perceptual study: render → study server → 5 participants over HTTP → export → analyze
+
+
+def rating(stimuli, rng):
+    def decide(page: Page) -> dict:
+        if page.notice:
+            return {d: asked_answer(page.notice) for d in page.dimensions}
+        mean = QUALITY[stimuli[page.stimuli[0]].source]
+        return {d: str(int(np.clip(mean + rng.integers(-1, 2), 1, 7))) for d in page.dimensions}
+
+    return decide
+
+
+@pytest.fixture(scope="module")
+def study(sandbox, tmp_path_factory):
+    """The study chain of docs/study_server.md, as written: (shell, analyze run folder)."""
+    root = tmp_path_factory.mktemp("study")
+    port = free_port()
+    options = "study=csv study.windows.seconds=3 study.windows.splits=[test,val,train]"
+    sh = shell(sandbox, root, render_options=options, port=str(port))
+    render, token, serve, export, analyze = steps("test_study_render_serve_export_analyze")
+    ok(sh.run(render))
+    sh.values["render_run"] = str(sh.runs("render")[-1])
+    ok(sh.run(token))
+    stimuli = read_manifest(Path(sh.values["render_run"]) / "stimuli" / "manifest.csv")
+    url, rng = f"http://127.0.0.1:{port}", np.random.default_rng(0)
+    server = sh.start(serve, root / "server.log")
+    try:
+        wait_ready(url, time.monotonic() + 300, server)
+        for n in range(PARTICIPANTS):  # the link the docs give participants
+            with httpx.Client(base_url=url, timeout=60) as client:
+                assert participate(client, f"participant{n}", rating(stimuli, rng)).code
+        admin = {"Authorization": f"Bearer {sh.env['GESTUREBENCH_STUDY_TOKEN']}"}
+        assert httpx.get(f"{url}/admin/progress", headers=admin).status_code == 200
+    finally:
+        server.terminate()
+        server.wait(30)
+    ok(sh.run(export))
+    sh.values["export_run"] = str(sh.runs("study_export")[-1])
+    done = sh.run(analyze)
+    return sh, done
+
+
+@pytest.mark.slow
+def test_study_render_serve_export_analyze(study):
+    """docs/study_server.md's chain: composites.json and analysis.json of 5 participants' ratings
+    over HTTP, 3 s windows, the default metrics (docs/study.md's outputs)."""
+    sh, done = study
+    ok(done)
+    run = sh.runs("analyze")[-1]
+    ratings = pd.read_csv(Path(sh.values["export_run"]) / "ratings.csv")
+    assert ratings["participant_id"].nunique() == PARTICIPANTS
+    analysis = json.loads((run / "analysis.json").read_text())
+    for key in ("options", "observations", "predictors", "quality", "table2", "figure3", "table3"):
+        assert analysis[key], key
+    assert {q["condition"] for q in analysis["quality"]} == {"muted", "audio"}
+    composites = json.loads((run / "composites.json").read_text())["composites"]
+    assert set(composites) == {"hl", "md", "ae", "st", "cm"}
+    for name in ("report.md", "windows.csv", "figure3_correlations.png", "figure_composites.png"):
+        assert (run / name).is_file(), name
+    windows = pd.read_csv(run / "windows.csv")
+    assert (windows["end"] - windows["start"]).round(6).eq(3.0).all()
+
+
+@pytest.mark.slow
+def test_study_composite_metric(study):
+    """docs/metrics.md: an evaluation reports the study's composites as predicted ratings."""
+    sh, done = study
+    ok(done)
+    sh.values.update(analyze_run=str(sh.runs("analyze")[-1]), model="mean_pose")
+    ok(sh.run(steps("test_study_composite_metric")[0]))
+    results = json.loads((sh.runs("evaluate")[-1] / "results.json").read_text())
+    assert any(name.startswith("composite") for name in results["metrics"]), results["metrics"]
+
+
+@pytest.mark.slow
+def test_study_server_restart_entry(study):
+    """docs/study_server.md, "Restarting": the restart entry on the folder the launch made."""
+    sh, _ = study
+    port = free_port()
+    sh.values["port"] = str(port)
+    server = sh.start(steps("test_study_server_restart_entry")[0], sh.root / "restart.log")
+    try:
+        wait_ready(f"http://127.0.0.1:{port}", time.monotonic() + 120, server)
+    except SystemExit as failed:
+        pytest.fail(f"{failed}: {(sh.root / 'restart.log').read_text()[-2000:]}")
+    finally:
+        server.terminate()
+        server.wait(30)
+
+
+@pytest.mark.slow
+def test_synthetic_study(sandbox, tmp_path):
+    """docs/study.md: the built-in synthetic study, with the default metrics."""
+    sh = shell(sandbox, tmp_path)
+    ok(sh.run(steps("test_synthetic_study")[0]))
+    run = sh.runs("analyze")[-1]
+    for name in ("analysis.json", "composites.json", "report.md", "ratings.csv"):
+        assert (run / name).is_file(), name
+    assert "fgd" in json.loads((run / "analysis.json").read_text())["options"]["predictors"]
+
+
+# --- evaluation: the main job, sweeps, the leaderboard, your own model's files
+
+
+@pytest.mark.slow
+def test_main_job(sandbox, tmp_path):
+    """README: `python launch.py` scores ground truth on mini-BEAT2 and prints the headline."""
+    sh = shell(sandbox, tmp_path)
+    done = ok(sh.run(steps("test_main_job")[0]))
+    assert "ground_truth on mini_beat2" in done.stdout + done.stderr
+    run = sh.runs("evaluate")[-1]
+    results = json.loads((run / "results.json").read_text())
+    assert results["metrics"]["mjd"] == 0
+    assert (run / "per_sequence.csv").is_file()
+
+
+@pytest.mark.slow
+def test_sweeps_and_leaderboard(sandbox, tmp_path):
+    """README: two sweeps (each a summary.{csv,md,json}), then the leaderboard of every run."""
+    sh = shell(sandbox, tmp_path)
+    models, levels, leaderboard = steps("test_sweeps_and_leaderboard")
+    ok(sh.run(models))
+    summaries = sorted((sh.root / "multirun").rglob("summary.json"))
+    assert summaries, "no summary.json under multirun/"
+    for suffix in ("csv", "md"):
+        assert summaries[0].with_suffix(f".{suffix}").is_file()
+    ok(sh.run(levels))
+    ok(sh.run(leaderboard))
+    for name in ("leaderboard.md", "leaderboard.csv"):
+        assert list((sh.root / "outputs" / "leaderboard").rglob(name)), name
+
+
+def beat2_folder(root: Path) -> Path:
+    """The real sample in BEAT2's layout (train_test_split.csv, smplxflame_30/, wave16k/)."""
+    folder = root / "beat_english_v2.0.0"
+    for sub in ("smplxflame_30", "wave16k"):
+        (folder / sub).mkdir(parents=True)
+    shutil.copy(sample() / "2_scott_0_1_1.npz", folder / "smplxflame_30")
+    shutil.copy(sample() / "2_scott_0_1_1.wav", folder / "wave16k")
+    (folder / "train_test_split.csv").write_text("id,type\n2_scott_0_1_1,test\n")
+    return folder
+
+
+@pytest.mark.slow
+def test_your_own_models_files(sandbox, tmp_path):
+    """README, "Your own model": a folder of result files, one per test sequence, on BEAT2."""
+    beat2 = beat2_folder(tmp_path)
+    mine = tmp_path / "mymodel"
+    mine.mkdir()
+    shutil.copy(beat2 / "smplxflame_30" / "2_scott_0_1_1.npz", mine)
+    sh = shell(sandbox, tmp_path, beat2_root=str(beat2), model_dir=str(mine))
+    ok(sh.run(steps("test_your_own_models_files")[0]))
+    results = json.loads((sh.runs("evaluate")[-1] / "results.json").read_text())
+    assert results["metrics"]["mjd"] == 0
+
+
+# --- the rest: render, annotate, the API, a metric of your own
+
+
+@pytest.mark.slow
+def test_render(sandbox, tmp_path):
+    """docs/rendering.md: the synthetic study's stimuli, muted and with audio, and the manifest."""
+    sh = shell(sandbox, tmp_path)
+    ok(sh.run(steps("test_render")[0]))
+    stimuli = sh.runs("render")[-1] / "stimuli"
+    manifest = pd.read_csv(stimuli / "manifest.csv")
+    assert set(manifest["condition"]) == {"muted", "audio"}
+    assert all((stimuli / f).is_file() for f in manifest["file"])
+    assert (stimuli / "windows.csv").is_file()
+
+
+@pytest.mark.slow
+def test_annotate(sandbox, tmp_path):
+    """docs/annotation.md: the offline kinematic annotator on mini-BEAT2."""
+    sh = shell(sandbox, tmp_path)
+    ok(sh.run(steps("test_annotate")[0]))
+    assert list((sh.root / "outputs" / "annotate").rglob("*.jsonl")) or list(
+        (sh.root / ".cache").rglob("*.jsonl")
+    )
+
+
+@pytest.mark.slow
+def test_api(sandbox, tmp_path):
+    """docs/api.md: the example program, as a file run by python in the working folder."""
+    sh = shell(sandbox, tmp_path)
+    done = ok(sh.program(steps("test_api")[0]))
+    assert "mjd" in done.stdout
+
+
+@pytest.mark.slow
+def test_custom_metric(sandbox, tmp_path):
+    """docs/metrics.md: a metric added on the command line with its own name and threshold."""
+    sh = shell(sandbox, tmp_path)
+    ok(sh.run(steps("test_custom_metric")[0]))
+    results = json.loads((sh.runs("evaluate")[-1] / "results.json").read_text())
+    assert "pck_5cm" in results["metrics"]
+
+
+@pytest.mark.slow
+def test_beat_collapse_sgp(sandbox, tmp_path):
+    """docs/metrics.md: SGP of beat_collapse at three levels, a sweep with only that metric."""
+    sh = shell(sandbox, tmp_path)
+    ok(sh.run(steps("test_beat_collapse_sgp")[0]))
+    results = sorted((sh.root / "multirun").rglob("results.json"))
+    assert len(results) == 3
+    for path in results:
+        assert "sgp" in json.loads(path.read_text())["metrics"], path
+
+
+# --- real BEAT2: the check, a study of its windows; a config folder of your own
+
+
+@pytest.mark.slow
+def test_prepare_beat2(sandbox, tmp_path):
+    """docs/data.md: the check of a BEAT2 folder writes its report."""
+    sh = shell(sandbox, tmp_path, beat2_root=str(beat2_folder(tmp_path)))
+    sh.run(steps("test_prepare_beat2")[0])  # a partial copy: the report says what is missing
+    run = sh.runs("prepare_beat2")[-1]
+    assert (run / "beat2_report.md").is_file() and (run / "beat2_report.json").is_file()
+
+
+@pytest.mark.slow
+def test_user_config_folder(sandbox, tmp_path, mini_beat2):
+    """docs/bring_your_model.md: docs' my_model.yaml in a config folder of the user's, its `dir`
+    holding result files (mini-BEAT2's own test motion)."""
+    outputs = tmp_path / "my_model_outputs"
+    outputs.mkdir()
+    split = pd.read_csv(mini_beat2 / "train_test_split.csv")
+    for sid in split[split["type"] == "test"]["id"]:
+        shutil.copy(mini_beat2 / "smplxflame_30" / f"{sid}.npz", outputs)
+    conf = tmp_path / "gb_conf"
+    (conf / "model").mkdir(parents=True)
+    yaml = yaml_block("docs/bring_your_model.md", "# conf/model/my_model.yaml")
+    (conf / "model" / "my_model.yaml").write_text(fill(yaml, {"my_model_dir": str(outputs)}))
+    sh = shell(sandbox, tmp_path, conf_dir=str(conf))
+    ok(sh.run(steps("test_user_config_folder")[0]))
+    results = json.loads((sh.runs("evaluate")[-1] / "results.json").read_text())
+    assert results["metrics"]["mjd"] == 0
+
+
+@pytest.mark.slow
+def test_pairwise_study(sandbox, tmp_path):
+    """docs/study_server.md, "Pairwise mode": the analysis of a pairwise export (written here in
+    the export's columns) writes pairwise_elo.csv and analysis.json."""
+    rows, rng = [], np.random.default_rng(0)
+    sources = list(QUALITY)
+    for n in range(6):
+        condition = ("muted", "audio")[n % 2]
+        dimensions = ("hl", "md", "ae") if condition == "muted" else ("st", "cm")
+        for a in range(len(sources)):
+            for b in range(a + 1, len(sources)):
+                for d in dimensions:
+                    better = QUALITY[sources[a]] - QUALITY[sources[b]] + rng.normal()
+                    winner = "a" if better > 0.5 else "b" if better < -0.5 else "tie"
+                    rows.append([f"p{n}", condition, "s1", d, sources[a], sources[b], winner, ""])
+        rows.append([f"p{n}", condition, "", "attention", "", "", "", "true"])
+    columns = "participant_id,condition,sequence_id,dimension,source_a,source_b,winner,passed"
+    export = tmp_path / "export"
+    export.mkdir()
+    pd.DataFrame(rows, columns=columns.split(",")).to_csv(export / "pairwise.csv", index=False)
+    sh = shell(sandbox, tmp_path, export_run=str(export))
+    ok(sh.run(steps("test_pairwise_study")[0]))
+    run = sh.runs("analyze")[-1]
+    elo = pd.read_csv(run / "pairwise_elo.csv")
+    assert set(elo["source"]) == set(sources)
+    assert (run / "analysis.json").is_file()
+
+
+@pytest.mark.slow
+def test_study_on_beat2(study, tmp_path):
+    """docs/study.md: a ratings file of the csv study's sources on real BEAT2 (the sample's
+    sequence, its configured window)."""
+    sh, _ = study
+    beat2 = beat2_folder(tmp_path)
+    rows = []
+    for n, condition in enumerate(["muted", "audio"] * 2):
+        for source, quality in QUALITY.items():
+            for d in ("hl", "md", "ae") if condition == "muted" else ("st", "cm"):
+                rows.append([f"p{n}", condition, source, "2_scott_0_1_1", d, quality, ""])
+        rows.append([f"p{n}", condition, "", "", "attention", "", "true"])
+    columns = [
+        "participant_id",
+        "condition",
+        "source",
+        "sequence_id",
+        "dimension",
+        "rating",
+        "passed",
+    ]
+    ratings = tmp_path / "ratings.csv"
+    pd.DataFrame(rows, columns=columns).to_csv(ratings, index=False)
+    sh.values.update(beat2_root=str(beat2), ratings=str(ratings))
+    ok(sh.run(steps("test_study_on_beat2")[0]))
+    assert (sh.runs("analyze")[-1] / "analysis.json").is_file()
