@@ -4,7 +4,6 @@ it to damage, and the two outcomes a hostile input may have (`refused`, `honest`
 from __future__ import annotations
 
 import json
-import math
 import os
 import shutil
 import subprocess
@@ -12,6 +11,12 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+# the checkout's tests/: the fault script and the tests judge an outcome the same way
+from tests.support.outcomes import honest as honest  # noqa: E402
+from tests.support.outcomes import refusal  # noqa: E402
+
 #: BC added to the fast metrics (the speech-side cases need it)
 WITH_BC = ("+metrics.bc._target_=gesturebench.metrics.bc.BeatConsistency", "+metrics.bc.name=bc")
 
@@ -79,36 +84,11 @@ def dataset_copy(workdir: Path, name: str) -> tuple[Path, list[str]]:
 
 
 def refused(code: int, err: str, path: Path | str) -> str | None:
-    """None when a run was refused with exit 2 and one `error:` line naming `path`."""
-    lines = [line for line in err.splitlines() if line.startswith("error:")]
-    if code != 2 or len(lines) != 1 or str(path) not in lines[0] or "Traceback" in err:
-        return f"exit {code}, stderr: {err.strip()[-300:]}"
-    return None
-
-
-def honest(code: int, err: str, run: Path) -> str | None:
-    """None when a run ended as a hostile input allows: refused (exit 2, one `error:` line, no
-    traceback), or finished (exit 0) with a complete results.json in which every metric value is
-    finite or absent with its reason, and every per-sequence value is finite."""
-    lines = [line for line in err.splitlines() if line.startswith("error:")]
-    if code == 2:
-        return None if len(lines) == 1 and "Traceback" not in err else f"exit 2: {err[-300:]}"
-    if code != 0:
-        return f"exit {code}: {err.strip()[-300:]}"
-    path = run / "results.json"
-    if not path.is_file():
-        return "exit 0 without results.json"
-    results = json.loads(path.read_text())
-    for name, value in results["metrics"].items():
-        if value is None and name not in results["skipped"]:
-            return f"{name}: no value and no reason"
-        if value is not None and not math.isfinite(value):
-            return f"{name}: {value}"
-    for row in results["per_sequence"]:
-        for key, value in row.items():
-            if isinstance(value, float) and not math.isfinite(value):
-                return f"{row['sequence_id']} {key}: {value}"
-    return None
+    """None when a run was refused (`refusal`) in a line naming `path`."""
+    why = refusal(code, err)
+    if why is None and str(path) not in err:
+        return f"the error does not name {path}: {err.strip()[-300:]}"
+    return why
 
 
 def metrics_of(run: Path) -> dict:
