@@ -47,6 +47,9 @@ def start_server(folder: Path, manifest: Path, port: int, block: int) -> subproc
         f"task.manifest={manifest}",
         f"task.port={port}",
         f"task.design.block_size={block}",
+        "task.design.unsigned.allowed=true",  # the simulated participants' ids are not signed
+        "task.design.unsigned.limit=100000",
+        "task.design.unsigned.per_minute=100000",
         f"paths.root={folder}",
         f"hydra.run.dir={folder / 'outputs/study_server/study'}",
         "logger=none",

@@ -6,7 +6,6 @@ and waiting for a server started as a process."""
 from __future__ import annotations
 
 import csv
-import json
 import re
 import signal
 import socket
@@ -24,6 +23,8 @@ import numpy as np
 
 from gesturebench.runtime.weights import sha256_file
 from gesturebench.study.schema import MANIFEST_COLUMNS
+from gesturebench.study.server.design import EntryLimit, StudyDesign
+from gesturebench.study.server.serve import CONFIG_FILE, ServerOptions, save_config
 from tests.helpers import REPO
 
 
@@ -179,18 +180,14 @@ def kill_while_arriving(url: str, server: subprocess.Popen, arrive: Callable[[st
 
 def serve_process(folder: Path, manifest: Path, port: int) -> subprocess.Popen:
     """The study of `folder` served by `python -m gesturebench.study.server` (the restart entry)
-    from its saved config."""
-    saved = folder / ".hydra" / "config.yaml"
-    if not saved.is_file():
-        saved.parent.mkdir(parents=True)
-        task = {
-            "_target_": "gesturebench.tasks.study_server.StudyServerTask",
-            "manifest": str(manifest),
-            "port": port,
-            "design": {"_target_": "gesturebench.study.server.design.StudyDesign", "block_size": 4},
-        }
-        config = {"task": task, "paths": {"root": str(folder)}, "study_server": {"db_url": None}}
-        saved.write_text(json.dumps(config))
+    from its saved config, written the first time as `task=study_server` writes it (4 clips a
+    block, unsigned ids let in, the database `folder`/study.db)."""
+    if not (folder / CONFIG_FILE).is_file():
+        links = EntryLimit(allowed=True, limit=10_000, per_minute=10_000)
+        options = ServerOptions(
+            manifest=str(manifest), port=port, design=StudyDesign(block_size=4, unsigned=links)
+        )
+        save_config(folder, options, f"sqlite:///{folder / 'study.db'}")
     command = [sys.executable, "-m", "gesturebench.study.server", str(folder)]
     with open(folder / "server.log", "a") as log:
         return subprocess.Popen(command, cwd=REPO, stdout=log, stderr=log)

@@ -20,7 +20,7 @@ import pytest
 from sqlalchemy import select
 
 from gesturebench.study.server.app import create_app
-from gesturebench.study.server.design import AttentionChecks, StudyDesign
+from gesturebench.study.server.design import AttentionChecks, EntryLimit, StudyDesign
 from gesturebench.study.server.store import plays
 from tests.study_support import Session, asked_answer, free_port, make_stimuli
 from tests.test_study_server import exported_as_clicked, make_study
@@ -39,7 +39,8 @@ def served(manifest, folder) -> Iterator[tuple]:
     port: (study, base URL)."""
     import uvicorn
 
-    design = StudyDesign(block_size=3, attention=AttentionChecks(after=[2]))
+    links = EntryLimit(allowed=True, limit=100, per_minute=100)  # the test's unsigned ids
+    design = StudyDesign(block_size=3, attention=AttentionChecks(after=[2]), unsigned=links)
     study = make_study(manifest, folder, design)
     port = free_port()
     server = uvicorn.Server(

@@ -34,7 +34,7 @@ from gesturebench.study.pairwise import pairwise_csv, read_pairwise
 from gesturebench.study.ratings import ratings_csv, read_ratings, require_valid
 from gesturebench.study.schema import CONDITIONS, SCALE
 from gesturebench.study.server.app import SESSION_COOKIE, Study, create_app, link_signature
-from gesturebench.study.server.design import AnonymousEntry, AttentionChecks, StudyDesign
+from gesturebench.study.server.design import AttentionChecks, EntryLimit, StudyDesign
 from gesturebench.study.server.export import pairwise_table, ratings_table
 from gesturebench.study.server.manifest import read_manifest
 from gesturebench.study.server.store import SCHEMA_VERSION, Store, open_engine, responses
@@ -57,8 +57,10 @@ from tests.test_study import FAST, MODEL, SEQUENCES, SOURCES, metrics_table  # n
 
 TOKEN = "s3cret-admin-token"
 ADMIN = {"Authorization": f"Bearer {TOKEN}"}
-SMALL = StudyDesign(block_size=4, attention=AttentionChecks(after=[2]))
-OPEN = replace(SMALL, anonymous=AnonymousEntry(allowed=True, limit=3, per_minute=2))
+#: Unsigned ids from links let in, without a practical limit: the tests' participants come by id.
+LINKS = EntryLimit(allowed=True, limit=10_000, per_minute=10_000)
+SMALL = StudyDesign(block_size=4, attention=AttentionChecks(after=[2]), unsigned=LINKS)
+OPEN = replace(SMALL, anonymous=EntryLimit(allowed=True, limit=3, per_minute=2))
 
 
 @pytest.fixture(scope="module")
@@ -358,7 +360,7 @@ def test_experimenter_pages_need_the_token(study, manifest, tmp_path):
 
 
 def test_configured_text_is_escaped(manifest, tmp_path):
-    design = StudyDesign(title="<b>study</b>", consent="<script>alert(1)</script>")
+    design = replace(SMALL, title="<b>study</b>", consent="<script>alert(1)</script>")
     client = TestClient(create_app(make_study(manifest, tmp_path, design)))
     html = client.get("/?participant_id=p1", follow_redirects=True).text
     assert "<script>alert" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
@@ -432,7 +434,7 @@ def test_signed_links(manifest, tmp_path):
     secret = "the-study-secret"
     study = Study(
         read_manifest(manifest),
-        SMALL,
+        replace(SMALL, unsigned=EntryLimit()),  # signing: every link signed, no unsigned ids
         Store(open_engine(f"sqlite:///{tmp_path / 'study.db'}")),
         TOKEN,
         link_secret=secret,
@@ -586,7 +588,7 @@ def test_kill_9_while_participants_arrive_locks_nobody_out(manifest, tmp_path):
     finally:
         server.kill()
         server.wait(10)
-    store = Store(open_engine(f"sqlite:///{tmp_path / 'outputs/study_server/study/study.db'}"))
+    store = Store(open_engine(f"sqlite:///{tmp_path / 'study.db'}"))
     assert numbers(Study(read_manifest(manifest), SMALL, store, None)) == list(range(40))
 
 
@@ -635,7 +637,7 @@ def test_manifest_problems_are_one_line_errors(manifest, tmp_path):
 
 
 def test_pairwise_session_exported_as_clicked(manifest, tmp_path):
-    design = StudyDesign(mode="pairwise", block_size=3, attention=AttentionChecks(after=[1]))
+    design = replace(SMALL, mode="pairwise", block_size=3, attention=AttentionChecks(after=[1]))
     study = make_study(manifest, tmp_path, design)
     session = participate(client_of(study), "p1", honest())
     (participant,) = study.store.participants()
@@ -670,9 +672,9 @@ def test_export_and_server_tasks_from_the_config(config, manifest, tmp_path, mon
     monkeypatch.setenv("GESTUREBENCH_STUDY_LINK_SECRET", "secret")
     study = app_of(cfg)
     assert study.admin_token == TOKEN and study.design.seed == cfg.seed
-    assert study.design.anonymous == AnonymousEntry(limit=7) and study.link_secret == "secret"
+    assert study.design.anonymous == EntryLimit(limit=7) and study.link_secret == "secret"
     monkeypatch.delenv("GESTUREBENCH_STUDY_LINK_SECRET")
-    study = app_of(cfg)
+    study = app_of(config(*UNSIGNED_LINKS, f"task.manifest={manifest}", "task.design.block_size=4"))
     assert (tmp_path / "outputs" / "study_server" / "study" / "study.db").is_file()
     participate(client_of(study), "p1", honest())
     participate(client_of(study), "p2", honest(3))
@@ -691,7 +693,7 @@ def test_the_database_is_study_server_db_url_for_both_tasks(
 ):
     monkeypatch.chdir(tmp_path)
     url = f"sqlite:///{tmp_path / 'elsewhere.db'}"
-    cfg = config("task=study_server", f"task.manifest={manifest}", f"study_server.db_url={url}")
+    cfg = config(*UNSIGNED_LINKS, f"task.manifest={manifest}", f"study_server.db_url={url}")
     study = app_of(cfg)
     participate(client_of(study), "p1", honest())
     assert (tmp_path / "elsewhere.db").is_file() and not (tmp_path / "outputs").exists()
@@ -780,7 +782,7 @@ def test_synthetic_participants_through_the_server_recover_the_planted_model(
     analysed unchanged, finds each dimension's planted metrics, as tests/test_study.py does on the
     generated file."""
     manifest = make_stimuli(tmp_path / "stimuli", SOURCES, SEQUENCES, video=False)
-    design = StudyDesign(block_size=25, attention=AttentionChecks(after=[8, 16, 24]))
+    design = replace(SMALL, block_size=25, attention=AttentionChecks(after=[8, 16, 24]))
     study = make_study(manifest, tmp_path, design)
     model = SyntheticStudy(model=MODEL, seed=5)
     rng = np.random.default_rng(5)
@@ -872,6 +874,7 @@ def test_render_then_study_server_serves_a_study_that_export_and_analyze_read(
         f"study_server.db_url={database}",
         "task.design.block_size=10",
         "task.design.attention.after=[5]",
+        *UNSIGNED_LINKS[1:],
         "logger=none",
         f"hydra.run.dir={tmp_path / 'server'}",
         env={"GESTUREBENCH_STUDY_TOKEN": TOKEN},
@@ -938,6 +941,14 @@ def test_the_server_starts_without_torch_lightning_or_scikit_learn(tmp_path):
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, cwd=tmp_path
     )
     assert out.stdout.strip() == "[]", out.stderr[-2000:]
+
+
+#: `task=study_server` letting in the unsigned ids of the tests' links (docs/study_server.md).
+UNSIGNED_LINKS = (
+    "task=study_server",
+    "task.design.unsigned.allowed=true",
+    "task.design.unsigned.per_minute=1000",
+)
 
 
 def app_of(cfg):

@@ -9,11 +9,13 @@ that page, the condition's dimensions, the answer range) before anything is stor
 4xx and changes nothing. Answering an item already answered with the same answers is acknowledged
 as if it were new (a double click, a resent form); with other answers it is refused.
 
-A link opens a session for its participant id (signed with the study's secret when signing is on);
-the id may open a new session until it has stored a rating, so that a lost reply or a prefetched
-link locks nobody out; its slot (condition and block) is taken at consent. Links without an id are
-refused unless the design allows them (capped, rate-limited). A session fetches only the clips of
-its own practice item and block.
+A link opens a session for its participant id when something vouches for the id: its signature
+(with the study's secret; then every link must be signed) or the design's id list; unsigned ids
+and links without an id are refused unless the design allows them, each kind then capped and
+rate-limited (`EntryGate`, counting the stored entry kind, never the id's text). The id may open a
+new session until it has stored a rating, so that a lost reply or a prefetched link locks nobody
+out; its slot (condition and block) is taken at consent. A session fetches only the clips of its
+own practice item and block.
 
 Every error a participant can meet is a page in the study's look, in the participant's words; a
 client that asks for JSON only (`Accept: application/json`) gets `{"detail": …}`. Every response
@@ -28,7 +30,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import re
 import secrets
 import threading
 import time
@@ -57,15 +58,22 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from gesturebench.runtime.errors import ConfigError
 from gesturebench.study.ratings import ratings_csv
 from gesturebench.study.schema import SCALE
-from gesturebench.study.server.design import CHOICES, StudyDesign, block, conditions, layout
+from gesturebench.study.server.design import (
+    CHOICES,
+    PARTICIPANT_ID,
+    EntryLimit,
+    StudyDesign,
+    block,
+    conditions,
+    layout,
+    read_ids,
+)
 from gesturebench.study.server.export import pairwise_table, progress_tables, ratings_table
 from gesturebench.study.server.manifest import Stimulus
 from gesturebench.study.server.pages import SCRIPT, STYLE, render
 from gesturebench.study.server.store import STEPS, Participant, Store
 
 SESSION_COOKIE = "gb_session"
-#: What a participant id from a URL may look like (a recruitment platform's ids do).
-PARTICIPANT_ID = re.compile(r"[A-Za-z0-9_.@-]{1,200}")
 #: The URL parameter of a signed link's signature.
 SIGNATURE = "sig"
 CHOICE_LABELS = {"a": "Clip A", "b": "Clip B", "tie": "No difference"}
@@ -151,6 +159,45 @@ async def same_origin(request: Request) -> None:
         raise Refusal(403, f"cross-origin POST refused (origin {origin[:100]!r})")
 
 
+class EntryGate:
+    """New ids of one entry kind let in under its `EntryLimit`: off unless allowed, at most `limit`
+    stored participants of that kind, `per_minute` new ones in any minute (429 with `Retry-After`
+    beyond; 403 at the limit)."""
+
+    def __init__(self, kind: str, rule: EntryLimit, off: tuple[int, str]):
+        self.kind = kind
+        self.rule = rule
+        self.off = off  # the refusal (status, detail) while the rule is off
+        self.times: deque[float] = deque()  # times of the last minute's entries
+        self.lock = threading.Lock()
+
+    def enter(
+        self, store: Store, participant_id: str, completion_code: str | None
+    ) -> Participant | None:
+        """`Store.enter` of a new id of this kind, if the rule lets it in now."""
+        if not self.rule.allowed:
+            raise Refusal(*self.off)
+        with self.lock:
+            now = time.monotonic()
+            while self.times and self.times[0] < now - 60:
+                self.times.popleft()
+            if len(self.times) >= self.rule.per_minute:
+                wait = int(self.times[0] + 61 - now)
+                raise Refusal(
+                    429,
+                    f"too many {self.kind} entries a minute",
+                    headers={"Retry-After": str(wait)},
+                )
+            if store.count_entries(self.kind) >= self.rule.limit:
+                raise Refusal(
+                    403,
+                    f"the limit of {self.kind} participants is reached",
+                    "This study has all the participants it needs. Thank you for your interest!",
+                )
+            self.times.append(now)
+            return store.enter(participant_id, completion_code, self.kind)
+
+
 def see_other(url: str) -> RedirectResponse:
     return RedirectResponse(url, status_code=303)
 
@@ -172,8 +219,20 @@ class Study:
         self.store = store
         self.admin_token = token
         self.link_secret = link_secret
-        self.anonymous_entries: deque[float] = deque()  # times of the last minute's entries
-        self.anonymous_lock = threading.Lock()
+        if link_secret is not None and (design.ids_file or design.unsigned.allowed):
+            raise ConfigError(
+                "links are signed (the link secret is set): task.design.ids_file and "
+                "task.design.unsigned do not apply; unset one or the other"
+            )
+        self.ids = read_ids(design.ids_file) if design.ids_file else frozenset()
+        self.anonymous = EntryGate(
+            "anonymous", design.anonymous, (400, f"no {design.id_parameter} in the link")
+        )
+        self.unsigned = EntryGate(
+            "unsigned",
+            design.unsigned,
+            (403, "unsigned participant id: not in task.design.ids_file, unsigned ids are off"),
+        )
         self.conditions = conditions(self.stimuli, design)
         self.layouts = {c: layout(self.stimuli, design, c) for c in self.conditions}
         self.practice = {}
@@ -202,20 +261,27 @@ class Study:
         return found
 
     def entry(self, request: Request) -> Participant:
-        """A new session for the link's participant id (checked, and its signature when links
-        are signed), or for a new anonymous id."""
+        """A new session for the link's participant id (checked: signed when links are signed,
+        else listed, else an unsigned id within its limits), or for a new anonymous id."""
+        code = self.design.completion_code
         given = request.query_params.get(self.design.id_parameter)
         if given is None:
-            return self.anonymous_entry()
-        if not PARTICIPANT_ID.fullmatch(given):
+            found = self.anonymous.enter(self.store, f"anon-{secrets.token_hex(8)}", code)
+        elif not PARTICIPANT_ID.fullmatch(given):
             raise Refusal(422, "participant id: 1–200 letters, digits or _ . @ -", WORDS[403])
-        if self.link_secret is not None:
+        elif self.link_secret is not None:
             sig = request.query_params.get(SIGNATURE, "")
             if not hmac.compare_digest(
                 sig.encode(), link_signature(self.link_secret, given).encode()
             ):
                 raise Refusal(403, "missing or wrong link signature")
-        found = self.store.enter(given, self.design.completion_code)
+            found = self.store.enter(given, code, "signed")
+        elif given in self.ids:
+            found = self.store.enter(given, code, "listed")
+        elif self.design.unsigned.allowed and self.store.known(given):
+            found = self.store.enter(given, code, "unsigned")  # re-entry: no new id
+        else:
+            found = self.unsigned.enter(self.store, given, code)
         if found is None:
             raise Refusal(
                 409,
@@ -223,32 +289,6 @@ class Study:
                 "You have already started this study in another browser or window: please continue "
                 "there. If you cannot, write to the researcher with your participant id.",
             )
-        return found
-
-    def anonymous_entry(self) -> Participant:
-        """A session for a new id `anon-…`, if the design allows links without an id and neither
-        the limit nor the rate per minute is reached."""
-        rule = self.design.anonymous
-        if not rule.allowed:
-            raise Refusal(400, f"no {self.design.id_parameter} in the link")
-        with self.anonymous_lock:
-            now = time.monotonic()
-            while self.anonymous_entries and self.anonymous_entries[0] < now - 60:
-                self.anonymous_entries.popleft()
-            if len(self.anonymous_entries) >= rule.per_minute:
-                wait = int(self.anonymous_entries[0] + 61 - now)
-                raise Refusal(
-                    429, "too many anonymous entries a minute", headers={"Retry-After": str(wait)}
-                )
-            if self.store.count_ids("anon-") >= rule.limit:
-                raise Refusal(
-                    403,
-                    "the limit of anonymous participants is reached",
-                    "This study has all the participants it needs. Thank you for your interest!",
-                )
-            self.anonymous_entries.append(now)
-            found = self.store.enter(f"anon-{secrets.token_hex(8)}", self.design.completion_code)
-        assert found is not None
         return found
 
     def clips(self, participant: Participant) -> set[str]:

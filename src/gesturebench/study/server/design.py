@@ -13,8 +13,10 @@ Everything is deterministic from `seed` and the arrival order.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from itertools import combinations
+from pathlib import Path
 
 import numpy as np
 
@@ -24,6 +26,8 @@ from gesturebench.study.server.manifest import Stimulus
 
 #: Answer of a pairwise question: the first clip, the second, or no difference.
 CHOICES = ("a", "b", "tie")
+#: What a participant id from a URL may look like (a recruitment platform's ids do).
+PARTICIPANT_ID = re.compile(r"[A-Za-z0-9_.@-]{1,200}")
 
 
 @dataclass(frozen=True)
@@ -37,10 +41,11 @@ class AttentionChecks:
 
 
 @dataclass(frozen=True)
-class AnonymousEntry:
-    """Entries without a participant id in the link (given an id `anon-…`): off unless `allowed`;
-    then at most `limit` in all and `per_minute` a minute (over every visitor: behind a proxy the
-    server cannot tell visitors apart)."""
+class EntryLimit:
+    """Entries of one kind that nothing vouches for (links without an id, given an id `anon-…`;
+    unsigned ids from links): off unless `allowed`; then at most `limit` ids of that kind in all and
+    `per_minute` new ones a minute (over every visitor: behind a proxy the server cannot tell
+    visitors apart)."""
 
     allowed: bool = False
     limit: int = 100
@@ -93,7 +98,11 @@ class StudyDesign:
     # the URL parameter that carries a participant id (e.g. PROLIFIC_PID)
     id_parameter: str = "participant_id"
     # links without an id (off by default)
-    anonymous: AnonymousEntry = field(default_factory=AnonymousEntry)
+    anonymous: EntryLimit = field(default_factory=EntryLimit)
+    # a file of the participant ids let in without a signed link (one a line; `#` starts a comment)
+    ids_file: str | None = None
+    # ids from links that are neither signed nor in `ids_file` (off by default)
+    unsigned: EntryLimit = field(default_factory=EntryLimit)
     # failed attention checks from which the progress view counts a participant as excluded
     exclude_at: int = 2
 
@@ -116,6 +125,26 @@ class StudyDesign:
 
     def wording(self, dimension: str) -> str:
         return (self.questions if self.mode == "rating" else self.comparisons)[dimension]
+
+
+def read_ids(path: str) -> frozenset[str]:
+    """The participant ids of `ids_file` (one a line; blank lines and `#` comments skipped);
+    `ConfigError` naming the file and line of an unreadable file or a malformed id."""
+    try:
+        lines = Path(path).read_text().splitlines()
+    except (OSError, UnicodeDecodeError) as err:
+        raise ConfigError(f"task.design.ids_file: cannot read {path} ({err})") from None
+    ids = set()
+    for number, line in enumerate(lines, 1):
+        given = line.split("#", 1)[0].strip()
+        if given and not PARTICIPANT_ID.fullmatch(given):
+            raise ConfigError(
+                f"{path}, line {number}: {given[:50]!r} is no participant id "
+                "(1–200 letters, digits or _ . @ -)"
+            )
+        if given:
+            ids.add(given)
+    return frozenset(ids)
 
 
 def conditions(stimuli: dict[str, Stimulus], design: StudyDesign) -> list[str]:

@@ -49,8 +49,13 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from gesturebench.runtime.errors import DataError
 
-#: Version of the tables below; a database written with another version is refused.
-SCHEMA_VERSION = 3
+#: Version of the tables below; a database of version 3 is migrated (`migrate_3`), one of any
+#: other version refused.
+SCHEMA_VERSION = 4
+#: How a participant came in (`participants.entry`): a signed link, an id of the design's list, an
+#: unsigned id from a link (allowed by the design), or a link without an id. The caps of the last
+#: two count these, never the ids' text.
+ENTRIES = ("signed", "listed", "unsigned", "anonymous")
 
 metadata = MetaData()
 schema_version = Table("schema_version", metadata, Column("version", Integer, nullable=False))
@@ -74,6 +79,8 @@ participants = Table(
     Column("completed_at", DateTime(timezone=True)),
     # the experimenter reopened the id: its next entry gets a new session despite stored ratings
     Column("reopened", Boolean, nullable=False, default=False),
+    # how it came in (one of ENTRIES)
+    Column("entry", String(16), nullable=False),
 )
 
 
@@ -158,9 +165,23 @@ def sqlite_pragmas(connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+def migrate_3(conn: Connection) -> None:
+    """Version 3 → 4: the column `participants.entry`. Rows written before it are marked
+    `anonymous` when their id has the shape the server gave anonymous entries (`anon-` and 16 hex
+    digits), else `unsigned` (what version 3 let in by default)."""
+    conn.exec_driver_sql(
+        "ALTER TABLE participants ADD COLUMN entry VARCHAR(16) DEFAULT 'unsigned' NOT NULL"
+    )
+    anonymous = participants.c.participant_id.startswith("anon-") & (
+        func.length(participants.c.participant_id) == 21
+    )
+    conn.execute(update(participants).where(anonymous).values(entry="anonymous"))
+    conn.execute(update(schema_version).values(version=SCHEMA_VERSION))
+
+
 def open_engine(url: str) -> Engine:
-    """The engine of `url` with the tables created and the schema version checked (`DataError` on
-    another version or an unusable URL)."""
+    """The engine of `url` with the tables created, a version-3 database migrated and the schema
+    version checked (`DataError` on another version or an unusable URL)."""
     try:
         engine = create_engine(url)
         if engine.dialect.name == "sqlite":
@@ -170,6 +191,8 @@ def open_engine(url: str) -> Engine:
             found = conn.execute(select(schema_version.c.version)).scalars().all()
             if not found:
                 conn.execute(insert(schema_version).values(version=SCHEMA_VERSION))
+            elif found == [3]:
+                migrate_3(conn)
             elif found != [SCHEMA_VERSION]:
                 raise DataError(
                     url, f"study database schema version {found}, expected {SCHEMA_VERSION}"
@@ -187,10 +210,12 @@ class Store:
     def __init__(self, engine: Engine):
         self.engine = engine
 
-    def enter(self, participant_id: str, completion_code: str | None) -> Participant | None:
-        """A new session for `participant_id`: a new row (no condition yet), or a new token for an
-        existing one that has no rating stored or was reopened; None when it is taken (a rating
-        stored: the id is in use in another browser)."""
+    def enter(
+        self, participant_id: str, completion_code: str | None, entry: str
+    ) -> Participant | None:
+        """A new session for `participant_id`: a new row (no condition yet; come in by `entry`, one
+        of ENTRIES), or a new token for an existing one that has no rating stored or was reopened;
+        None when it is taken (a rating stored: the id is in use in another browser)."""
         token = secrets.token_urlsafe(32)
         now = _now()
         try:
@@ -207,6 +232,7 @@ class Store:
                         created_at=now,
                         active_at=now,
                         reopened=False,
+                        entry=entry,
                     )
                 )
         except IntegrityError:
@@ -271,12 +297,20 @@ class Store:
             )
         return bool(done.rowcount)
 
-    def count_ids(self, prefix: str) -> int:
-        """Participants whose id starts with `prefix`."""
+    def count_entries(self, entry: str) -> int:
+        """Participants who came in by `entry` (one of ENTRIES)."""
         with self.engine.connect() as conn:
             return conn.execute(
-                select(func.count()).where(participants.c.participant_id.startswith(prefix))
+                select(func.count()).where(participants.c.entry == entry)
             ).scalar_one()
+
+    def known(self, participant_id: str) -> bool:
+        """Whether `participant_id` has a row (entered before)."""
+        with self.engine.connect() as conn:
+            found = conn.execute(
+                select(participants.c.id).where(participants.c.participant_id == participant_id)
+            ).first()
+        return found is not None
 
     def by_token(self, token: str) -> Participant | None:
         with self.engine.connect() as conn:
