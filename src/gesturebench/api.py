@@ -4,7 +4,6 @@ document; `load_results(path)` reads results as a pandas DataFrame."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, open_dict
 
 from gesturebench.cli import run_config
-from gesturebench.reporting.results import RESULTS_FILE
+from gesturebench.reporting.results import RESULTS_FILE, read_results
 from gesturebench.reporting.tables import results_frame
 from gesturebench.run.config import register_configs
 from gesturebench.runtime.errors import DataError
@@ -92,7 +91,8 @@ def load_results(path: str | Path, per_sequence: bool = False) -> pd.DataFrame:
 
 
 def complete_runs(path: Path) -> list[dict]:
-    """The complete results.json documents at or below `path`, each with its `run` folder."""
+    """The complete, committed results.json documents at or below `path`, each with its `run`
+    folder."""
     if not path.exists():
         raise DataError(path, "no such file or folder")
     files = [path] if path.is_file() else sorted(path.rglob(RESULTS_FILE))
@@ -101,10 +101,10 @@ def complete_runs(path: Path) -> list[dict]:
     rows = []
     for file in files:
         try:
-            doc = json.loads(file.read_text())
+            doc = read_results(file)
         except (OSError, ValueError) as error:
             raise DataError(file, f"not a readable {RESULTS_FILE} ({error})") from None
-        if doc.get("complete"):
+        if doc and doc.get("complete"):
             rows.append({**doc, "run": str(file.parent)})
     if not rows:
         raise DataError(

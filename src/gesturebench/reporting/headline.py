@@ -32,8 +32,13 @@ def headline_table(results: dict) -> str:
     directions, intervals = results.get("directions", {}), results.get("intervals", {})
     names = headline_metrics(results)
     labels = {m: f"{m} {ARROWS.get(directions.get(m, ''), '')}".rstrip() for m in names}
-    width = max(map(len, labels.values()))
+    width = max(map(len, labels.values()), default=0)
     lines = [f"{results['model']} on {results['dataset']}:"]
+    if not names:
+        preset = results.get("preset", "?")
+        lines.append(
+            f"  no metrics configured (metrics={preset}): motion generated and cached only"
+        )
     for metric in names:
         value = values.get(metric)
         if value is not None:

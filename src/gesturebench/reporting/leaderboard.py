@@ -3,12 +3,11 @@ hash) found in run folders (single runs in outputs/, sweeps in multirun/), as on
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
 
-from gesturebench.reporting.results import RESULTS_FILE
+from gesturebench.reporting.results import RESULTS_FILE, read_results
 from gesturebench.reporting.tables import results_frame, results_markdown, to_csv
 from gesturebench.runtime.atomic import write_atomic
 
@@ -17,18 +16,24 @@ COLUMNS = ["dataset", "model", "preset", "config", "run"]
 
 
 def collect(roots: list[str | Path]) -> list[dict]:
-    """One row per (dataset, model, preset, config hash): the newest complete `task=evaluate`
-    results.json under `roots` (by modification time), sorted by dataset, preset and model."""
+    """One row per (dataset, model, preset, config hash): the newest complete, committed
+    `task=evaluate` results.json under `roots` (by modification time), sorted by dataset, preset
+    and model."""
     latest: dict[tuple, dict] = {}
     for root in map(Path, roots):
         for path in sorted(root.rglob(RESULTS_FILE)) if root.is_dir() else []:
             try:
-                doc = json.loads(path.read_text())
+                doc = read_results(path)
             except (OSError, ValueError):
                 continue
-            if not doc.get("complete") or doc.get("config", {}).get("task", {}).get("name") not in (
-                None,
-                "evaluate",
+            if (
+                not doc
+                or not doc.get("complete")
+                or doc.get("config", {}).get("task", {}).get("name")
+                not in (
+                    None,
+                    "evaluate",
+                )
             ):
                 continue
             row = {

@@ -1,5 +1,5 @@
-"""results.json (`build_results`) and per_sequence.csv; every file written atomically (temp +
-rename)."""
+"""results.json (`build_results`) and per_sequence.csv, staged and committed with the run folder's
+other outputs at once (`runtime.commit`), and read back only where that commit verifies."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import pandas as pd
 from hydra.core.hydra_config import HydraConfig
 
 from gesturebench.runtime.atomic import write_atomic
+from gesturebench.runtime.commit import verified
 
 if TYPE_CHECKING:
     from gesturebench.metrics.base import GestureMetric
@@ -42,33 +43,77 @@ PAPER_METRICS = (
 #: How the tables mark a headline metric's direction (results.json `directions`).
 ARROWS = {"lower": "↓", "higher": "↑", "zero": "→0"}
 RESULTS_FILE = "results.json"
+PER_SEQUENCE_FILE = "per_sequence.csv"
 ERROR_FILE = "error.json"
+#: the config keys that do not change results (resume, logger, the study server's database)
+UNHASHED = ("resume", "logger", "study_server")
+
+
+def json_text(obj: Any) -> str:
+    return json.dumps(obj, indent=2, sort_keys=False, default=str, allow_nan=False) + "\n"
 
 
 def write_json(path: str | Path, obj: Any) -> None:
-    write_atomic(
-        path, json.dumps(obj, indent=2, sort_keys=False, default=str, allow_nan=False) + "\n"
-    )
+    write_atomic(path, json_text(obj))
 
 
 def config_hash(config: dict) -> str:
-    """Hash of a resolved config without the keys that do not change results (resume, logger, the
-    study server's database)."""
-    relevant = {k: v for k, v in config.items() if k not in ("resume", "logger", "study_server")}
+    """Hash of a resolved config without the `UNHASHED` keys."""
+    relevant = {k: v for k, v in config.items() if k not in UNHASHED}
     return hashlib.sha256(json.dumps(relevant, sort_keys=True, default=str).encode()).hexdigest()
 
 
+def stage_results(stage: Path, results: dict, per_sequence: bool = True) -> None:
+    """results.json (and per_sequence.csv) of `results` into the staging folder `stage`
+    (`runtime.commit.staged`)."""
+    if per_sequence:
+        frame = pd.DataFrame(results["per_sequence"])
+        (stage / PER_SEQUENCE_FILE).write_text(frame.to_csv(index=False))
+    (stage / RESULTS_FILE).write_text(json_text(results))
+
+
+def read_results(path: str | Path) -> dict | None:
+    """The results document in file `path` where its run folder's commit verifies it
+    (`runtime.commit.verified`), else None; `OSError` or `ValueError` where there is none or it is
+    not JSON."""
+    path = Path(path)
+    data = verified(path.parent, path.name)
+    return None if data is None else json.loads(data)
+
+
 def load_complete(run_dir: str | Path, expected_hash: str) -> dict | None:
-    """The run folder's results.json if it is complete and was made with the same config, else
-    None."""
-    path = Path(run_dir) / RESULTS_FILE
+    """The run folder's results.json if it is committed, complete and was made with the same
+    config, else None."""
     try:
-        results = json.loads(path.read_text())
+        results = read_results(Path(run_dir) / RESULTS_FILE)
     except (OSError, ValueError):
         return None
-    return (
-        results if results.get("complete") and results.get("config_hash") == expected_hash else None
+    ok = results and results.get("complete") and results.get("config_hash") == expected_hash
+    return results if ok else None
+
+
+def config_differences(old: dict, new: dict, limit: int = 4) -> tuple[str, str]:
+    """Where two resolved configs differ (the `UNHASHED` keys aside), as each side's `key=value`
+    list, a config group whose `name` differs (model, dataset) as `group=name`; at most `limit`
+    keys, then how many more."""
+    flat_old, flat_new = _flat(old), _flat(new)
+    shown: dict[str, tuple[Any, Any]] = {}
+    for key in {**flat_new, **flat_old}:
+        group = key.split(".")[0]
+        pair = (flat_old.get(key, _UNSET), flat_new.get(key, _UNSET))
+        if group in UNHASHED or pair[0] == pair[1]:
+            continue
+        names = (_name(old, group), _name(new, group))
+        if None not in names and names[0] != names[1]:
+            shown.setdefault(group, names)
+        else:
+            shown[key] = pair
+    items = list(shown.items())[:limit]
+    more = f", and {len(shown) - limit} more" if len(shown) > limit else ""
+    old_side, new_side = (
+        ", ".join(f"{key}={_short(pair[side])}" for key, pair in items) + more for side in (0, 1)
     )
+    return old_side, new_side
 
 
 def versions() -> dict[str, str]:
@@ -94,10 +139,6 @@ def finite_or_none(value: float | None) -> float | None:
     return (
         None if value is None or value != value or value in (float("inf"), float("-inf")) else value
     )
-
-
-def write_per_sequence_csv(path: str | Path, rows: list[dict]) -> None:
-    write_atomic(path, pd.DataFrame(rows).to_csv(index=False))
 
 
 def build_results(
@@ -180,3 +221,28 @@ def display_values(metrics: dict[str, GestureMetric], values: dict) -> dict:
 def cfg_choice(group: str) -> str:
     """The Hydra choice of config group `group` in this job ("?" outside Hydra)."""
     return HydraConfig.get().runtime.choices.get(group, "?") if HydraConfig.initialized() else "?"
+
+
+#: a key one config has and the other has not
+_UNSET = "<unset>"
+
+
+def _flat(config: dict, prefix: str = "") -> dict[str, Any]:
+    """{dotted key: leaf value} of a nested config."""
+    out: dict[str, Any] = {}
+    for key, value in config.items():
+        if isinstance(value, dict) and value:
+            out.update(_flat(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def _name(config: dict, group: str) -> Any:
+    node = config.get(group)
+    return node.get("name") if isinstance(node, dict) else None
+
+
+def _short(value: Any, width: int = 40) -> str:
+    text = str(value)
+    return text if len(text) <= width else text[: width - 1] + "…"

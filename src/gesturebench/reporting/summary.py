@@ -12,7 +12,7 @@ from pathlib import Path
 
 from gesturebench.reporting.comparability import mixed_conventions
 from gesturebench.reporting.comparisons import write_comparisons
-from gesturebench.reporting.results import ERROR_FILE, RESULTS_FILE
+from gesturebench.reporting.results import ERROR_FILE, RESULTS_FILE, read_results
 from gesturebench.reporting.sweep_plots import write_sweep_plots
 from gesturebench.reporting.tables import write_summary
 from gesturebench.runtime import status
@@ -22,19 +22,25 @@ log = logging.getLogger(__name__)
 
 
 def collect_jobs(sweep_dir: Path, sweep_id: str) -> list[dict]:
-    """Rows of the jobs of this multirun: complete results.json or error.json tagged with
+    """Rows of the jobs of this multirun: error.json or committed results.json tagged with
     `sweep_id`."""
     rows = []
     for job_dir in sorted(p for p in sweep_dir.iterdir() if p.is_dir()):
         for name, state in ((ERROR_FILE, "failed"), (RESULTS_FILE, "ok")):
-            try:
-                doc = json.loads((job_dir / name).read_text())
-            except (OSError, ValueError):
-                continue
-            if doc.get("sweep_id") == sweep_id:
+            doc = _job_doc(job_dir / name)
+            if doc and doc.get("sweep_id") == sweep_id:
                 rows.append({"job": job_dir.name, "status": state, **doc})
                 break
     return rows
+
+
+def _job_doc(path: Path) -> dict | None:
+    """A job's error.json as written, its results.json where committed; None where absent or
+    unreadable."""
+    try:
+        return read_results(path) if path.name == RESULTS_FILE else json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
 
 
 def write_sweep_summary(

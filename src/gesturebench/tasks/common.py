@@ -1,9 +1,10 @@
-"""What several tasks build from their config pieces: the run folder, the dataset, the device, the
-body model, the run context."""
+"""What several tasks build from their config pieces: the run folder (claimed for one
+configuration), the dataset, the device, the body model, the run context."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,8 +18,10 @@ from gesturebench.body.model import BodyModel
 from gesturebench.data.records import SequenceRecord
 from gesturebench.metrics.context import MetricContext
 from gesturebench.reporting.loggers import LoggerFactory
+from gesturebench.reporting.results import RESULTS_FILE, config_differences
 from gesturebench.run.config import build
 from gesturebench.run.datamodule import Beat2Source
+from gesturebench.runtime.commit import recover
 from gesturebench.runtime.errors import ConfigError, DataError
 
 
@@ -27,6 +30,29 @@ def run_dir() -> Path:
     if HydraConfig.initialized():
         return Path(HydraConfig.get().runtime.output_dir)
     return Path.cwd()
+
+
+def claim_run_dir(out: Path, config: dict, chash: str) -> None:
+    """Make run folder `out` this configuration's (`config`, hash `chash`) before any work: finish
+    or discard a commit a kill interrupted there (`runtime.commit.recover`), then refuse the folder
+    where it holds the results of another configuration (a `hydra.run.dir=` or a sweep's job
+    folder used before by other settings): a `ConfigError` naming both, never an overwrite. The same
+    configuration's results are resumed or, with resume=false, replaced."""
+    recover(out)
+    try:
+        held = json.loads((out / RESULTS_FILE).read_text())
+    except (OSError, ValueError):
+        return
+    if not isinstance(held, dict) or held.get("config_hash") == chash:
+        return
+    theirs = str(held.get("config_hash"))[:8]
+    there, here = config_differences(held.get("config") or {}, config)
+    raise ConfigError(
+        f"{out} holds the results of another configuration ({there}{', ' if there else ''}config"
+        f" {theirs}; this run: {here}{', ' if here else ''}config {chash[:8]}): give this run its"
+        " own folder (another hydra.run.dir= or hydra.sweep.dir=), or resume that run with its"
+        " own configuration"
+    )
 
 
 def dataset_source(node: Any) -> Beat2Source:

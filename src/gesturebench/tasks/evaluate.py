@@ -1,5 +1,5 @@
-"""`task=evaluate`: score `model` on the dataset's split with `metrics`; write results.json and
-per_sequence.csv."""
+"""`task=evaluate`: score `model` on the dataset's split with `metrics`; commit results.json,
+per_sequence.csv and the clips into the run folder together."""
 
 from __future__ import annotations
 
@@ -22,19 +22,21 @@ from gesturebench.render.layout import side_by_side
 from gesturebench.reporting.headline import headline_table
 from gesturebench.reporting.loggers import finish, log_results, make_logger
 from gesturebench.reporting.results import (
+    PER_SEQUENCE_FILE,
     RESULTS_FILE,
     build_results,
     cfg_choice,
     config_hash,
     load_complete,
-    write_json,
-    write_per_sequence_csv,
+    stage_results,
 )
 from gesturebench.run.config import build, build_model, resolved
 from gesturebench.run.datamodule import GestureDataModule
 from gesturebench.run.evaluator import Evaluator
 from gesturebench.run.protocol import metric_nodes, protocol_check, read_pin
+from gesturebench.runtime.commit import staged
 from gesturebench.tasks.common import (
+    claim_run_dir,
     dataset_source,
     device_for,
     logger_factory,
@@ -65,14 +67,16 @@ NO_CLIPS = EvaluateTask(render_clips=0)
 
 
 def run(cfg: DictConfig, task: EvaluateTask = NO_CLIPS) -> dict:
-    """The task: refused before any data is prepared where the GPU asked for is missing or the run
-    is off its preset's pinned split; skipped where the run folder holds its complete results."""
+    """The task: refused before any data is prepared where the GPU asked for is missing, the run is
+    off its preset's pinned split or its folder holds another configuration's results
+    (`claim_run_dir`); skipped where the run folder holds its complete results."""
     device_for(cfg.trainer.accelerator)
     source = dataset_source(cfg.dataset)
     protocol_check(read_pin(cfg.metrics), source, cfg_choice("metrics"))
     out = run_dir()
     config = resolved(cfg)
     chash = config_hash(config)
+    claim_run_dir(out, config, chash)
     if cfg.resume and (done := load_complete(out, chash)):
         log.info(
             "%s already holds complete results for this config: skipped (resume=true)",
@@ -162,12 +166,15 @@ def score(
 def write_outputs(
     results: dict, task: EvaluateTask, dataset, model, evaluator: Evaluator, logger, out: Path
 ) -> dict:
-    """results.json, per_sequence.csv and the clips `task` asks for into `out`, all logged to
-    `logger`, the headline table printed; returns `results`."""
-    write_per_sequence_csv(out / "per_sequence.csv", results["per_sequence"])
-    write_json(out / RESULTS_FILE, results)
-    clips = render_clips(task, dataset, model, evaluator, out)
-    log_results(logger, results, clips, (out / RESULTS_FILE, out / "per_sequence.csv"))
+    """results.json, per_sequence.csv and the clips `task` asks for, committed into `out` together
+    (`runtime.commit.staged`: a kill leaves the previous ones), all logged to `logger`, the
+    headline table printed; returns `results`."""
+    with staged(out) as stage:
+        stage_results(stage, results)
+        clips = [
+            out / p.relative_to(stage) for p in render_clips(task, dataset, model, evaluator, stage)
+        ]
+    log_results(logger, results, clips, (out / RESULTS_FILE, out / PER_SEQUENCE_FILE))
     print(headline_table(results), flush=True)
     log.info("results: %s", out / RESULTS_FILE)
     return results
@@ -191,7 +198,7 @@ def build_metrics(
 
 def render_clips(task: EvaluateTask, dataset, model, evaluator: Evaluator, out: Path) -> list[Path]:
     """`task.render_clips` clips of the first sequences, each its first `task.render_seconds`:
-    reference | generated (labelled), with the sequence's audio, into <run>/clips/."""
+    reference | generated (labelled), with the sequence's audio, into `out`/clips/."""
     n = min(task.render_clips, len(dataset))
     if n <= 0:
         return []
@@ -213,8 +220,10 @@ def render_clips(task: EvaluateTask, dataset, model, evaluator: Evaluator, out: 
 
 
 def _mark_sweep(out, results: dict) -> None:
-    """A resumed job joins the current sweep's summary."""
+    """A resumed job joins the current sweep's summary (its results.json recommitted, the other
+    files kept)."""
     sweep = os.environ.get("GESTUREBENCH_SWEEP_ID")
     if sweep and results.get("sweep_id") != sweep:
         results["sweep_id"] = sweep
-        write_json(out / RESULTS_FILE, results)
+        with staged(out, carry=True) as stage:
+            stage_results(stage, results, per_sequence=False)
