@@ -28,7 +28,8 @@ class Counting(GestureModel):
     def generate(self, record):
         self.calls += 1
         motion = zero_motion(record.motion.n_frames)
-        motion.poses[:] = np.random.default_rng(7).standard_normal(motion.poses.shape).cumsum(0)
+        walk = np.random.default_rng(7).standard_normal(motion.poses.shape).cumsum(0)
+        motion.poses[:] = 0.05 * walk  # plausible rotations (the motion reader checks them)
         return motion
 
 

@@ -285,7 +285,7 @@ def test_bc_prepare_computes_train_mean_speed_once_and_caches(tmp_path):
     from gesturebench.data.records import SequenceRecord
 
     rng = np.random.default_rng(0)
-    joints = {t: rng.standard_normal((t, 55, 3)).cumsum(0) for t in (40, 70)}
+    joints = {t: 0.01 * rng.standard_normal((t, 55, 3)).cumsum(0) for t in (40, 70)}  # ~0.5 m/s
     records = [
         SequenceRecord(f"r{t}", 1, make_pair(0, joints[t], joints[t]).reference) for t in joints
     ]
@@ -335,12 +335,12 @@ def test_a_damaged_mean_speed_cache_is_set_aside_and_recomputed(tmp_path, how, c
     from gesturebench.data.records import SequenceRecord
 
     rng = np.random.default_rng(0)
-    joints = {40: rng.standard_normal((40, 55, 3)).cumsum(0)}
+    joints = {40: 0.01 * rng.standard_normal((40, 55, 3)).cumsum(0)}
     records = [SequenceRecord("r40", 1, make_pair(0, joints[40], joints[40]).reference)]
     ctx = _Context(tmp_path, records, joints)
     first = BeatConsistency()
     first.prepare(ctx)
-    (entry,) = tmp_path.glob("bc_mean_speed-*.json")
+    (entry,) = tmp_path.glob("bc_mean_speed-*-????????????????.json")  # not its sidecar
     damage(entry, how)
     again = BeatConsistency()
     again.prepare(ctx)

@@ -29,9 +29,8 @@ atomically.
 
 from __future__ import annotations
 
+import io
 import itertools
-import os
-import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +40,7 @@ from smplx.vertex_ids import vertex_ids as SMPLX_VERTEX_IDS
 
 from gesturebench.body.joints import N_VERTICES, PARENTS
 from gesturebench.data.records import N_JOINTS
+from gesturebench.runtime.caches import CacheEntry, Schema
 from gesturebench.runtime.errors import CheckpointError
 
 N_SHAPE, N_EXPRESSION = 300, 100
@@ -537,30 +537,42 @@ def _face_front(mesh: _Mesh) -> np.ndarray:
     return idx[np.argsort(-centroid[idx, 1], kind="stable")].astype(np.int64)
 
 
-def write_procedural_model(path: str | Path) -> Path:
-    """Write the procedural SMPL-X model to `path` atomically (temporary file + rename); returns the
-    path.
+def procedural_model_bytes() -> bytes:
+    """The procedural SMPL-X model file's bytes: `np.savez_compressed`'s layout with fixed
+    timestamps, so they are reproducible and the file's SHA-256 can key caches."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for key, value in build_arrays().items():
+            entry = zipfile.ZipInfo(f"{key}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+            entry.compress_type = zipfile.ZIP_DEFLATED
+            with archive.open(entry, "w", force_zip64=True) as out:
+                np.lib.format.write_array(out, value, allow_pickle=False)
+    return buffer.getvalue()
 
-    The bytes are reproducible (no timestamps), so the file's SHA-256 can key caches.
-    """
+
+def _read_arrays(path: Path) -> dict[str, np.ndarray]:
+    with np.load(path, allow_pickle=False) as arrays:
+        return dict(arrays)
+
+
+def model_entry(path: Path) -> CacheEntry[dict[str, np.ndarray]]:
+    """The procedural model file at `path` as a cache entry: its arrays numbers, the floating
+    ones finite."""
+    return CacheEntry(
+        path,
+        "gesturebench.body.procedural v1",
+        {"file": path.name},
+        Schema(kinds="biuf"),
+        decode=_read_arrays,
+        arrays=lambda arrays: arrays,
+    )
+
+
+def write_procedural_model(path: str | Path) -> Path:
+    """Write the procedural SMPL-X model to `path` with its cache sidecar, atomically; returns the
+    path."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    arrays = build_arrays()
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED) as archive:
-            for key, value in arrays.items():  # np.savez_compressed's layout, with fixed timestamps
-                entry = zipfile.ZipInfo(f"{key}.npy", date_time=(1980, 1, 1, 0, 0, 0))
-                entry.compress_type = zipfile.ZIP_DEFLATED
-                with archive.open(entry, "w", force_zip64=True) as out:
-                    np.lib.format.write_array(out, value, allow_pickle=False)
-        os.chmod(
-            tmp, 0o644
-        )  # mkstemp makes it private; the model file is shared like any checkpoint
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    model_entry(path).write(procedural_model_bytes())
     return path
 
 
@@ -577,7 +589,8 @@ def ensure_model_file(
     `checkpoints_dir`, generated when missing."""
     if path is None:
         default = default_model_path(checkpoints_dir)
-        return default if default.exists() else write_procedural_model(default)
+        verified = model_entry(default).read() is not None  # a damaged file is set aside
+        return default if verified else write_procedural_model(default)
     path = Path(path).expanduser()
     if not path.is_file():
         raise CheckpointError(

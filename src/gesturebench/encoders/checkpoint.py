@@ -5,8 +5,11 @@ atomically, identified by the SHA-256 of its bytes, with its training config as 
 e.g. the motion autoencoder's normalisation `mean`/`std`), "hparams" (the module's constructor
 arguments), "config" (the full training config)}: only what determines the weights, so that a
 retrain with the same seed writes the same bytes and the same SHA-256 (results.json's
-`encoders.*.sha256` then shows that two runs used the same encoder). The training figures
-("summary", with its wall-clock seconds) go to the `.json` beside it only. The helpers are
+`encoders.*.sha256` then shows that two runs used the same encoder). The `.json` beside it is its
+cache sidecar (`runtime.caches`: format, file name, SHA-256, schema: every weight finite) with the
+training figures ("summary", with its wall-clock seconds). Loading refuses non-finite weights,
+naming the file; an auto-trained encoder that fails its sidecar is set aside and retrained. The
+helpers are
 generic over the encoder class; metrics call their config's `EncoderConfig.load_or_train` in
 `prepare` (load the dataset's checkpoint, training it first where auto-training is allowed).
 """
@@ -15,23 +18,41 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 import shlex
+from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytorch_lightning as pl
 import torch
 from hydra.core.hydra_config import HydraConfig
 
 from gesturebench.encoders.motion_ae import MotionAutoencoder
-from gesturebench.runtime.atomic import one_line, write_atomic
+from gesturebench.runtime.atomic import one_line
+from gesturebench.runtime.caches import WEIGHTS, CacheEntry, check_weights
 from gesturebench.runtime.errors import CheckpointError
 
 MOTION_AE = "motion_ae"
 MOTION_AE_FORMAT = "gesturebench.motion_ae.v1"
 
 Encoder = TypeVar("Encoder", bound=pl.LightningModule)
+
+
+def encoder_entry(
+    path: str | Path, fmt: str, load: Callable[[Path], tuple[Any, dict]]
+) -> CacheEntry[tuple[Any, dict]]:
+    """The checkpoint at `path` as a cache entry of format `fmt`, read by `load`, its `.json` the
+    sidecar."""
+    path = Path(path)
+    return CacheEntry(
+        path,
+        fmt,
+        {"checkpoint": path.name},
+        WEIGHTS,
+        decode=load,
+        arrays=lambda loaded: loaded[0].state_dict(),
+        sidecar=path.with_suffix(".json"),
+    )
 
 
 def encoder_path(checkpoints_dir: str | Path, encoder: str, dataset: str) -> Path:
@@ -58,14 +79,11 @@ def train_command(path: Path, encoder: str) -> str:
     )
 
 
-def save_encoder(
-    module: pl.LightningModule, path: str | Path, fmt: str, config: dict, summary: dict
-) -> str:
-    """Write the checkpoint (weights, hparams, config) and `<path>.json` (hash, config, hparams,
-    summary); return the SHA-256."""
-    path = Path(path)
+def save_encoder(module: pl.LightningModule, entry: CacheEntry, config: dict, summary: dict) -> str:
+    """Write the checkpoint (weights, hparams, config) of `entry` and its `.json` sidecar (with the
+    config, hparams and summary); return the SHA-256."""
     payload = {
-        "format": fmt,
+        "format": entry.producer,
         "state_dict": {k: v.detach().cpu() for k, v in module.state_dict().items()},
         "hparams": dict(module.hparams),
         "config": dict(config),
@@ -73,17 +91,9 @@ def save_encoder(
     buf = io.BytesIO()
     torch.save(payload, buf)
     data = buf.getvalue()
-    sha = hashlib.sha256(data).hexdigest()
-    write_atomic(path, data)
-    meta = {
-        "checkpoint": path.name,
-        "sha256": sha,
-        "config": payload["config"],
-        "hparams": payload["hparams"],
-        "summary": dict(summary),
-    }
-    write_atomic(path.with_suffix(".json"), json.dumps(meta, indent=2) + "\n")
-    return sha
+    extra = {"config": payload["config"], "hparams": payload["hparams"], "summary": dict(summary)}
+    entry.write(data, extra)
+    return hashlib.sha256(data).hexdigest()
 
 
 def load_encoder(
@@ -109,6 +119,7 @@ def load_encoder(
             f"{path}: not a usable {encoder} checkpoint ({one_line(exc)}); "
             f"recreate it with `{train_command(path, encoder)}`"
         ) from exc
+    check_weights(payload["state_dict"], path)
     module.eval().requires_grad_(False)
     return module, {
         "path": str(path),
@@ -122,7 +133,9 @@ def motion_ae_path(checkpoints_dir: str | Path, dataset: str) -> Path:
 
 
 def save_motion_ae(module: MotionAutoencoder, path: str | Path, config: dict, summary: dict) -> str:
-    return save_encoder(module, path, MOTION_AE_FORMAT, config, summary)
+    return save_encoder(
+        module, encoder_entry(path, MOTION_AE_FORMAT, load_motion_ae), config, summary
+    )
 
 
 def load_motion_ae(path: str | Path) -> tuple[MotionAutoencoder, dict]:

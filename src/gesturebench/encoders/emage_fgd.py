@@ -28,6 +28,7 @@ from torch.nn import functional as F
 from gesturebench.data.records import N_JOINTS
 from gesturebench.encoders.representation import rotation_6d
 from gesturebench.encoders.skeleton import Edge, edge_neighbours, pool_edges, smplx_edges
+from gesturebench.runtime.caches import check_weights
 from gesturebench.runtime.errors import CheckpointError
 
 #: frames are cut to a multiple of this (the official `vae_test_len`)
@@ -210,6 +211,7 @@ def load_emage_fgd_encoder(path: str | Path) -> EmageFGDEncoder:
         raise CheckpointError(
             f"{path}: not a readable EMAGE FGD encoder file ({type(exc).__name__})"
         ) from None
+    check_weights(state, path)
     module = EmageFGDEncoder()
     module.load_released(state, str(path))
     return module.eval().requires_grad_(False)

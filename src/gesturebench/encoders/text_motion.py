@@ -26,7 +26,12 @@ from torch import nn
 from torch.nn import functional as F
 
 from gesturebench.data.records import FPS, Motion, Word
-from gesturebench.encoders.checkpoint import encoder_path, load_encoder, save_encoder
+from gesturebench.encoders.checkpoint import (
+    encoder_entry,
+    encoder_path,
+    load_encoder,
+    save_encoder,
+)
 from gesturebench.encoders.conv import downsampling_layers
 from gesturebench.encoders.representation import REP_DIM, motion_representation, sliding_windows
 from gesturebench.encoders.text_model import OFFICIAL, resolve_text_model
@@ -227,7 +232,7 @@ def text_motion_path(checkpoints_dir: str | Path, dataset: str) -> Path:
 
 def save_text_motion(model: TextMotionModel, path: str | Path, config: dict, summary: dict) -> str:
     """Write the checkpoint and `<path>.json` beside it; return the checkpoint's SHA-256."""
-    return save_encoder(model, path, FORMAT, config, summary)
+    return save_encoder(model, encoder_entry(path, FORMAT, load_text_motion), config, summary)
 
 
 def load_text_motion(path: str | Path) -> tuple[TextMotionModel, dict]:

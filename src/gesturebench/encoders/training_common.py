@@ -19,8 +19,8 @@ from pytorch_lightning.loggers import Logger
 from torch.utils.data import DataLoader
 
 from gesturebench.data.records import SequenceRecord
-from gesturebench.encoders.checkpoint import save_encoder
-from gesturebench.runtime.caches import read_cached
+from gesturebench.encoders.checkpoint import encoder_entry, save_encoder
+from gesturebench.runtime.caches import CacheEntry
 from gesturebench.runtime.stages import stage
 
 
@@ -80,7 +80,7 @@ class EncoderConfig:
         `split("train")`/`split("val")` when it is missing and `auto_train`; without `auto_train` a
         missing checkpoint is `load`'s `CheckpointError` naming the command that creates it."""
         path = Path(path) if path is not None else self.checkpoint_path(checkpoints_dir, dataset)
-        if auto_train and (loaded := read_cached(path, self.load)) is not None:
+        if auto_train and (loaded := self.entry(path).read()) is not None:
             return loaded
         if not path.is_file() and auto_train:
             with stage(
@@ -90,6 +90,10 @@ class EncoderConfig:
             ):
                 self.train(split("train"), split("val"), path, checkpoints_dir=checkpoints_dir)
         return self.load(path)
+
+    def entry(self, path: Path) -> CacheEntry[tuple[Any, dict]]:
+        """The checkpoint at `path` as a cache entry (`encoders.checkpoint.encoder_entry`)."""
+        return encoder_entry(path, self.checkpoint_format, self.load)
 
     def fit_module(
         self,
@@ -132,7 +136,7 @@ class EncoderConfig:
             "seconds": seconds,
         }
         config = asdict(self)
-        sha = save_encoder(fitted.module, out_path, self.checkpoint_format, config, summary)
+        sha = save_encoder(fitted.module, self.entry(out_path), config, summary)
         print(f"{self.name} checkpoint {out_path} sha256={sha} {fitted.headline} in {seconds} s")
         return out_path
 

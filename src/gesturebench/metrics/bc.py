@@ -47,8 +47,7 @@ from gesturebench.metrics.functional.bc import (
     trim_frames,
 )
 from gesturebench.metrics.pair import MotionPair
-from gesturebench.runtime.atomic import write_atomic
-from gesturebench.runtime.caches import read_cached
+from gesturebench.runtime.caches import CacheEntry, Schema
 from gesturebench.runtime.errors import ConfigError
 from gesturebench.runtime.stages import Deferred, progress
 from gesturebench.runtime.weights import resolve_weights, sha256_file
@@ -134,12 +133,35 @@ def _body_model_hash(body_model: Any) -> str:
     return type(body_model).__name__ + ":" + str(path)
 
 
-def _read_mean_speed(path: Path) -> list[float]:
-    """The cached mean joint speeds of `path` (one per SMPL-X joint, finite)."""
-    speed = json.loads(path.read_text())["mean_speed"]
-    if len(speed) != N_JOINTS or not np.isfinite(speed).all():
-        raise ValueError(f"{len(speed)} speeds, expected {N_JOINTS} finite ones")
-    return speed
+#: the range of a cached mean joint speed (m/s): positive (only the pelvis's is 0, root-aligned)
+#: and below 20 m/s, faster than any person runs (12.4 m/s, the 2009 100 m world record's peak)
+SPEED_RANGE = (1e-6, 20.0)
+
+
+def speed_entry(path: Path, key: dict, root_aligned: bool) -> CacheEntry[list[float]]:
+    """The cache entry of BC's mean joint speeds at `path` (JSON {"dataset", "mean_speed"})."""
+    low = tuple(0.0 if root_aligned and j == 0 else SPEED_RANGE[0] for j in range(N_JOINTS))
+    return CacheEntry(
+        path,
+        "gesturebench.metrics.bc mean_speed v1",
+        key,
+        Schema((N_JOINTS,), low=low, high=SPEED_RANGE[1]),
+        decode=lambda p: json.loads(p.read_text())["mean_speed"],
+        arrays=lambda speed: {"mean_speed": np.asarray(speed)},
+    )
+
+
+def onset_entry(path: Path, key: dict, seconds: float) -> CacheEntry[np.ndarray]:
+    """The cache entry of one segment's speech onsets at `path` (`.npy`): times (s) from the
+    segment start, sorted, within `seconds`."""
+    return CacheEntry(
+        path,
+        "gesturebench.metrics.bc onsets v1",
+        key,
+        Schema((None,), low=0.0, high=seconds, sorted=True),
+        decode=lambda p: np.load(p, allow_pickle=False),
+        arrays=lambda onsets: {"onsets": onsets},
+    )
 
 
 class BeatConsistency(SequenceMetric):
@@ -251,11 +273,13 @@ class BeatConsistency(SequenceMetric):
             self.mean_speed, self.mean_speed_source = speed, str(path)
             self.mean_speed_file_path = path
             return
-        key = hashlib.sha256(
-            f"{context.dataset_name}|{_body_model_hash(context.body_model)}|{self.root_aligned}".encode()
-        ).hexdigest()[:16]
+        inputs = (context.dataset_name, _body_model_hash(context.body_model), self.root_aligned)
+        key = hashlib.sha256("|".join(map(str, inputs)).encode()).hexdigest()[:16]
         path = Path(context.cache_dir) / f"bc_mean_speed-{context.dataset_name}-{key}.json"
-        speed = read_cached(path, _read_mean_speed)
+        entry = speed_entry(
+            path, dict(zip(("dataset", "body_model", "root_aligned"), inputs)), self.root_aligned
+        )
+        speed = entry.read()
         if speed is None:
             records = progress(
                 context.split("train"),
@@ -265,7 +289,7 @@ class BeatConsistency(SequenceMetric):
                 label="BC speed statistics",
             )
             speed = reference_mean_speed(records, context.body_model, self.root_aligned).tolist()
-            write_atomic(path, json.dumps({"dataset": context.dataset_name, "mean_speed": speed}))
+            entry.write(json.dumps({"dataset": context.dataset_name, "mean_speed": speed}).encode())
         self.mean_speed = np.asarray(speed, dtype=np.float64)
         self.mean_speed_source = str(path)
 
@@ -339,9 +363,12 @@ class BeatConsistency(SequenceMetric):
         key = f"{sr}|{start}|{stop}|{fps}|{self.hop_length}"
         if self.settings["audio_segment"] != "paper":  # paper's keys stay those cached before
             key += f"|{self.settings['audio_segment']}|{n_frames}"
+        inputs = {"audio_sha256": digest.hexdigest(), "segment": key}
         digest.update(key.encode())
         path = self.onset_cache / f"{digest.hexdigest()[:32]}.npy"
-        cached = read_cached(path, np.load)
+        # onset times lie within the audio (one hop more: librosa's frames round up)
+        entry = onset_entry(path, inputs, (len(audio) + self.hop_length) / sr)
+        cached = entry.read()
         if cached is not None:
             return torch.from_numpy(cached)
         assert self.onset_stage is not None  # set with the cache folder
@@ -349,7 +376,7 @@ class BeatConsistency(SequenceMetric):
             onsets = self._segment_onsets(audio, sr, start, stop, n_frames, fps)
         buffer = io.BytesIO()
         np.save(buffer, onsets.numpy())
-        write_atomic(path, buffer.getvalue())
+        entry.write(buffer.getvalue())
         return onsets
 
     def _score(

@@ -9,20 +9,43 @@ ranks, sweep jobs) from running the same model on the same sequence twice.
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+import numpy as np
 from filelock import FileLock
 
-from gesturebench.data.beat2 import read_motion_npz, write_motion_npz
+from gesturebench.data.beat2 import read_motion_npz
 from gesturebench.data.records import Motion, SequenceRecord
 from gesturebench.models.base import GestureModel
-from gesturebench.runtime.caches import read_cached
+from gesturebench.runtime.caches import CacheEntry, Schema
 
 T = TypeVar("T")
+
+#: a cached motion's arrays: BEAT2's shapes, any length, finite (their ranges are the motion
+#: reader's, `read_motion_npz`)
+MOTION_SCHEMA = {
+    "poses": Schema((None, 165)),
+    "trans": Schema((None, 3)),
+    "betas": Schema((None,)),
+    "expressions": Schema((None, None)),
+}
+
+
+def motion_entry(path: Path, key: dict) -> CacheEntry[Motion]:
+    """The cache entry of one generated motion at `path` (a BEAT2 npz)."""
+    return CacheEntry(
+        path,
+        "gesturebench.models.cache motion v1",
+        key,
+        MOTION_SCHEMA,
+        decode=read_motion_npz,
+        arrays=lambda m: {k: getattr(m, k) for k in MOTION_SCHEMA},
+    )
 
 
 class MotionCache:
@@ -34,16 +57,21 @@ class MotionCache:
     def path(self, model: GestureModel, record: SequenceRecord) -> Path:
         return self.root / model.name / f"{record.id}-{model.cache_key(record)[:16]}.npz"
 
+    def entry(self, model: GestureModel, record: SequenceRecord) -> CacheEntry[Motion]:
+        key = {"model": model.name, "sequence": record.id, "cache_key": model.cache_key(record)}
+        return motion_entry(self.path(model, record), key)
+
     def get(self, model: GestureModel, record: SequenceRecord) -> Motion:
         if not model.cacheable:
             return model.generate(record)
-        path = self.path(model, record)
-        cached = read_cached(path, read_motion_npz)
+        entry = self.entry(model, record)
+        cached = entry.read()
         if cached is not None:
             return cached
         motion = model.generate(record)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_motion_npz(path, motion)
+        buffer = io.BytesIO()
+        np.savez(buffer, **motion.to_npz_dict())  # as `write_motion_npz`: BEAT2's keys and dtypes
+        entry.write(buffer.getvalue())
         return motion
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import torch
 
 from gesturebench.runtime.atomic import one_line
+from gesturebench.runtime.caches import check_weights
 from gesturebench.runtime.errors import CheckpointError
 
 
@@ -38,6 +39,8 @@ def load_weights(module: torch.nn.Module, path: Path, target: str) -> None:
         ) from exc
     if isinstance(state, Mapping) and "state_dict" in state:
         state = state["state_dict"]
+    if isinstance(state, Mapping):
+        check_weights(state, path)
     try:
         module.load_state_dict(state)
     except (RuntimeError, TypeError, AttributeError) as exc:

@@ -29,6 +29,7 @@ from gesturebench.models.gesturelsm.generator import GestureLSMGenerator
 from gesturebench.models.gesturelsm.inference import Normalisation
 from gesturebench.models.gesturelsm.rvqvae import RVQVAE
 from gesturebench.runtime.atomic import one_line
+from gesturebench.runtime.caches import check_weights
 from gesturebench.runtime.errors import CheckpointError, DataError
 from gesturebench.runtime.weights import HubFiles
 
@@ -74,6 +75,7 @@ def _read(path: Path, keys: tuple[str, ...]) -> Mapping[str, torch.Tensor]:
         raise CheckpointError(f"{path}: not loadable ({one_line(exc)})") from exc
     for key in keys:
         if isinstance(payload, Mapping) and key in payload:
+            check_weights(payload[key], path)
             return payload[key]
     raise CheckpointError(f"{path}: holds none of {', '.join(keys)}")
 
