@@ -1,5 +1,5 @@
-"""BEAT2 on disk: motion `.npz` reading/writing with validation, and `Beat2Dataset`, a lazy
-per-sequence reader.
+"""BEAT2 on disk: motion `.npz` reading/writing, validated by the motion contract
+(`data.motion`), and `Beat2Dataset`, a lazy per-sequence reader.
 
 Layout of a BEAT2 language folder (e.g. ``beat_english_v2.0.0/``)::
 
@@ -25,15 +25,9 @@ import numpy as np
 import pandas as pd
 
 from gesturebench.data.annotations_io import read_sem, read_textgrid_words
-from gesturebench.data.audio import load_audio
-from gesturebench.data.records import (
-    FPS,
-    N_EXPRESSIONS,
-    POSE_DIM,
-    SAMPLE_RATE,
-    Motion,
-    SequenceRecord,
-)
+from gesturebench.data.audio import load_audio, no_speech
+from gesturebench.data.motion import validate_motion_arrays
+from gesturebench.data.records import FPS, SAMPLE_RATE, Motion, SequenceRecord
 from gesturebench.runtime.atomic import atomic_path, one_line
 from gesturebench.runtime.errors import ConfigError, DataError
 
@@ -44,7 +38,6 @@ MOTION_DIR = "smplxflame_30"
 AUDIO_DIR = "wave16k"
 TEXTGRID_DIR = "textgrid"
 SEM_DIR = "sem"
-REQUIRED_KEYS = ("poses", "trans", "betas")
 
 
 @dataclass(frozen=True)
@@ -78,83 +71,6 @@ def speaker_of(sequence_id: str) -> int:
             "(e.g. '2_scott_0_1_1')"
         )
     return int(head)
-
-
-def _first_bad(values: np.ndarray) -> tuple[int, str] | None:
-    """(first row/frame holding a non-finite value, "NaN" or "Inf"), or None when all values are
-    finite."""
-    finite = np.isfinite(values).reshape(len(values), -1).all(axis=1)
-    if finite.all():
-        return None
-    row = int(np.argmin(finite))
-    return row, "NaN" if np.isnan(values[row]).any() else "Inf"
-
-
-def not_numeric(key: str, dtype: np.dtype) -> str:
-    """The problem of an array `key` that holds no numbers (pickled object arrays are not
-    loaded)."""
-    pickled = ", a pickled array that is not loaded" if dtype.kind == "O" else ""
-    return f"'{key}' is not numeric (dtype {dtype}{pickled})"
-
-
-def validate_motion_arrays(path: str | Path, arrays: dict, expected_fps: int = FPS) -> Motion:
-    """Check BEAT2 motion arrays (keys, shapes, finiteness, fps) and build a `Motion`; `DataError`
-    names `path`.
-
-    Required: ``poses`` (T,165) axis-angle, ``trans`` (T,3), ``betas`` 1-D. Defaults, chosen because
-    many model outputs are body-only or written without metadata: a missing ``expressions`` is a
-    neutral face (zeros (T,100)); fewer than 100 expression coefficients are zero-padded; a missing
-    ``mocap_frame_rate`` is taken as 30 fps. Any other fps than `expected_fps` is refused
-    (gesturebench does not resample motion).
-    """
-    missing = [k for k in REQUIRED_KEYS if k not in arrays]
-    if missing:
-        present = ", ".join(sorted(arrays)) or "none"
-        raise DataError(path, f"missing key {', '.join(map(repr, missing))} (has: {present})")
-    for key in (*REQUIRED_KEYS, "expressions", "mocap_frame_rate"):
-        if key in arrays and not np.issubdtype(arrays[key].dtype, np.number):
-            raise DataError(path, not_numeric(key, arrays[key].dtype))
-    poses, trans, betas = (arrays[k] for k in REQUIRED_KEYS)
-    if poses.ndim != 2 or poses.shape[1] != POSE_DIM or len(poses) == 0:
-        raise DataError(
-            path, f"'poses' has shape {poses.shape}; expected (T, {POSE_DIM}) with T >= 1"
-        )
-    n = len(poses)
-    if trans.shape != (n, 3):
-        raise DataError(
-            path, f"'trans' has shape {trans.shape}; expected ({n}, 3) to match 'poses'"
-        )
-    if betas.ndim != 1 or betas.size == 0:
-        raise DataError(
-            path, f"'betas' has shape {betas.shape}; expected a 1-D vector such as (300,)"
-        )
-    expressions = arrays.get("expressions", np.zeros((n, N_EXPRESSIONS)))
-    if expressions.ndim != 2 or len(expressions) != n or expressions.shape[1] > N_EXPRESSIONS:
-        raise DataError(
-            path, f"'expressions' has shape {expressions.shape}; expected ({n}, <= {N_EXPRESSIONS})"
-        )
-    expressions = np.pad(expressions, ((0, 0), (0, N_EXPRESSIONS - expressions.shape[1])))
-    for key, values in (
-        ("poses", poses),
-        ("trans", trans),
-        ("betas", betas[:, None]),
-        ("expressions", expressions),
-    ):
-        bad = _first_bad(values)
-        if bad is not None:
-            where = "index" if key == "betas" else "frame"
-            raise DataError(path, f"'{key}' has {bad[1]} at {where} {bad[0]}")
-    fps = arrays.get("mocap_frame_rate", np.array(FPS))
-    if fps.size != 1:
-        raise DataError(path, f"'mocap_frame_rate' has shape {fps.shape}; expected a single number")
-    fps = float(fps.reshape(()))
-    if fps != expected_fps:
-        raise DataError(
-            path,
-            f"motion is {fps:g} fps (mocap_frame_rate); gesturebench needs {expected_fps} fps "
-            f"(resample it first)",
-        )
-    return Motion(poses=poses, trans=trans, betas=betas, expressions=expressions, fps=expected_fps)
 
 
 def read_npz(path: str | Path, kind: str = "motion") -> dict[str, np.ndarray]:
@@ -205,7 +121,9 @@ class Beat2Dataset:
     `speakers` keeps only those speaker numbers (None: all); `max_sequences` keeps the first N in
     the split file's order. Every kept id must have its motion npz (a missing one is a `DataError`,
     since dropping it would silently change results); audio, TextGrid and sem files are optional and
-    give `None` when absent.
+    give `None` when absent. Audio without speech (`data.audio.no_speech`) stays on the record,
+    for the models that generate from it, and is named in its `left_out`, so that no metric scores
+    against it.
     """
 
     def __init__(
@@ -269,16 +187,19 @@ class Beat2Dataset:
         motion = read_motion_npz(paths.motion)
         audio = load_audio(paths.audio) if self.with_audio and paths.audio.is_file() else None
         problem = None if audio is None else self.audio_check(paths.audio, audio, motion)
+        silent = None if audio is None or problem else no_speech(paths.audio, audio)
+        if silent:
+            log.warning("%s; the metrics of speech skip its sequence", silent)
         return SequenceRecord(
             id=sequence_id,
             speaker=self._speakers[index],
             motion=motion,
-            audio=None if problem else audio,
+            audio=None if problem else audio,  # speechless audio is kept for models driven by it
             words=read_textgrid_words(paths.textgrid) if paths.textgrid.is_file() else None,
             sem=read_sem(paths.sem) if paths.sem.is_file() else None,
             index=index,
             meta={"split": self.split},
-            left_out={"audio": problem} if problem else {},
+            left_out={"audio": problem or silent} if problem or silent else {},
         )
 
 

@@ -22,8 +22,8 @@ from gesturebench.data.beat2 import (
     read_split_table,
     sequence_paths,
     speaker_of,
-    validate_motion_arrays,
 )
+from gesturebench.data.motion import validate_motion_arrays
 from gesturebench.data.records import SAMPLE_RATE
 from gesturebench.runtime.errors import GestureBenchError
 

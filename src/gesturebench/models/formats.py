@@ -28,7 +28,8 @@ from pathlib import Path
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from gesturebench.data.beat2 import not_numeric, read_npz, validate_motion_arrays
+from gesturebench.data.beat2 import read_npz
+from gesturebench.data.motion import not_numeric, validate_motion_arrays
 from gesturebench.data.records import N_JOINTS, Motion
 from gesturebench.runtime.errors import DataError
 
