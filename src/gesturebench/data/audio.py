@@ -1,5 +1,12 @@
 """Speech audio in and out: any file libsndfile reads (WAV, FLAC, MP3, …) as float32 mono at
-16 kHz."""
+16 kHz, and the audio contract (docs/faults.md, "Readers").
+
+`load_audio` returns validated samples or raises a one-line `DataError` naming the file: readable,
+a plausible sample rate, at least one sample after conversion, finite, within a plausible peak.
+`no_speech` is the speech-presence check: a file whose level is below `SPEECH_FLOOR_DBFS` holds no
+speech, so the metrics of speech (BC's onsets) skip its sequence with the reason, rather than score
+it 0 (`data.beat2.Beat2Dataset` records it in the sequence's `left_out`).
+"""
 
 from __future__ import annotations
 
@@ -20,6 +27,16 @@ log = logging.getLogger(__name__)
 #: the (sample rate, channels) of the files already announced as converted: each kind is logged
 #: once per process, not at every file or window
 _ANNOUNCED: set[tuple[int, int]] = set()
+#: Sample rates (Hz) accepted: speech needs 8 kHz (the telephone band's 4 kHz); no recorder
+#: writes above 384 kHz, and a header's absurd rate would make the converted audio huge or empty.
+SAMPLE_RATES = (8000, 384000)
+#: Largest |sample| accepted (+60 dBFS): float files may pass full scale (1.0) after processing,
+#: but not by orders of magnitude; onset detection squares samples in float32.
+MAX_PEAK = 1000.0
+#: Level (dBFS: RMS about the mean, relative to full scale 1.0) below which a file holds no speech:
+#: speech is recorded at -30 to -15 dBFS (BEAT2's: -18), a quiet room's noise floor lies near
+#: -60, digital silence and a constant (DC) offset at -inf.
+SPEECH_FLOOR_DBFS = -60.0
 
 
 def load_audio(path: str | Path, sr: int = SAMPLE_RATE) -> np.ndarray:
@@ -27,9 +44,10 @@ def load_audio(path: str | Path, sr: int = SAMPLE_RATE) -> np.ndarray:
     array.
 
     BEAT2's `wave16k/` files are already 16 kHz mono; others (e.g. a 44.1 kHz stereo MP3 saved as
-    .wav) are converted, which is logged once per kind of file. Missing, unreadable, empty or
-    non-finite audio, or a WAV whose header declares more data than the file holds (libsndfile
-    would read what is there), raises `DataError`.
+    .wav) are converted, which is logged once per kind of file. Missing, unreadable, empty,
+    non-finite audio, a rate outside `SAMPLE_RATES`, a peak above `MAX_PEAK`, or a WAV whose header
+    declares more data than the file holds (libsndfile would read what is there), raises
+    `DataError`.
     """
     path = Path(path)
     if not path.is_file():
@@ -47,16 +65,48 @@ def load_audio(path: str | Path, sr: int = SAMPLE_RATE) -> np.ndarray:
         raise DataError(path, f"not a readable audio file ({one_line(exc)})") from exc
     if data.size == 0:
         raise DataError(path, "audio is empty (0 samples)")
-    mono = data.mean(axis=1)
-    bad = np.flatnonzero(~np.isfinite(mono))
+    if not SAMPLE_RATES[0] <= file_sr <= SAMPLE_RATES[1]:
+        low, high = SAMPLE_RATES
+        raise DataError(path, f"sample rate {file_sr} Hz is outside {low}-{high} Hz")
+    bad = np.flatnonzero(~np.isfinite(data).all(axis=1))
     if bad.size:
-        kind = "NaN" if np.isnan(mono[bad[0]]) else "Inf"
+        kind = "NaN" if np.isnan(data[bad[0]]).any() else "Inf"
         raise DataError(path, f"audio has {kind} at sample {bad[0]} ({bad[0] / file_sr:.3f} s)")
+    loud = np.flatnonzero(np.abs(data).max(axis=1) > MAX_PEAK)
+    if loud.size:
+        raise DataError(
+            path,
+            f"audio reaches {np.abs(data[loud[0]]).max():.3g} at sample {loud[0]}, above the"
+            f" plausible peak {MAX_PEAK:g} (+60 dBFS; full scale is 1)",
+        )
+    mono = data.mean(axis=1)
     if file_sr != sr or data.shape[1] != 1:
         announce_conversion(path, file_sr, data.shape[1], sr)
     if file_sr != sr:
         mono = librosa.resample(mono, orig_sr=file_sr, target_sr=sr)
+    if mono.size == 0:
+        raise DataError(path, f"audio is {len(data)} sample(s) at {file_sr} Hz: none at {sr} Hz")
     return np.ascontiguousarray(mono, dtype=np.float32)
+
+
+def speech_level(audio: np.ndarray) -> float:
+    """The level (dBFS, -inf for a constant signal) of (S,) samples: their RMS about their mean,
+    so that a DC offset does not count as sound."""
+    samples = np.asarray(audio, dtype=np.float64)
+    rms = float(np.std(samples))
+    return 20 * np.log10(rms) if rms > 0 else -np.inf
+
+
+def no_speech(path: str | Path, audio: np.ndarray) -> str | None:
+    """Why the (S,) samples read from `path` hold no speech (naming the file), or None: their
+    level is below `SPEECH_FLOOR_DBFS`."""
+    level = speech_level(audio)
+    if level >= SPEECH_FLOOR_DBFS:
+        return None
+    return (
+        f"{path}: no speech (level {level:.1f} dBFS, below the {SPEECH_FLOOR_DBFS:g} dBFS of"
+        " speech)"
+    )
 
 
 def wav_data_sizes(path: Path) -> tuple[int, int] | None:

@@ -190,6 +190,7 @@ class Beat2Dataset:
         silent = None if audio is None or problem else no_speech(paths.audio, audio)
         if silent:
             log.warning("%s; the metrics of speech skip its sequence", silent)
+        reason = problem or silent
         return SequenceRecord(
             id=sequence_id,
             speaker=self._speakers[index],
@@ -199,7 +200,7 @@ class Beat2Dataset:
             sem=read_sem(paths.sem) if paths.sem.is_file() else None,
             index=index,
             meta={"split": self.split},
-            left_out={"audio": problem or silent} if problem or silent else {},
+            left_out={"audio": reason} if reason else {},
         )
 
 

@@ -120,10 +120,12 @@ def validate_motion_arrays(path: str | Path, arrays: dict, expected_fps: int = F
         )
     expressions = np.pad(expressions, ((0, 0), (0, N_EXPRESSIONS - expressions.shape[1])))
     check_values(path, poses=poses, trans=trans, betas=betas, expressions=expressions)
-    fps = np.asarray(arrays.get("mocap_frame_rate", np.array(FPS)))
-    if fps.size != 1:
-        raise DataError(path, f"'mocap_frame_rate' has shape {fps.shape}; expected a single number")
-    fps = float(fps.reshape(()))
+    rate = np.asarray(arrays.get("mocap_frame_rate", np.array(FPS)))
+    if rate.size != 1:
+        raise DataError(
+            path, f"'mocap_frame_rate' has shape {rate.shape}; expected a single number"
+        )
+    fps = float(rate.reshape(()))
     if fps != expected_fps:
         raise DataError(
             path,

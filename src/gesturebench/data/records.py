@@ -117,8 +117,10 @@ class SemInterval:
 @dataclass
 class SequenceRecord:
     """Everything the harness knows about one sequence; optional parts are `None`, never silently
-    empty. `left_out` says why an optional part is `None` though its file exists (input name →
-    the problem, naming the file), so that the metrics needing it can say so."""
+    empty. `left_out` says why an optional part is not scored against though its file exists
+    (input name → the problem, naming the file), so that the metrics needing it skip the sequence
+    and say so: the part is `None`, or kept only for the models that generate from it (audio
+    without speech)."""
 
     id: str
     speaker: int

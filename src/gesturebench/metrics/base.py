@@ -204,7 +204,9 @@ class GestureMetric(Metric):
         raise NotImplementedError
 
     def missing_inputs(self, pair: MotionPair) -> list[str]:
-        return [r for r in self.requires if getattr(pair, r) is None]
+        """The inputs of `requires` that `pair` lacks, or whose dataset left them out of scoring
+        (`pair.left_out`: e.g. audio without speech, kept for generation only)."""
+        return [r for r in self.requires if getattr(pair, r) is None or r in pair.left_out]
 
     def skip_reason(self) -> str | None:
         """Why the metric has no value, from its (synced) states; None when it has one."""

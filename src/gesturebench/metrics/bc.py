@@ -32,7 +32,7 @@ import torch
 from gesturebench.body.joints import UPPER
 from gesturebench.body.output import BodyOutput
 from gesturebench.data.records import N_JOINTS, SequenceRecord
-from gesturebench.metrics.base import SequenceMetric
+from gesturebench.metrics.base import SequenceMetric, sequences
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.convention import BodyConvention
 from gesturebench.metrics.emage_eval_files import MEAN_SPEED
@@ -178,6 +178,7 @@ class BeatConsistency(SequenceMetric):
     hidden_options = ("mean_speed",)
     too_short: torch.Tensor
     longest_short: torch.Tensor
+    no_onsets: torch.Tensor
 
     def __init__(
         self,
@@ -246,6 +247,8 @@ class BeatConsistency(SequenceMetric):
         # sequences with audio but too short for `trim` and `order`, and the longest of them (s)
         self.add_state("too_short", torch.zeros((), dtype=torch.int64), dist_reduce_fx="sum")
         self.add_state("longest_short", torch.zeros((), dtype=torch.float64), dist_reduce_fx="max")
+        # sequences whose scored segment has no speech onset: BC is undefined there, not 0
+        self.add_state("no_onsets", torch.zeros((), dtype=torch.int64), dist_reduce_fx="sum")
 
     def extra_options(self) -> dict:
         return {**self.settings, "mean_speed_source": self.mean_speed_source}
@@ -320,17 +323,37 @@ class BeatConsistency(SequenceMetric):
         return super().compute_values()
 
     def unscored_reason(self) -> str:
-        """The sequences too short for the trim, with the numbers, before those whose audio the
-        dataset left out and those without audio."""
-        if not self.too_short:
+        """The sequences too short for the trim, with the numbers, and those without a speech
+        onset, before those whose audio the dataset left out and those without audio."""
+        own = [r for r in (self.too_short_reason(), self.onsetless_reason()) if r]
+        if not own:
             return super().unscored_reason()
-        reason = (
+        lacking = self.lacking(int(self.missing - self.too_short - self.no_onsets))
+        return "; ".join([*own, lacking] if lacking else own)
+
+    def too_short_reason(self) -> str | None:
+        """How many sequences were too short for the trim (None: none)."""
+        if not self.too_short:
+            return None
+        return (
             f"{int(self.too_short)} sequences too short for {self.name} (the longest"
             f" {float(self.longest_short):.2f} s): it cuts metrics.{self.name}.trim={self.trim} s"
             f" at each end and needs {2 * self.order + 1} frames (2·order+1) left"
         )
-        lacking = self.lacking(int(self.missing - self.too_short))
-        return reason + (f"; {lacking}" if lacking else "")
+
+    def onsetless_reason(self) -> str | None:
+        """How many sequences had no speech onset in their scored segment (None: none)."""
+        if not self.no_onsets:
+            return None
+        return (
+            f"{sequences(int(self.no_onsets))} without a speech onset in the scored segment not"
+            f" scored ({self.name} is undefined without one, not 0)"
+        )
+
+    def caveat(self) -> str | None:
+        """The sequences scored without their left-out audio, and those without a speech onset."""
+        notes = [n for n in (super().caveat(), self.onsetless_reason()) if n]
+        return "; ".join(notes) or None
 
     def provenance(self) -> dict:
         """The speed normaliser file and its SHA-256, when one was read."""
@@ -417,6 +440,9 @@ class BeatConsistency(SequenceMetric):
             self.longest_short.clamp_(min=pair.n_frames / pair.fps)
             return None
         onsets = self._onsets(pair.audio, pair.sample_rate, start, stop, pair.n_frames, pair.fps)
+        if len(onsets) == 0:  # no speech to be consistent with: BC is undefined, not 0
+            self.no_onsets += 1
+            return None
         values: list[float | None] = [
             self._score(body, onsets, self.mean_speed, start, stop, pair.fps)
             for body in self.convention.bodies(pair)
