@@ -28,15 +28,17 @@ from hydra.errors import ConfigCompositionException
 from sqlalchemy import event, func, select
 
 from gesturebench.run.config import build
-from gesturebench.runtime.errors import DataError
+from gesturebench.runtime.errors import ConfigError, DataError
 from gesturebench.study.analysis import AnalysisOptions, analyze
 from gesturebench.study.pairwise import pairwise_csv, read_pairwise
 from gesturebench.study.ratings import ratings_csv, read_ratings, require_valid
 from gesturebench.study.schema import CONDITIONS, SCALE
+from gesturebench.study.server.__main__ import main as restart_main
 from gesturebench.study.server.app import SESSION_COOKIE, Study, create_app, link_signature
 from gesturebench.study.server.design import AttentionChecks, EntryLimit, StudyDesign
 from gesturebench.study.server.export import pairwise_table, ratings_table
 from gesturebench.study.server.manifest import read_manifest
+from gesturebench.study.server.serve import ServerOptions, save_config
 from gesturebench.study.server.store import SCHEMA_VERSION, Store, open_engine, responses
 from gesturebench.study.synthetic import SyntheticStudy, latent_ratings, usable_terms
 from gesturebench.tasks.study_server import database_url
@@ -463,6 +465,71 @@ def test_anonymous_entries_are_off_by_default_and_capped_and_rate_limited(
     assert "all the participants it needs" in entry(capped, None).text
     assert len(capped.store.participants()) == 3
     assert entry(capped, "named").status_code == 303  # ids from links are not capped
+
+
+def test_the_anonymous_cap_counts_anonymous_entries_only(manifest, tmp_path):
+    """Unsigned ids shaped like the anonymous ones (`anon-NNN`) take none of the anonymous
+    places: the cap counts the stored entry kind, not the id's text."""
+    study = make_study(manifest, tmp_path, OPEN)  # 3 anonymous in all
+    assert [entry(study, f"anon-{n:03d}").status_code for n in range(5)] == [303] * 5
+    assert [entry(study, None).status_code for _ in range(2)] == [303, 303]
+    assert [study.store.count_entries(k) for k in ("unsigned", "anonymous")] == [5, 2]
+
+
+def test_unsigned_ids_are_off_by_default_and_capped_and_rate_limited_when_allowed(
+    manifest, tmp_path, monkeypatch
+):
+    """By default an id from a link gets in only signed or listed in `task.design.ids_file`; with
+    `task.design.unsigned.allowed` new unsigned ids are capped and rate-limited like anonymous
+    entries (a re-entry of a known id is neither)."""
+    ids = tmp_path / "ids.txt"
+    ids.write_text("# the study's participants\nlisted-1\n\nlisted-2  # late\n")
+    listed = make_study(manifest, tmp_path / "listed", StudyDesign(ids_file=str(ids)))
+    assert entry(listed, "listed-2").status_code == 303
+    refused = entry(listed, "stranger")
+    assert refused.status_code == 403 and "link is not valid" in refused.text
+    assert [p.participant_id for p in listed.store.participants()] == ["listed-2"]
+    assert entry(make_study(manifest, tmp_path / "default", StudyDesign()), "p1").status_code == 403
+    ids.write_text("listed-1\n<bad>\n")
+    with pytest.raises(ConfigError, match="line 2"):
+        make_study(manifest, tmp_path / "bad", StudyDesign(ids_file=str(ids)))
+    with pytest.raises(ConfigError, match="signed"):
+        Study(read_manifest(manifest), SMALL, listed.store, TOKEN, link_secret="s")
+    rule = EntryLimit(allowed=True, limit=3, per_minute=2)
+    capped = make_study(manifest, tmp_path / "capped", StudyDesign(unsigned=rule))
+    clock = [1000.0]
+    monkeypatch.setattr("gesturebench.study.server.app.time.monotonic", lambda: clock[0])
+    assert [entry(capped, f"u{n}").status_code for n in range(3)] == [303, 303, 429]
+    assert entry(capped, "u0").status_code == 303  # a known id re-enters: no new place
+    clock[0] += 61
+    assert [entry(capped, f"u{n}").status_code for n in range(2, 5)] == [303, 403, 403]
+    assert "all the participants it needs" in entry(capped, "u9").text
+    assert sorted(p.participant_id for p in capped.store.participants()) == ["u0", "u1", "u2"]
+    assert entry(capped, None).status_code == 400  # anonymous entries still off
+
+
+def test_a_version_3_database_is_migrated_and_its_ratings_kept(manifest, tmp_path):
+    """A database written before the entry kind was stored opens: its rows are marked anonymous
+    by the shape the server gave anonymous ids, the others unsigned; nothing else changes."""
+    study = make_study(manifest, tmp_path, OPEN)
+    client, page = entered(study, "anon-001")
+    sid, answers = first_item(page)
+    ended(client, 0, sid)
+    assert client.post("/item/0", data={"stimulus_a": sid, **answers}).status_code == 303
+    assert entry(study, None).status_code == 303
+    before = ratings_table(study.store)
+    with study.store.engine.begin() as conn:  # back to version 3's tables
+        conn.exec_driver_sql("ALTER TABLE participants DROP COLUMN entry")
+        conn.exec_driver_sql("UPDATE schema_version SET version = 3")
+    study.store.engine.dispose()
+    again = make_study(manifest, tmp_path, OPEN)
+    assert ratings_table(again.store).equals(before)
+    assert again.store.count_entries("anonymous") == 1
+    assert again.store.count_entries("unsigned") == 1
+    with again.store.engine.connect() as conn:
+        assert conn.exec_driver_sql("SELECT version FROM schema_version").scalars().all() == [
+            SCHEMA_VERSION
+        ]
 
 
 def test_a_session_fetches_only_its_own_blocks_clips(study):
@@ -928,6 +995,68 @@ def test_render_then_study_server_serves_a_study_that_export_and_analyze_read(
     assert len(qc) == 16 and not qc["excluded"].any()
     composites = json.loads((out / "composites.json").read_text())
     assert composites
+
+
+@pytest.mark.slow
+def test_the_restart_entry_serves_the_folder_the_launch_printed(manifest, tmp_path):
+    """`python launch.py task=study_server …` as docs/study_server.md writes it, stopped; then
+    `python -m gesturebench.study.server <the folder it printed> task.port=…` serves the same
+    study: the launch's design (its title), its database (a participant resumes by cookie)."""
+    port, again = free_port(), free_port()
+    cmd, env = command(
+        *UNSIGNED_LINKS,
+        f"task.manifest={manifest}",
+        f"task.port={port}",
+        "task.design.title=Restarted study",
+        f"paths.root={tmp_path}",
+        "logger=none",
+        env={"GESTUREBENCH_STUDY_TOKEN": TOKEN},
+    )
+    launched = tmp_path / "launch.log"
+    with open(launched, "w") as log:
+        server = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=log, stderr=log)
+        try:
+            wait_ready(f"http://127.0.0.1:{port}", time.monotonic() + 300, server)
+            with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+                assert client.get("/", params={"participant_id": "p1"}).status_code == 303
+                assert client.post("/consent").status_code == 303
+                cookie = client.cookies[SESSION_COOKIE]
+        finally:
+            server.terminate()
+            server.wait(30)
+    printed = re.search(r"study folder: (\S+)", launched.read_text())
+    assert printed, launched.read_text()[-2000:]
+    restart = [sys.executable, "-m", "gesturebench.study.server", printed.group(1)]
+    url = f"http://127.0.0.1:{again}"
+    with open(tmp_path / "restart.log", "w") as log:
+        server = subprocess.Popen(
+            [*restart, f"task.port={again}"], cwd=tmp_path, env=env, stdout=log, stderr=log
+        )
+        try:
+            wait_ready(url, time.monotonic() + 120, server)
+            page = httpx.get(f"{url}/", params={"participant_id": "p2"}, follow_redirects=True)
+            assert page.status_code == 200 and "Restarted study" in page.text
+            resumed = httpx.get(f"{url}/study", cookies={SESSION_COOKIE: cookie})
+            assert "Start the practice clip" in resumed.text  # p1, past consent before
+            progress = httpx.get(f"{url}/admin/progress", headers=ADMIN).text
+            assert "p1" in progress and "p2" in progress
+        finally:
+            server.terminate()
+            server.wait(30)
+
+
+def test_the_restart_entry_refuses_a_folder_without_config_in_one_line(manifest, tmp_path, capfd):
+    """A folder no launch wrote, or an override the saved config does not have: one line, exit 2."""
+    assert restart_main([str(tmp_path)]) == 2
+    assert (
+        capfd.readouterr()
+        .err.strip()
+        .endswith("start the study once with `python launch.py task=study_server`")
+    )
+    save_config(tmp_path, ServerOptions(manifest=str(manifest)), "sqlite:///x.db")
+    assert restart_main([str(tmp_path), "task.portt=1"]) == 2
+    err = capfd.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "portt" in err, err
 
 
 def test_the_server_starts_without_torch_lightning_or_scikit_learn(tmp_path):

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 import yaml
-from omegaconf import MISSING, OmegaConf
+from omegaconf import MISSING, DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from gesturebench.runtime.atomic import write_atomic
@@ -95,6 +95,17 @@ class SavedConfig:
     study_server: SavedDatabase = field(default_factory=SavedDatabase)
 
 
+def _writable(node: DictConfig) -> DictConfig:
+    """`node` and every config in it writable: OmegaConf makes a frozen dataclass's node
+    read-only, which would refuse the saved values and the overrides."""
+    OmegaConf.set_readonly(node, False)
+    for key in node:
+        child = None if OmegaConf.is_missing(node, key) else node[key]
+        if isinstance(child, DictConfig):
+            _writable(child)
+    return node
+
+
 def resolved(options: ServerOptions) -> ServerOptions:
     """`options` alone (a subclass's extra fields dropped), its files as absolute paths."""
     design = options.design
@@ -128,12 +139,13 @@ def load_config(folder: Path, overrides: list[str]) -> tuple[ServerOptions, str]
         )
     try:
         merged = OmegaConf.merge(
-            OmegaConf.structured(SavedConfig),
+            _writable(OmegaConf.structured(SavedConfig)),
             OmegaConf.load(path),
             OmegaConf.from_dotlist(overrides),
         )
         saved = OmegaConf.to_object(merged)
     except (OmegaConfBaseException, yaml.YAMLError, ValueError) as err:
-        raise DataError(path, str(err).splitlines()[0]) from None
+        key = getattr(err, "full_key", None)
+        raise DataError(path, (f"{key}: " if key else "") + str(err).splitlines()[0]) from None
     assert isinstance(saved, SavedConfig)
     return saved.task, saved.study_server.db_url
