@@ -4,6 +4,8 @@ BEAT2 sample."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import io
 import json
 import math
 from pathlib import Path
@@ -346,6 +348,93 @@ def test_a_damaged_mean_speed_cache_is_set_aside_and_recomputed(tmp_path, how, c
     again.prepare(ctx)
     assert ctx.calls == 2 and again.mean_speed.tolist() == first.mean_speed.tolist()
     assert entry.with_name(entry.name + ".corrupt").is_file() and str(entry) in caplog.text
+
+
+def poison(entry: Path, data: bytes, resign: bool) -> None:
+    """Replace the cache entry `entry` with `data`, a valid file; `resign`: update its sidecar's
+    checksum too (an editor who knows the format)."""
+    entry.write_bytes(data)
+    if resign:
+        sidecar = entry.with_name(entry.name + ".meta.json")
+        meta = json.loads(sidecar.read_text())
+        sidecar.write_text(json.dumps({**meta, "sha256": hashlib.sha256(data).hexdigest()}))
+
+
+def npy(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, array)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize(
+    "payload, resign",
+    [
+        (np.zeros(0), False),  # an empty array is valid (silent speech): only the checksum tells
+        (np.full(5, np.nan), False),
+        (np.full(5, np.nan), True),
+        (np.zeros((3, 4)), True),
+        (np.array([-1.0, 0.5]), True),
+        (np.array([2.0, 1.0]), True),  # unsorted
+        (np.array([0.5, 1e6]), True),  # past the audio's end
+    ],
+    ids=["empty", "nan", "nan-resigned", "2d", "negative", "unsorted", "past-the-audio"],
+)
+def test_a_poisoned_onset_cache_entry_is_set_aside_and_recomputed(
+    tmp_path, payload, resign, caplog
+):
+    """A valid `.npy` put in place of an onset entry gave BC 0 (empty), NaN, or a cryptic error
+    (2-D), exit 0; the sidecar's checksum and the onsets' schema catch it."""
+    pair = bc_pairs(1)[0]
+    fresh = BeatConsistency(mean_speed=MEAN_SPEED)
+    fresh.prepare(toy_context(tmp_path))
+    fresh.update(pair)
+    (entry,) = (tmp_path / "onsets").glob("*.npy")
+    original = np.load(entry)
+    poison(entry, npy(payload), resign)
+    again = BeatConsistency(mean_speed=MEAN_SPEED)
+    again.prepare(toy_context(tmp_path))
+    again.update(pair)
+    assert again.compute() == fresh.compute()
+    np.testing.assert_array_equal(np.load(entry), original)
+    assert entry.with_name(entry.name + ".corrupt").is_file()
+    assert f"{entry}: damaged cache entry" in caplog.text
+
+
+def test_an_onset_entry_of_an_older_version_without_its_sidecar_is_recomputed(tmp_path, caplog):
+    pair = bc_pairs(1)[0]
+    fresh = BeatConsistency(mean_speed=MEAN_SPEED)
+    fresh.prepare(toy_context(tmp_path))
+    fresh.update(pair)
+    (entry,) = (tmp_path / "onsets").glob("*.npy")
+    entry.with_name(entry.name + ".meta.json").unlink()
+    again = BeatConsistency(mean_speed=MEAN_SPEED)
+    again.prepare(toy_context(tmp_path))
+    again.update(pair)
+    assert again.compute() == fresh.compute() and "no sidecar" in caplog.text
+
+
+@pytest.mark.parametrize("edit", ["zeros", "negative", "x1000"])
+@pytest.mark.parametrize("resign", [False, True], ids=["payload", "payload+checksum"])
+def test_edited_speed_statistics_are_set_aside_and_recomputed(tmp_path, edit, resign, caplog):
+    """Speed statistics edited to zeros, negatives or x1000 gave BC 0.907 or 0, exit 0."""
+    from gesturebench.data.records import SequenceRecord
+
+    rng = np.random.default_rng(0)
+    joints = {40: 0.01 * rng.standard_normal((40, 55, 3)).cumsum(0)}
+    records = [SequenceRecord("r40", 1, make_pair(0, joints[40], joints[40]).reference)]
+    ctx = _Context(tmp_path, records, joints)
+    first = BeatConsistency()
+    first.prepare(ctx)
+    (entry,) = tmp_path.glob("bc_mean_speed-*-????????????????.json")
+    stored = json.loads(entry.read_text())
+    speed = np.asarray(stored["mean_speed"])
+    edited = {"zeros": 0 * speed, "negative": -speed, "x1000": 1000 * speed}[edit]
+    poison(entry, json.dumps({**stored, "mean_speed": edited.tolist()}).encode(), resign)
+    again = BeatConsistency()
+    again.prepare(ctx)
+    assert ctx.calls == 2 and again.mean_speed.tolist() == first.mean_speed.tolist()
+    assert entry.with_name(entry.name + ".corrupt").is_file()
+    assert f"{entry}: damaged cache entry" in caplog.text
 
 
 # ---------- BC on the real BEAT2 sample ----------

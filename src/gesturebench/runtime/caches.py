@@ -138,7 +138,7 @@ class CacheEntry(Generic[T]):
         log.warning(
             "%s: damaged cache entry (%s), set aside as %s and recomputed",
             self.path,
-            problem,
+            problem[:300],
             self.path.name + CORRUPT,
         )
 
