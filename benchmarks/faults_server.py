@@ -2,13 +2,15 @@
 hardening held, or why it did not. Run alone (`python benchmarks/faults_server.py`) or through
 benchmarks/faults.py, which imports `CASES`.
 
-All but two drive the app in process (FastAPI's test client); the kill -9 case serves the study
+All but three drive the app in process (FastAPI's test client); the kill -9 case serves the study
 as a process (`python -m gesturebench.study.server`), kills it while participants arrive and
-restarts it; the start-up case imports the server in a fresh interpreter.
+restarts it; the restart case starts `python launch.py task=study_server`, stops it and restarts
+the folder it printed; the start-up case imports the server in a fresh interpreter.
 """
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import tempfile
@@ -23,6 +25,7 @@ from fastapi.testclient import TestClient
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from gesturebench.runtime.errors import DataError  # noqa: E402
 from gesturebench.study.server.app import (  # noqa: E402
     Study,
     create_app,
@@ -147,6 +150,93 @@ def anonymous_entries(folder: Path) -> str | None:
     return None if codes == [303, 303, 403] else f"a limit of 2 answered {codes}"
 
 
+def anon_named_ids(folder: Path) -> str | None:
+    """Unsigned ids shaped like anonymous ones (`anon-NNN`) must not use up the anonymous cap."""
+    rule = EntryLimit(allowed=True, limit=3, per_minute=100)
+    study = study_in(folder, replace(DESIGN, anonymous=rule))
+    for n in range(5):
+        browser(study).get("/", params={"participant_id": f"anon-{n:03d}"})
+    got = browser(study).get("/").status_code
+    return None if got == 303 else f"an anonymous visitor after 5 ids anon-NNN answered {got}"
+
+
+def unsigned_ids(folder: Path) -> str | None:
+    """Unsigned ids from links: off by default; allowed, capped and rate-limited (200 tried)."""
+    default = study_in(folder / "default", StudyDesign(block_size=4))
+    got = browser(default).get("/", params={"participant_id": "p1"})
+    if got.status_code != 403:
+        return f"an unsigned id was let in by default ({got.status_code})"
+    rule = EntryLimit(allowed=True, limit=50, per_minute=20)
+    study = study_in(folder / "open", StudyDesign(block_size=4, unsigned=rule))
+    codes = [
+        browser(study).get("/", params={"participant_id": f"flood-{n}"}).status_code
+        for n in range(200)
+    ]
+    if codes != [303] * 20 + [429] * 180:
+        return f"200 unsigned ids in a row: {codes.count(303)} let in (20 a minute allowed)"
+    capped = study_in(folder / "capped", StudyDesign(block_size=4, unsigned=replace(rule, limit=2)))
+    codes = [
+        browser(capped).get("/", params={"participant_id": f"u{n}"}).status_code for n in range(3)
+    ]
+    return None if codes == [303, 303, 403] else f"a limit of 2 answered {codes}"
+
+
+def version_3_database(folder: Path) -> str | None:
+    """A study database written before the entry kind was stored opens, its ratings intact."""
+    study = study_in(folder)
+    rated_first_item(study, "p1")
+    before = len(study.store.responses())
+    with study.store.engine.begin() as conn:
+        conn.exec_driver_sql("ALTER TABLE participants DROP COLUMN entry")
+        conn.exec_driver_sql("UPDATE schema_version SET version = 3")
+    study.store.engine.dispose()
+    try:
+        again = study_in(folder)
+    except DataError as err:
+        return f"a version-3 database was refused: {err}"
+    after = len(again.store.responses())
+    return None if after == before else f"{before} ratings before the migration, {after} after"
+
+
+def restart_entry(folder: Path) -> str | None:
+    """`python launch.py task=study_server` stopped, then `python -m gesturebench.study.server`
+    on the study folder it printed: the restarted server answers its entry page."""
+    manifest = make_stimuli(folder / "stimuli", ["ground_truth", "a"], ["s00"])
+    port = free_port()
+    launch = [
+        *(sys.executable, str(REPO / "launch.py"), "task=study_server"),
+        *(f"task.manifest={manifest}", f"task.port={port}", f"paths.root={folder}"),
+        *("task.design.unsigned.allowed=true", "logger=none"),
+    ]
+    with open(folder / "launch.log", "w") as log:
+        server = subprocess.Popen(launch, cwd=folder, stdout=log, stderr=log)
+    try:
+        wait_ready(f"http://127.0.0.1:{port}", time.monotonic() + 300, server)
+    except SystemExit as stop:
+        return f"the launch did not serve: {stop}"
+    finally:
+        server.terminate()
+        server.wait(30)
+    printed = re.search(r"study folder: (\S+)", (folder / "launch.log").read_text())
+    if printed is None:
+        return "the launch printed no study folder"
+    restart = [sys.executable, "-m", "gesturebench.study.server", printed.group(1)]
+    with open(folder / "restart.log", "w") as log:
+        server = subprocess.Popen([*restart, f"task.port={port}"], stdout=log, stderr=log)
+    try:
+        wait_ready(f"http://127.0.0.1:{port}", time.monotonic() + 120, server)
+        got = httpx.get(f"http://127.0.0.1:{port}/", params={"participant_id": "p1"})
+    except SystemExit as stop:
+        said = (folder / "restart.log").read_text()[-200:]
+        return f"the restart entry did not serve: {stop} ({said})"
+    finally:
+        server.terminate()
+        server.wait(30)
+    return (
+        None if got.status_code == 303 else f"the restarted entry page answered {got.status_code}"
+    )
+
+
 def foreign_stimulus(folder: Path) -> str | None:
     study = study_in(folder)
     alice, bob = consented(study, "alice"), consented(study, "bob")
@@ -260,6 +350,10 @@ _CASES: list[tuple[str, Callable[[Path], str | None]]] = [
     ("study server: kill -9 while participants arrive", kill_9_during_arrivals),
     ("study server: signed links", signed_links),
     ("study server: anonymous entries off, capped, rate-limited", anonymous_entries),
+    ("study server: ids anon-NNN leave the anonymous cap alone", anon_named_ids),
+    ("study server: unsigned ids off, capped, rate-limited", unsigned_ids),
+    ("study server: version-3 database migrated", version_3_database),
+    ("study server: restart entry on the folder the launch printed", restart_entry),
     ("study server: another block's stimulus", foreign_stimulus),
     ("study server: 5,000-digit rating", huge_rating),
     ("study server: admin token in the query string", admin_token_in_query),
