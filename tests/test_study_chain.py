@@ -14,7 +14,7 @@ from omegaconf import open_dict
 from gesturebench.render.clips import Camera
 from gesturebench.runtime.errors import DataError
 from gesturebench.study.server.app import Study, create_app
-from gesturebench.study.server.design import AttentionChecks, StudyDesign
+from gesturebench.study.server.design import AttentionChecks, EntryLimit, StudyDesign
 from gesturebench.study.server.manifest import read_manifest
 from gesturebench.study.server.store import Store, open_engine
 from gesturebench.tasks.analyze import analyze_study
@@ -62,7 +62,8 @@ def chain(config, tmp_path_factory):
     rendered = render_stimuli(study_config(config), RenderTask(camera=camera), root / "render")
     stimuli = read_manifest(rendered["manifest"])
     url = f"sqlite:///{root / 'study.db'}"
-    design = StudyDesign(block_size=9, attention=AttentionChecks(after=[4]))
+    links = EntryLimit(allowed=True)  # the participants' ids are not signed
+    design = StudyDesign(block_size=9, attention=AttentionChecks(after=[4]), unsigned=links)
     study = Study(stimuli, design, Store(open_engine(url)), None)
     for n in range(4):  # two per condition, each rating all nine clips of its condition
         with TestClient(create_app(study)) as client:
