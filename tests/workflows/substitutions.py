@@ -57,7 +57,8 @@ SUBSTITUTIONS = (
     Substitution(" [task.port=8001 ...]", " task.port={port}", "a free port of this machine"),
 )
 
-#: appended to `python launch.py` commands of the task (after any `-m` sweep's options)
+#: appended to `python launch.py` commands of the task (after any `-m` sweep's options), except
+#: on `dataset=beat2` (the sample: one sequence)
 SIZES = {
     "evaluate": ("dataset.max_sequences=2",),
     "annotate": ("dataset.max_sequences=2",),
@@ -142,7 +143,8 @@ def substitute(command: str, values: dict[str, str]) -> str:
     an error if a placeholder is left."""
     command = fill(command, values)
     task = re.search(r"(?<![\w.])task=(\w+)", command)
-    if command.startswith("python launch.py"):
+    sized = command.startswith("python launch.py") and "dataset=beat2" not in command
+    if sized:  # the BEAT2 sample is one sequence already (and a preset pins BEAT2's whole split)
         command = " ".join((command, *SIZES.get(task.group(1) if task else "evaluate", ())))
     left = re.search(r"<[\w. ]+>|(?<![.\w])\.\.\.(?![.\w])|…", command)
     if left:
