@@ -1,31 +1,30 @@
 """The entry point (`launch.py` in a checkout, the `gesturebench` console script once installed):
-compose the config, build the task from its `_target_` and run it; errors become one line."""
+compose the config, build the task from its `_target_` and run it; errors and stopping signals
+become one line."""
 
 from __future__ import annotations
 
-import difflib
 import os
+import signal
 import sys
 import traceback
+from contextlib import suppress
 from pathlib import Path
 
 import hydra
 import torch
-from hydra._internal.config_repository import ConfigRepository
-from hydra._internal.utils import create_config_search_path
-from hydra.core.config_search_path import ConfigSearchPath
 from hydra.core.hydra_config import HydraConfig
-from hydra.core.override_parser.overrides_parser import OverridesParser
-from hydra.errors import HydraException
 from hydra.types import RunMode
 from omegaconf import DictConfig
 from omegaconf.errors import MissingMandatoryValue
+from pytorch_lightning.utilities.exceptions import SIGTERMException
 
 from gesturebench.reporting.results import ERROR_FILE, write_json
 from gesturebench.run.config import build, register_configs
-from gesturebench.runtime import status
+from gesturebench.run.overrides import config_problem, unknown_option
+from gesturebench.runtime import signals, status
 from gesturebench.runtime.atomic import one_line, write_atomic
-from gesturebench.runtime.errors import ConfigError, GestureBenchError
+from gesturebench.runtime.errors import ConfigError, GestureBenchError, Interrupted, os_problem
 from gesturebench.runtime.quiet import silence_known_noise
 from gesturebench.runtime.stages import show_bars
 
@@ -34,6 +33,10 @@ TRACEBACK_FILE = "traceback.txt"
 
 #: The configs shipped inside the package (`conf/` of the checkout, as package data).
 PACKAGED_CONFIGS = "pkg://gesturebench.conf"
+
+#: set by `launch` beside the HYDRA_FULL_ERROR=1 it sets itself (so that Hydra raises its errors to
+#: `launch` instead of printing them), to tell it from the user's own (tracebacks wanted)
+_HYDRA_RAISES = "GESTUREBENCH_HYDRA_RAISES"
 
 
 def run_config(cfg: DictConfig):
@@ -54,118 +57,144 @@ def run_config(cfg: DictConfig):
 
 def run_task(cfg: DictConfig):
     """Build `task` (its `_target_`) and run it on `cfg`; any exception becomes one line on stderr
-    and a failed job: a GestureBenchError (or a mandatory value left unset) is the user's to fix
-    (exit 2), any other exception is unexpected (exit 1; its traceback written to a file named on
-    that line).
+    and a failed job: a GestureBenchError, a mandatory value left unset or a full or unwritable
+    disk is the user's to fix (exit 2), any other exception is unexpected (exit 1; its traceback
+    written to a file named on that line).
 
     In a single run the process exits at once; in a multirun the job is recorded as failed
     (error.json and traceback.txt in its folder) so that the other jobs still run and the sweep's
-    summary names it, and the command exits non-zero at the end.
+    summary names it, and the command exits non-zero at the end. A stopping signal (SIGTERM,
+    SIGHUP) is recorded the same way and ends the process at once, a sweep too (its re-run resumes
+    it). A job that succeeds removes the error record an earlier try of its folder left.
     """
+    signals.install()
     try:
-        return run_config(cfg)
+        result = run_config(cfg)
+    except (Interrupted, SIGTERMException) as err:
+        # a rank that Lightning told of another rank's SIGTERM stops as SystemExit (exit 0)
+        stop = err if isinstance(err, Interrupted) else Interrupted(signal.SIGTERM)
+        _fail(stop, cfg)
+        sys.exit(stop.exit_code)
     except Exception as err:
-        if os.environ.get("HYDRA_FULL_ERROR") == "1":
+        if _full_error():
             raise
-        expected = isinstance(err, GestureBenchError)
-        where = _record_failure(cfg, err)
-        line = str(err) if expected else f"unexpected {type(err).__name__}: {one_line(err)}"
-        print(f"error: {line}" + (f" (traceback: {where})" if where else ""), file=sys.stderr)
-        status.mark_failed(2 if expected else 1)
+        code = _fail(err, cfg)
         if not _is_multirun():
-            sys.exit(status.exit_code())
+            sys.exit(code)
         return None
+    _clear_failure()
+    return result
 
 
 def _is_multirun() -> bool:
     return HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN
 
 
-def _record_failure(cfg: DictConfig, err: Exception) -> Path | None:
-    """error.json (task, model, dataset, message, type, sweep id) and traceback.txt in the job's
-    folder; the traceback file's path (None outside Hydra)."""
+def _full_error() -> bool:
+    """Whether the user asked for tracebacks (HYDRA_FULL_ERROR=1 of their own, not `launch`'s)."""
+    return os.environ.get("HYDRA_FULL_ERROR") == "1" and os.environ.get(_HYDRA_RAISES) != "1"
+
+
+def _fail(
+    err: BaseException, cfg: DictConfig | None, config: tuple[str, list[str]] | None = None
+) -> int:
+    """Record `err` (in the job's folder, where there is one), print its one line and mark the
+    launch failed; return its exit status. `config`: the config path and command line, to explain
+    an error of Hydra's composing them."""
+    line, code = _describe(err, config)
+    where = _record_failure(err, line, code, cfg)
+    print(f"error: {line}" + (f" (traceback: {where})" if where else ""), file=sys.stderr)
+    status.mark_failed(code)
+    return code
+
+
+def _describe(err: BaseException, config: tuple[str, list[str]] | None) -> tuple[str, int]:
+    """The one line and exit status of `err`: 128 + its number for a stopping signal, 2 for what
+    the user can fix, 1 for anything unexpected."""
+    if isinstance(err, Interrupted):
+        return str(err), err.exit_code
+    if isinstance(err, GestureBenchError):
+        return str(err), 2
+    line = os_problem(err, _job_folder()) or (config and config_problem(err, *config))
+    if line:
+        return line, 2
+    return f"unexpected {type(err).__name__}: {one_line(err)}", 1
+
+
+def _job_folder() -> Path | None:
+    """The folder of the job this process runs (None outside Hydra, or before Hydra made it)."""
     if not HydraConfig.initialized():
         return None
-    out = Path(HydraConfig.get().runtime.output_dir)
+    out = HydraConfig.get().runtime.output_dir
+    return Path(out) if out and Path(out).is_dir() else None
+
+
+def _record_failure(
+    err: BaseException, line: str, code: int, cfg: DictConfig | None
+) -> Path | None:
+    """error.json (task, model, dataset, message, type, signal, exit status, sweep id) and
+    traceback.txt in the job's folder; the traceback file's path. Best effort: None where there is
+    no folder or it cannot be written (a full disk must not raise a second error)."""
+    out = _job_folder()
+    if out is None:
+        return None
+    choices = HydraConfig.get().runtime.choices
     trace = out / TRACEBACK_FILE
-    write_atomic(trace, traceback.format_exc())
-    write_json(
-        out / ERROR_FILE,
-        {
-            "task": cfg.task.name,
-            "model": cfg.model.get("name"),
-            "dataset": cfg.dataset.name,
-            "error": one_line(err),
-            "error_type": type(err).__name__,
-            "traceback_file": TRACEBACK_FILE,
-            "sweep_id": os.environ.get("GESTUREBENCH_SWEEP_ID"),
-        },
-    )
+    try:
+        write_atomic(trace, traceback.format_exc())
+        write_json(
+            out / ERROR_FILE,
+            {
+                "task": cfg.task.name if cfg else choices.get("task"),
+                "model": cfg.model.get("name") if cfg else choices.get("model"),
+                "dataset": cfg.dataset.name if cfg else choices.get("dataset"),
+                "error": line,
+                "error_type": type(err).__name__,
+                "signal": signal.Signals(err.signum).name if isinstance(err, Interrupted) else None,
+                "exit_code": code,
+                "traceback_file": TRACEBACK_FILE,
+                "sweep_id": os.environ.get("GESTUREBENCH_SWEEP_ID"),
+            },
+        )
+    except OSError:
+        return None
     return trace
 
 
-def unknown_option(config_path: str, args: list[str]) -> str | None:
-    """The one-line reason when a `group=option` of the command line `args` names no option of its
-    group (with the closest options), or a `group.sub=option` sets a config group as a key (the old
-    ``model.source=outputs`` for ``model/source=outputs``), else None. Hydra's own message is many
-    lines long."""
-    try:
-        overrides = OverridesParser.create().parse_overrides(
-            [a for a in args if not a.startswith("-")]
-        )
-    except HydraException:
-        return None  # a syntax error: Hydra's message says where
-    repository = ConfigRepository(_search_path(config_path, args, overrides))
-    for override in overrides:
-        group = override.key_or_group
-        as_group = group.replace(".", "/")
-        if "." in group and not override.is_delete() and repository.group_exists(as_group):
-            # a config group (e.g. model/source) given as a key: say how to choose its option
-            chosen = override.get_value_element_as_str()
-            return (
-                f"{group}={chosen}: {as_group} is a config group, "
-                f"choose its option with {as_group}={chosen}"
-            )
-        if override.is_delete() or group.startswith("hydra") or not repository.group_exists(group):
-            continue
-        value = override.value()
-        choices = (
-            list(override.sweep_string_iterator()) if override.is_sweep_override() else [value]
-        )
-        offered = repository.get_group_options(group)
-        for choice in choices:
-            if isinstance(choice, str) and choice not in offered:
-                close = difflib.get_close_matches(choice, offered, n=3, cutoff=0.5)
-                hint = f" (did you mean {' or '.join(close)}?)" if close else ""
-                listed = ", ".join(offered)
-                return f"{group}={choice} is not an option of {group}{hint}; options: {listed}"
-    return None
-
-
-def _search_path(config_path: str, args: list[str], overrides: list) -> ConfigSearchPath:
-    """Hydra's config search path for `args`: the primary configs, then `--config-dir` and
-    `hydra.searchpath=[...]` folders (a user's own model configs live there)."""
-    search_path = create_config_search_path(config_path)
-    for i, arg in enumerate(args):
-        if arg in ("--config-dir", "-cd") and i + 1 < len(args):
-            search_path.append("command-line", f"file://{Path(args[i + 1]).resolve()}")
-        elif arg.startswith("--config-dir="):
-            search_path.append("command-line", f"file://{Path(arg.split('=', 1)[1]).resolve()}")
-    for override in overrides:
-        if override.key_or_group == "hydra.searchpath" and isinstance(override.value(), list):
-            for folder in override.value():
-                search_path.append("command-line", str(folder))
-    return search_path
+def _clear_failure() -> None:
+    """Remove the error record of an earlier try of this job's folder (its re-run succeeded)."""
+    out = _job_folder()
+    for name in (ERROR_FILE, TRACEBACK_FILE):
+        if out is not None:
+            with suppress(OSError):
+                (out / name).unlink(missing_ok=True)
 
 
 def launch(config_path: str = PACKAGED_CONFIGS) -> None:
-    """Run Hydra's command line with the configs at `config_path` and exit with the run's status; a
-    mistyped group option is one line and exit 2."""
+    """Run Hydra's command line with the configs at `config_path` and exit with the run's status.
+
+    Whatever stops it is one line on stderr: a mistyped group option or key, a bad value or a
+    config file that does not load (exit 2), a run folder that cannot be made (exit 2), a stopping
+    signal (128 + its number). Hydra is asked to raise its errors (HYDRA_FULL_ERROR=1, marked as
+    `launch`'s own) rather than print them; the user's own HYDRA_FULL_ERROR=1 still shows the
+    tracebacks."""
     register_configs()
-    if reason := unknown_option(config_path, sys.argv[1:]):
+    signals.install()
+    args = sys.argv[1:]
+    if reason := unknown_option(config_path, args):
         print(f"error: {reason}", file=sys.stderr)
         sys.exit(2)
-    hydra.main(config_path=config_path, config_name="config", version_base="1.3")(run_task)()
+    full = _full_error()
+    if not full:
+        os.environ.update({"HYDRA_FULL_ERROR": "1", _HYDRA_RAISES: "1"})
+    try:
+        hydra.main(config_path=config_path, config_name="config", version_base="1.3")(run_task)()
+    except Interrupted as err:
+        sys.exit(_fail(err, None))
+    except Exception as err:
+        if full:
+            raise
+        sys.exit(_fail(err, None, (config_path, args)))
     sys.exit(status.exit_code())
 
 

@@ -15,7 +15,8 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     remove it.
 
     A crash mid-write therefore never leaves a truncated file under the final name. Parent folders
-    are created.
+    are created. An OSError that names no file (a write to a full disk) is given `path`'s name, so
+    that its one-line message says where.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -23,8 +24,10 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     try:
         yield tmp
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as err:
         tmp.unlink(missing_ok=True)
+        if isinstance(err, OSError) and err.filename is None:
+            err.filename = str(path)
         raise
 
 
