@@ -84,6 +84,8 @@ class ServerOptions:
 
 @dataclass
 class SavedDatabase:
+    """`study_server.db_url` as the launch resolved it (its default made explicit)."""
+
     db_url: str = MISSING
 
 
