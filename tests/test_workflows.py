@@ -350,10 +350,9 @@ def test_pairwise_study(sandbox, tmp_path):
 
 
 @pytest.mark.slow
-def test_study_on_beat2(study, tmp_path):
+def test_study_on_beat2(sandbox, tmp_path):
     """docs/study.md: a ratings file of the csv study's sources on real BEAT2 (the sample's
     sequence, its configured window)."""
-    sh, _ = study
     beat2 = beat2_folder(tmp_path)
     rows = []
     for n, condition in enumerate(["muted", "audio"] * 2):
@@ -372,6 +371,6 @@ def test_study_on_beat2(study, tmp_path):
     ]
     ratings = tmp_path / "ratings.csv"
     pd.DataFrame(rows, columns=columns).to_csv(ratings, index=False)
-    sh.values.update(beat2_root=str(beat2), ratings=str(ratings))
+    sh = shell(sandbox, tmp_path, beat2_root=str(beat2), ratings=str(ratings))
     ok(sh.run(steps("test_study_on_beat2")[0]))
     assert (sh.runs("analyze")[-1] / "analysis.json").is_file()
