@@ -319,7 +319,7 @@ def test_kinematic_fit_to_another_annotator(tmp_path):
     annotator.fit(np.vstack([beat, iconic]), ["beat"] * 20 + ["iconic"] * 20)
     assert annotator.model_name == "logreg-fit-to-gemini" and annotator.fingerprint() != rules
     test = np.array([[2.4, 1.0, 0.5, 4, 0.0, 0.03, 0.45], [4.1, 1.8, 0.9, 4, 0.2, 0.07, 1.0]])
-    assert list(annotator.model.predict(test)) == ["beat", "iconic"]
+    assert annotator.model.predict(test) == ["beat", "iconic"]
     with pytest.raises(ConfigError, match="at least 10"):
         KinematicAnnotator(fit_to="gemini").fit(beat[:5], ["beat"] * 5)
     with pytest.raises(ConfigError, match="task=annotate annotator=gemini"):

@@ -31,12 +31,14 @@ FPS = 30
 
 
 def context(cache_dir: Path) -> MetricContext:
+    """A context of generated data (the synthetic kind, where the kinematic rules are valid)."""
     return MetricContext(
         "test",
         split=lambda name: [],
         cache_dir=cache_dir,
         checkpoints_dir=cache_dir,
         body_model=None,
+        auto_train=True,
     )
 
 
@@ -166,8 +168,12 @@ def hand_made(root: Path) -> list[MotionPair]:
 
 
 def replay_metric(root: Path, valid_from: str = "annotator") -> SemanticGesturePreservation:
+    """SGP replaying the hand-made stores (a replayed store declares no validity: forced)."""
     metric = SemanticGesturePreservation(
-        annotator=ReplayAnnotator(of="manual"), store_root=str(root), valid_from=valid_from
+        annotator=ReplayAnnotator(of="manual"),
+        store_root=str(root),
+        valid_from=valid_from,
+        unvalidated=True,
     )
     metric.prepare(context(root))
     return metric
@@ -253,7 +259,9 @@ def test_update_only_reads_the_annotation_stage(tmp_path):
     the annotation stage has not seen."""
     pairs = hand_made(tmp_path)
     annotator = Guarded(of="manual")
-    metric = SemanticGesturePreservation(annotator=annotator, store_root=str(tmp_path))
+    metric = SemanticGesturePreservation(
+        annotator=annotator, store_root=str(tmp_path), unvalidated=True
+    )
     metric.prepare(context(tmp_path))
     ready = [annotated(p, metric) for p in pairs]
     assert annotator.asked >= HAND_EVENTS and ready[3].annotations == {"sgp": None}  # d: no sem

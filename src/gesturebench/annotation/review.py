@@ -1,6 +1,7 @@
 """Validation of annotations by people: a review sheet (CSV + static HTML with the clips), its
-ingestion (percentage correct overall and per component) and class agreement between two annotators
-(Cohen's kappa and a confusion matrix, scikit-learn).
+ingestion (percentage correct overall and per component), class agreement between two annotators
+(Cohen's kappa and a confusion matrix, scikit-learn) and an annotator's agreement with human labels
+(that, plus accuracy and per-class recall).
 
 The sheet has one row per sampled record; a reviewer fills `correct_<component>` with 1/0 (also
 accepted: y/n, yes/no, true/false, correct/incorrect; blank = not judged) and may give their own
@@ -184,3 +185,18 @@ def class_agreement(a: Sequence[str], b: Sequence[str]) -> dict:
         "labels": labels,
         "confusion": confusion_matrix(a, b, labels=labels).tolist(),
     }
+
+
+def label_agreement(truth: Sequence[str], predicted: Sequence[str]) -> dict:
+    """Agreement of `predicted` classes with human labels `truth`: `class_agreement`'s (rows of the
+    confusion matrix: `truth`), the accuracy and each label's recall (None for a label no truth
+    has)."""
+    out = class_agreement(truth, predicted)
+    confusion = np.asarray(out["confusion"], dtype=np.int64).reshape(len(out["labels"]), -1)
+    per_truth = confusion.sum(axis=1)
+    out["accuracy"] = float(np.trace(confusion) / len(truth)) if len(truth) else None
+    out["recall"] = {
+        label: None if n == 0 else float(confusion[i, i] / n)
+        for i, (label, n) in enumerate(zip(out["labels"], per_truth))
+    }
+    return out

@@ -235,6 +235,12 @@ class GestureMetric(Metric):
         (synced) states; None: none."""
         return None
 
+    def note(self) -> str | None:
+        """A line on how the main value was made that a reader needs beside it (e.g. the annotator
+        SGP's classes come from and its measured agreement; results.json `notes`), known after
+        `prepare`; None: none."""
+        return None
+
     def bootstrap(self, resamples: Resamples) -> dict[str, np.ndarray]:
         """Value name → (B,) replicates on the sequences drawn as `resamples`, from the synced
         states; {} (no interval) by default."""

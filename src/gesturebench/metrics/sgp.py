@@ -20,6 +20,14 @@ creates them. Generated annotations of LLM annotators are stored under
 `<store_root>/<model>/<annotator>.jsonl` (re-scoring costs no request); those of offline annotators
 are recomputed.
 
+An annotator gives SGP a value only on data where it has been validated
+(`annotation.validity`: the kinematic rules on the synthetic mini-BEAT2; an LLM annotator with the
+paper's prompt on real motion; the kinematic features fitted to the dataset's own sem labels on
+that dataset). Elsewhere SGP is skipped with a reason that names the annotators valid there;
+`unvalidated=true` forces a value, and every table then shows the caveat beside it. Unless the
+annotator is the default rules, the value's note (results.json `notes`) names it and its measured
+agreement, which `options.<name>.annotator.validation` holds in full.
+
 All of that is the annotation stage (`annotate(pair)`, run by the evaluator before the sequence's
 `update`: metrics/base.py); `update` only turns the generated classes it made into the states.
 """
@@ -35,12 +43,13 @@ import torch
 from torchmetrics.utilities import dim_zero_cat
 
 from gesturebench.annotation.backends.base import Annotator
-from gesturebench.annotation.backends.kinematic import KinematicAnnotator
+from gesturebench.annotation.backends.kinematic import RULES_VALIDATION, KinematicAnnotator
 from gesturebench.annotation.clip import EventClip, make_clip, surface_of
 from gesturebench.annotation.events import Event, collect_events
 from gesturebench.annotation.runner import AnnotationRunner, RequestBudget
 from gesturebench.annotation.schema import AnnotationRecord
 from gesturebench.annotation.store import AnnotationStore, store_path
+from gesturebench.annotation.validity import Validation, dataset_kind, not_validated
 from gesturebench.body.output import BodyOutput
 from gesturebench.data.gesture_classes import GESTURE_CLASSES, SEMANTIC_CLASSES
 from gesturebench.data.records import Motion
@@ -94,6 +103,7 @@ class SemanticGesturePreservation(SequenceMetric):
         concurrency: int = 4,
         max_requests: int | None = None,
         valid_from: str = "beat2",
+        unvalidated: bool = False,
         **kwargs: Any,
     ):
         super().__init__(**kwargs)
@@ -117,9 +127,45 @@ class SemanticGesturePreservation(SequenceMetric):
         #: and faces: mesh clips, their vertices where the evaluator computed none
         self.body_forward: Any = None
         self.faces: torch.Tensor | None = None
+        self.unvalidated = bool(unvalidated)
+        #: the annotator's validation on the evaluated data (None: not validated there), why it
+        #: is not (None: it is), and whether SGP then refuses (the skip reason) or is forced
+        self.validation: Validation | None = None
+        self.invalidity: str | None = None
 
     def extra_options(self) -> dict:
-        return {"annotator": self.annotator.describe(), "store_root": str(self.store_root)}
+        validation = None if self.validation is None else self.validation.describe()
+        return {
+            "annotator": {**self.annotator.describe(), "validation": validation},
+            "store_root": str(self.store_root),
+        }
+
+    def provenance(self) -> dict:
+        """The fitted annotator's model file and its SHA-256, where it has one."""
+        fitted = self.annotator.provenance()
+        return {f"{self.name}_annotator": fitted} if fitted else {}
+
+    def _annotator_label(self) -> str:
+        return f"{self.annotator.name} ({self.annotator.model_name})"
+
+    def note(self) -> str | None:
+        """The annotator, where it is not the default rules, and its measured agreement."""
+        if self.validation is None or self.validation is RULES_VALIDATION:
+            return None
+        return f"annotator {self._annotator_label()}: {self.validation.evidence}"
+
+    @property
+    def refused(self) -> bool:
+        """Whether SGP gives no value: its annotator is not validated here, and not forced."""
+        return self.invalidity is not None and not self.unvalidated
+
+    def check_validity(self, context: MetricContext) -> None:
+        """Whether the (prepared) annotator is validated on the evaluated data."""
+        kind = dataset_kind(context)
+        self.validation = self.annotator.validation(kind)
+        if self.validation is None:
+            where = tuple(v.dataset for v in self.annotator.validated_on())
+            self.invalidity = not_validated(self._annotator_label(), where, kind)
 
     def prepare(self, context: MetricContext) -> None:
         store_root = self.store_root or Path(context.cache_dir) / "annotations"
@@ -128,7 +174,10 @@ class SemanticGesturePreservation(SequenceMetric):
             self.body_forward = context.body_model.__call__
             self.faces = context.body_model.faces
         self.annotator.prepare(context, store_root)
+        self.check_validity(context)
         self.reference = AnnotationStore(store_path(store_root, "reference", self.annotator.name))
+        if self.refused:
+            return
         needs_reference = self.valid_from == "annotator" and not self.annotator.offline
         if needs_reference and not self.reference.exists():
             raise CheckpointError(
@@ -237,14 +286,17 @@ class SemanticGesturePreservation(SequenceMetric):
 
     def annotate(self, pair: MotionPair) -> list[str | None] | None:
         """The generated class of each valid event of the clip, in event order (None: no `ok`
-        annotation); None for a sequence lacking an input of `requires` (not scored)."""
-        if self.missing_inputs(pair):
+        annotation); None for a sequence lacking an input of `requires` (not scored) or where its
+        annotator is not validated."""
+        if self.refused or self.missing_inputs(pair):
             return None
         valid = self.valid_events(pair)
         generated = self.generated_classes(pair, valid)
         return [generated[e.id] for e in valid]
 
-    def sequence_values(self, pair: MotionPair) -> tuple[list[float | None], float]:
+    def sequence_values(self, pair: MotionPair) -> tuple[list[float | None], float] | None:
+        if self.refused:
+            return None
         if self.name not in pair.annotations:
             raise ConfigError(
                 f"{self.name}: {pair.sequence_id} was not annotated; the annotation stage "
@@ -260,7 +312,24 @@ class SemanticGesturePreservation(SequenceMetric):
         return self.value_names[:3]
 
     def skipped_values(self) -> dict[str, float]:
-        return {f"{self.name}_invalid": float(self.total[1])}
+        return {} if self.refused else {f"{self.name}_invalid": float(self.total[1])}
+
+    def skip_reason(self) -> str | None:
+        if self.refused:
+            return (
+                f"{self.invalidity}; metrics.{self.name}.unvalidated=true forces a value "
+                "(shown with a caveat)"
+            )
+        return super().skip_reason()
+
+    def caveat(self) -> str | None:
+        """The base's, and that the annotator is not validated here where SGP was forced."""
+        forced = (
+            f"{self.invalidity}; forced by metrics.{self.name}.unvalidated=true"
+            if self.invalidity
+            else None
+        )
+        return "; ".join(c for c in (forced, super().caveat()) if c) or None
 
     def compute_values(self) -> dict[str, float | None]:
         values = self.statistics(self.total.cpu().numpy()[None], self.weight[:1].cpu().numpy())

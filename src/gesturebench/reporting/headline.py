@@ -25,10 +25,11 @@ def headline_metrics(results: dict) -> tuple[str, ...]:
 
 def headline_table(results: dict) -> str:
     """The headline lines of a results.json document (4 significant digits, the bootstrap interval
-    where there is one, and its caveat where a degenerate output is known to score well on it; `-`
+    where there is one, its note (e.g. SGP's annotator) and its caveat where a degenerate output is
+    known to score well on it or its annotator is not validated on the data; `-`
     and the skip reason where a metric has no value)."""
     values, skipped = results["metrics"], results.get("skipped", {})
-    caveats = results.get("caveats") or {}
+    caveats, notes = results.get("caveats") or {}, results.get("notes") or {}
     directions, intervals = results.get("directions", {}), results.get("intervals", {})
     names = headline_metrics(results)
     labels = {m: f"{m} {ARROWS.get(directions.get(m, ''), '')}".rstrip() for m in names}
@@ -43,6 +44,7 @@ def headline_table(results: dict) -> str:
         value = values.get(metric)
         if value is not None:
             shown = with_interval(value, intervals.get(metric))
+            shown += f"  ({notes[metric]})" if metric in notes else ""
             shown += f"  (caveat: {caveats[metric]})" if metric in caveats else ""
         else:
             shown = f"-  {skipped.get(metric, 'no value')}"

@@ -189,6 +189,7 @@ def build_results(
         "directions": directions,
         "skipped": skipped,
         "caveats": raw.get("caveats") or {},
+        "notes": {m.name: about for m in metrics.values() if (about := m.note())},
         "intervals": {k: v for k, v in raw["intervals"].items() if values.get(k) is not None},
         "replicates": {k: v for k, v in raw["replicates"].items() if values.get(k) is not None},
         "per_sequence": per_sequence,

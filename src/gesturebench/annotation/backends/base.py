@@ -18,6 +18,7 @@ from typing import Any
 from gesturebench.annotation.clip import EventClip
 from gesturebench.annotation.events import CONTEXT_SECONDS
 from gesturebench.annotation.schema import GestureAnswer
+from gesturebench.annotation.validity import Validation
 from gesturebench.render.clips import Camera
 from gesturebench.runtime.errors import ConfigError, GestureBenchError
 
@@ -113,6 +114,19 @@ class Annotator:
 
     def prepare(self, context: Any, store_root: Path) -> None:
         """Load or fit what the backend needs before the first event (default: nothing)."""
+
+    def validated_on(self) -> tuple[Validation, ...]:
+        """The datasets this annotator has been validated on (`annotation.validity`); default:
+        none, so SGP gives no value with it unless forced."""
+        return ()
+
+    def validation(self, kind: str) -> Validation | None:
+        """Its validation on dataset kind `kind`, None where it has none."""
+        return next((v for v in self.validated_on() if v.dataset == kind), None)
+
+    def provenance(self) -> dict:
+        """The file of a fitted model and its SHA-256 (results.json `encoders`); default: none."""
+        return {}
 
     def ask(self, clip: EventClip) -> GestureAnswer | str:
         """Annotate one clip: a validated answer, or raw answer text for the runner to parse."""

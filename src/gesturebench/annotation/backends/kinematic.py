@@ -14,10 +14,17 @@ to LLM annotations):
 
 Confidence is 0.5 plus half the decisive feature's relative margin to its threshold, capped at 1.
 
-With `fit_to=<annotator>` and that annotator's reference store present (e.g. gemini's), a small
-model — standardised features, multinomial logistic regression with balanced class weights
-(scikit-learn) — is fitted to its `ok` records on the `fit_split` split instead, and its class
-probability is the confidence.
+With `fit_to=beat2`, a model over the same features (`annotation.fitting`: standardised
+features, multinomial logistic regression with balanced class weights) is fitted to the dataset's
+own sem labels (iconic, metaphoric, deictic, beat, none) on split `fit_split`, its agreement with
+the labels measured on split `check_split`, and both stored in the dataset's cache; its class
+probability is the confidence. With `fit_to=<annotator>` and that annotator's reference store
+present (e.g. gemini's), the model is fitted to the store's `ok` records on `fit_split` instead.
+
+Where it is valid (`validated_on`): the rules on the synthetic mini-BEAT2 (set there: all its 200
+events classified as generated); a model fitted to sem labels on the dataset it was fitted and
+checked on, with the measured agreement; a model fitted to another annotator nowhere (its agreement
+with people is not measured).
 """
 
 from __future__ import annotations
@@ -28,17 +35,17 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sklearn.linear_model import LogisticRegression
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
 
 from gesturebench.annotation.backends.base import Annotator
 from gesturebench.annotation.clip import EventClip
-from gesturebench.annotation.events import collect_events
 from gesturebench.annotation.features import FEATURES, hand_features, motion_features
+from gesturebench.annotation.fitting import LinearModel, SemFit, fit_linear, fit_sem, store_table
+from gesturebench.annotation.review import class_agreement
 from gesturebench.annotation.schema import GestureAnswer
 from gesturebench.annotation.store import AnnotationStore, store_path
+from gesturebench.annotation.validity import Validation, dataset_kind
 from gesturebench.runtime.errors import ConfigError
+from gesturebench.runtime.weights import sha256_file
 
 RULES_VERSION = "rules-v1"
 THRESHOLDS = {
@@ -48,7 +55,14 @@ THRESHOLDS = {
     "metaphoric_hand_distance_change": 0.72,
     "none_path_length": 0.5,
 }
-MIN_FIT_EVENTS = 10
+#: `fit_to` value that fits to the dataset's own sem labels
+SEM_LABELS = "beat2"
+RULES_VALIDATION = Validation(
+    "mini_beat2",
+    "rules set on its generated gesture forms; all 200 events of its splits classified as their "
+    "generated class (docs/annotation.md)",
+    {"n": 200, "accuracy": 1.0},
+)
 
 
 def _confidence(margin: float) -> float:
@@ -94,8 +108,8 @@ def describe_motion(joints: np.ndarray, fps: int, features: dict[str, float]) ->
 
 
 class KinematicAnnotator(Annotator):
-    """Offline rules over motion features, or a logistic model fitted to another annotator's
-    reference store."""
+    """Offline rules over motion features, or a linear model over them fitted to the dataset's sem
+    labels (`fit_to=beat2`) or to another annotator's reference store."""
 
     offline = True
 
@@ -104,13 +118,24 @@ class KinematicAnnotator(Annotator):
         name: str = "kinematic",
         fit_to: str | None = None,
         fit_split: str = "train",
+        check_split: str = "val",
+        seed: int = 0,
         **annotator: Any,
     ):
         super().__init__(name, **annotator)
+        if fit_to is not None and fit_split == check_split:
+            raise ConfigError(
+                f"annotator.fit_split and annotator.check_split must differ, both are {fit_split!r}"
+            )
         self.fit_to = fit_to
         self.fit_split = fit_split
-        self.model = None
-        self._model_hash: str | None = None
+        self.check_split = check_split
+        self.seed = int(seed)
+        self.model: LinearModel | None = None
+        #: the fit to sem labels, its file and where it was checked (`fit_to=beat2`)
+        self.sem_fit: SemFit | None = None
+        self.sem_fit_path: Path | None = None
+        self.validations: tuple[Validation, ...] = () if fit_to else (RULES_VALIDATION,)
 
     @property
     def model_name(self) -> str:
@@ -119,46 +144,75 @@ class KinematicAnnotator(Annotator):
     def fingerprint(self) -> str:
         """Hash of the rule set (or of the fitted model): this backend's equivalent of a prompt
         hash."""
-        identity = self._model_hash or json.dumps(
+        if self.model is not None:
+            return self.model.sha256()
+        identity = json.dumps(
             {"version": RULES_VERSION, "thresholds": THRESHOLDS, "features": FEATURES},
             sort_keys=True,
         )
         return hashlib.sha256(identity.encode()).hexdigest()
 
     def describe(self) -> dict:
-        return {**super().describe(), "fit_to": self.fit_to, "fit_split": self.fit_split}
+        return {
+            **super().describe(),
+            "fit_to": self.fit_to,
+            "fit_split": self.fit_split,
+            "check_split": self.check_split,
+            "seed": self.seed,
+        }
+
+    def validated_on(self) -> tuple[Validation, ...]:
+        return self.validations
+
+    def provenance(self) -> dict:
+        if self.sem_fit_path is None:
+            return {}
+        return {"path": str(self.sem_fit_path), "sha256": sha256_file(self.sem_fit_path)}
 
     def prepare(self, context: Any, store_root: Path) -> None:
         if self.fit_to is None or self.model is not None:
+            return
+        if self.fit_to == SEM_LABELS:
+            self.fit_to_sem(context, store_root)
             return
         path = store_path(store_root, "reference", self.fit_to)
         if not path.is_file():
             raise ConfigError(
                 f"annotator.fit_to={self.fit_to}: no reference annotations at {path}; create them "
                 f"with `python launch.py task=annotate annotator={self.fit_to} "
-                f"dataset.split={self.fit_split}` "
-                "or set annotator.fit_to=null for the rules"
+                f"dataset.split={self.fit_split}`, fit to the dataset's own sem labels "
+                f"(annotator.fit_to={SEM_LABELS}) or set annotator.fit_to=null for the rules"
             )
-        features, labels = fit_table(
+        features, labels = store_table(
             AnnotationStore(path), context.split(self.fit_split), context.body_model, self.context
         )
         self.fit(features, labels)
 
-    def fit(self, features: np.ndarray, labels: list[str]) -> None:
-        """Fit the logistic model to a (N, len(FEATURES)) feature table and its classes."""
-        if len(labels) < MIN_FIT_EVENTS or len(set(labels)) < 2:
-            raise ConfigError(
-                f"annotator.fit_to={self.fit_to}: fitting needs at least {MIN_FIT_EVENTS} 'ok' "
-                f"reference records of 2 or more classes, found {len(labels)} of "
-                f"{len(set(labels))} class(es)"
-            )
-        model = make_pipeline(
-            StandardScaler(), LogisticRegression(max_iter=2000, class_weight="balanced")
+    def fit_to_sem(self, context: Any, store_root: Path) -> None:
+        """Fit (or read from the dataset's cache) the model of the sem labels of `fit_split`,
+        checked on `check_split`; valid on this dataset, with the check's agreement and, for each
+        other annotator's reference store under `store_root`, the agreement with its classes on
+        the check split's events."""
+        splits = {s: context.split(s) for s in (self.fit_split, self.check_split)}
+        folder = Path(context.cache_dir) / "annotators"
+        fit, path = fit_sem(splits, context.body_model, self.context, self.seed, folder)
+        self.sem_fit, self.sem_fit_path, self.model = fit, path, fit.model
+        agreement = {
+            **fit.agreement,
+            "split": self.check_split,
+            "fit_split": self.fit_split,
+            "annotators": stores_agreement(fit, store_root, exclude=self.name),
+        }
+        evidence = (
+            f"fitted to its sem labels on split {self.fit_split}; on split {self.check_split}: "
+            f"accuracy {fit.agreement['accuracy']:.3g}, Cohen's kappa {fit.agreement['kappa']:.3g} "
+            f"over {fit.agreement['n']} events"
         )
-        self.model = model.fit(np.asarray(features, dtype=np.float64), labels)
-        h = hashlib.sha256(np.ascontiguousarray(features, dtype=np.float64).tobytes())
-        h.update(json.dumps(list(labels)).encode())
-        self._model_hash = h.hexdigest()
+        self.validations = (Validation(dataset_kind(context), evidence, agreement),)
+
+    def fit(self, features: np.ndarray, labels: list[str]) -> None:
+        """Fit the model to a (N, len(FEATURES)) feature table and its classes."""
+        self.model = fit_linear(features, labels, self.seed, str(self.fit_to))
 
     def ask(self, clip: EventClip) -> GestureAnswer:
         features = motion_features(clip.joints, clip.fps)
@@ -167,7 +221,7 @@ class KinematicAnnotator(Annotator):
         else:
             proba = self.model.predict_proba(np.array([[features[n] for n in FEATURES]]))[0]
             best = int(np.argmax(proba))
-            label, confidence = str(self.model.classes_[best]), float(proba[best])
+            label, confidence = self.model.classes[best], float(proba[best])
         return GestureAnswer(
             word=clip.event.target,
             gesture_description=describe_motion(clip.joints, clip.fps, features),
@@ -177,22 +231,19 @@ class KinematicAnnotator(Annotator):
         )
 
 
-def fit_table(
-    store: AnnotationStore, records, body_model, context: float
-) -> tuple[np.ndarray, list[str]]:
-    """Features of the reference motion and classes of the store's `ok` records, for the events of
-    `records`."""
-    latest = {rid: r for rid, r in store.latest().items() if r.status == "ok"}
-    rows: list[list[float]] = []
-    labels: list[str] = []
-    for record in records:
-        for event in collect_events(record.id, record.sem, record.words):
-            annotation = latest.get(event.id)
-            f0, f1 = event.window(record.n_frames, record.motion.fps, context)
-            if annotation is None or annotation.gesture_class is None or f1 - f0 < 2:
-                continue
-            joints = body_model(record.motion.frames(f0, f1), vertices=False).joints.cpu().numpy()
-            features = motion_features(joints, record.motion.fps)
-            rows.append([features[n] for n in FEATURES])
-            labels.append(annotation.gesture_class)
-    return np.array(rows, dtype=np.float64).reshape(-1, len(FEATURES)), labels
+def stores_agreement(fit: SemFit, store_root: Path, exclude: str) -> dict[str, dict]:
+    """Per annotator with a reference store under `store_root` (but `exclude`): the agreement
+    (`class_agreement`, rows: the fitted model) of the fitted model's classes on the check split's
+    events with the store's `ok` classes of the same events."""
+    out = {}
+    for path in sorted((Path(store_root) / "reference").glob("*.jsonl")):
+        if path.stem == exclude:
+            continue
+        theirs = {
+            rid: r.gesture_class
+            for rid, r in AnnotationStore(path).latest().items()
+            if r.status == "ok" and r.gesture_class is not None
+        }
+        shared = [(p, theirs[i]) for i, p in zip(fit.check_ids, fit.check_predicted) if i in theirs]
+        out[path.stem] = class_agreement([p for p, _ in shared], [t for _, t in shared])
+    return out

@@ -20,6 +20,14 @@ from gesturebench.annotation.backends.base import (
     transient_status,
 )
 from gesturebench.annotation.prompt import check_prompt, prompt_sha256
+from gesturebench.annotation.validity import Validation
+
+#: the paper's protocol on real BEAT2 motion: its prompt, the clip of the study's avatar
+PAPER_PROTOCOL = Validation(
+    "beat2",
+    "the paper's protocol (its prompt; Gemini 2.5 Pro's annotations of BEAT2 judged correct in 75% "
+    "of the paper's manual check); check another model with task=annotate task.mode=review",
+)
 
 
 class RemoteAnnotator(Annotator):
@@ -55,6 +63,10 @@ class RemoteAnnotator(Annotator):
         self.timeout_s = float(timeout_s)
         self._client = None
         self._key: str | None = None
+
+    def validated_on(self) -> tuple[Validation, ...]:
+        """Real BEAT2 motion, with the paper's prompt (`PAPER_PROTOCOL`)."""
+        return (PAPER_PROTOCOL,) if self.prompt == "paper" else ()
 
     @property
     def model_name(self) -> str:
