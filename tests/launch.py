@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -23,6 +24,7 @@ import torch
 from gesturebench import cli
 from gesturebench.api import run_job
 from gesturebench.cli import run_task
+from gesturebench.runtime import signals
 from tests.helpers import CONF, REPO, composed
 
 #: the environment of every run: W&B offline and quiet
@@ -159,7 +161,7 @@ def isolated() -> Iterator[None]:
     the exit status, Hydra's config, the root logger (INFO, as Hydra's job logging sets it; its
     handlers), the loggers' filters and levels, any W&B run left open, torch's thread count, the
     stages' bars, the warnings filters and the environment (W&B offline and quiet, as in
-    `launch`)."""
+    `launch`), the handlers of the stopping signals."""
     from hydra.core.global_hydra import GlobalHydra
     from hydra.core.hydra_config import HydraConfig
 
@@ -173,6 +175,7 @@ def isolated() -> Iterator[None]:
         if isinstance(logger, logging.Logger)
     }
     threads = torch.get_num_threads()
+    on_signal = {signum: signal.getsignal(signum) for signum in signals.STOPPING}
     with pytest.MonkeyPatch.context() as mp, warnings.catch_warnings():
         for key, value in RUN_ENV.items():
             mp.setenv(key, value)
@@ -190,6 +193,8 @@ def isolated() -> Iterator[None]:
             HydraConfig.instance().cfg = None
             GlobalHydra.instance().clear()
             torch.set_num_threads(threads)
+            for signum, action in on_signal.items():
+                signal.signal(signum, action)
             os.environ.clear()
             os.environ.update(environ)
             for handler in set(root.handlers) - handlers:

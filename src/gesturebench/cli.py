@@ -15,7 +15,7 @@ import hydra
 import torch
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import MissingMandatoryValue
 from pytorch_lightning.utilities.exceptions import SIGTERMException
 
@@ -125,7 +125,7 @@ def _job_folder() -> Path | None:
     """The folder of the job this process runs (None outside Hydra, or before Hydra made it)."""
     if not HydraConfig.initialized():
         return None
-    out = HydraConfig.get().runtime.output_dir
+    out = OmegaConf.select(HydraConfig.get(), "runtime.output_dir")  # unset (???) in --cfg
     return Path(out) if out and Path(out).is_dir() else None
 
 
