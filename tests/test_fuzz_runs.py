@@ -78,6 +78,8 @@ MOTION_EDITS: dict[str, MotionEdit] = {
     "strings": lambda a: a.astype(str),
     "float16": lambda a: a.astype(np.float16),
 }
+#: edits that leave a valid model output: it must be scored, not refused
+VALID_MOTION = {"tiny", "constant", "zeros", "float16"}
 motion_edits = st.tuples(
     st.sampled_from(["poses", "trans", "expressions"]), st.sampled_from(sorted(MOTION_EDITS))
 )
@@ -126,6 +128,19 @@ AUDIO_EDITS: dict[str, AudioEdit] = {
     "stereo": _written(lambda a: np.stack([a, -a], axis=1)),
 }
 
+#: edits that leave valid speech (silence included: BC skips it, the run goes on): scored
+VALID_SPEECH = {
+    "unchanged",
+    "silence",
+    "near silence",
+    "clipped",
+    "dc offset",
+    "8 kHz",
+    "24-bit",
+    "8-bit",
+    "stereo",
+}
+
 # ------------------------------------------------------------------ the folders a case runs on
 
 
@@ -172,8 +187,11 @@ def _model_folder(root: Path, ids: list[str], out: Path, field: str, edit: str) 
     return out
 
 
-def _case(in_process, capsys, root: Path, work: Path, *overrides: str) -> str | None:
-    """One run on `root` into a fresh folder of `work`; why it was not honest, or None."""
+def _case(
+    in_process, capsys, root: Path, work: Path, *overrides: str, valid: bool = False
+) -> str | None:
+    """One run on `root` into a fresh folder of `work`; why it was not honest (or, for a `valid`
+    input, not scored), or None."""
     run = work / f"run-{len(list(work.glob('run-*')))}"
     capsys.readouterr()
     code: int | str | None = 0
@@ -188,14 +206,18 @@ def _case(in_process, capsys, root: Path, work: Path, *overrides: str) -> str | 
         )
     except SystemExit as stop:
         code = stop.code
-    return honest(code, capsys.readouterr().err, run)
+    err = capsys.readouterr().err
+    if valid and code not in (0, None):
+        return f"valid input refused: exit {code}, {err.strip()[-300:]}"
+    return honest(code, err, run)
 
 
 def _fuzz_motion(in_process, capsys, fuzz_dataset, tmp_path, edit: tuple[str, str]) -> None:
     root, ids = fuzz_dataset
     _with_speech(root, ids[0], "unchanged")
     model = _model_folder(root, ids, tmp_path / "motion", *edit)
-    why = _case(in_process, capsys, root, tmp_path, "model=precomputed", f"model.dir={model}")
+    args = ("model=precomputed", f"model.dir={model}")
+    why = _case(in_process, capsys, root, tmp_path, *args, valid=edit[1] in VALID_MOTION)
     assert why is None, (edit, why)
 
 
@@ -203,7 +225,9 @@ def _fuzz_speech(in_process, capsys, fuzz_dataset, tmp_path, edit: str) -> None:
     root, ids = fuzz_dataset
     _with_speech(root, ids[0], edit)
     try:
-        why = _case(in_process, capsys, root, tmp_path, "model=ground_truth")
+        why = _case(
+            in_process, capsys, root, tmp_path, "model=ground_truth", valid=edit in VALID_SPEECH
+        )
     finally:
         _with_speech(root, ids[0], "unchanged")
     assert why is None, (edit, why)
