@@ -6,7 +6,7 @@ then how many cases of each class were tried and held.
 
 A case is a function `(workdir) -> None | str`: None when the fault was handled as it must be,
 else why not. `CASES` lists (class, name, case): this module's, those of `faults_boundaries.py`
-(issue 39's boundary classes) and `faults_server.py` (the study server's). Every case shares one
+(the boundaries' classes) and `faults_server.py` (the study server's). Every case shares one
 workdir (the mini-BEAT2 data and caches under it) and makes its own folders there.
 """
 
