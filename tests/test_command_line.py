@@ -95,7 +95,7 @@ def read_only(tmp_path) -> Iterator[Path]:
     if subprocess.run(mount, capture_output=True).returncode != 0:
         pytest.skip("root, and no read-only tmpfs can be mounted here")
     yield folder
-    subprocess.run(["umount", str(folder)], check=True)
+    subprocess.run(["umount", "--lazy", str(folder)], check=True)
 
 
 def test_a_read_only_run_folder_is_one_line(read_only, capsys):
