@@ -1,8 +1,8 @@
-"""The fault cases of the harness's boundaries (issue 39's classes): damaged-but-parsable caches,
-absurd magnitudes, silent speech, signals, foreign run folders, a full disk, a read-only folder, a
-user YAML with a Python tag, `metrics=none`, NaN weights and mistyped keys. Each case is a function
-of the shared work folder returning None when it held, else why not; `CASES` holds (class, name,
-case) and `benchmarks/faults.py` runs them.
+"""The fault cases of the harness's boundaries, one class per kind of input: damaged-but-parsable
+caches, absurd magnitudes, silent speech, signals, foreign run folders, a full disk, a read-only
+folder, a user YAML with a Python tag, `metrics=none`, NaN weights and mistyped keys. Each case is a
+function of the shared work folder returning None when it held, else why not; `CASES` holds
+(class, name, case) and `benchmarks/faults.py` runs them.
 
 A mount-based case (full disk, read-only folder) needs root; elsewhere it reports that it was not
 tried (counted as tried and not held, so that a run without them is never reported clean).
@@ -26,6 +26,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fault_support import (
+    REPO,
     WITH_BC,
     dataset_copy,
     finished,
@@ -35,6 +36,8 @@ from fault_support import (
     mini_data,
     refused,
 )
+
+from tests.support.kills import killed_at_the_write, leftovers
 
 Case = Callable[[Path], "str | None"]
 
@@ -241,6 +244,29 @@ def foreign_run_folder(workdir: Path) -> str | None:
     return None if (run / "results.json").read_bytes() == first else "results.json replaced"
 
 
+def killed_results_write(workdir: Path) -> str | None:
+    """SIGKILL half-way through the results write of a run into a folder holding the same
+    configuration's finished run: its results.json and per_sequence.csv kept whole, no temporary
+    file once the next run has started."""
+    mini_data(workdir)
+    run = workdir / "killed"
+    code, _, err = finished(launch(workdir, f"hydra.run.dir={run}"))
+    if code:
+        return f"first run: exit {code}"
+    before = {n: (run / n).read_bytes() for n in ("results.json", "per_sequence.csv")}
+    program = ("-c", killed_at_the_write(REPO / "launch.py"))
+    code, _, err = finished(launch(workdir, f"hydra.run.dir={run}", "resume=false", python=program))
+    if code != -signal.SIGKILL:
+        return f"killed run: exit {code}, {err.strip()[-300:]}"
+    if any((run / name).read_bytes() != data for name, data in before.items()):
+        return "results.json or per_sequence.csv replaced"
+    code, _, err = finished(launch(workdir, f"hydra.run.dir={run}"))
+    if code:
+        return f"next run: exit {code}, {err.strip()[-300:]}"
+    left = leftovers(run)
+    return f"left after the next run: {left}" if left else None
+
+
 @contextlib.contextmanager
 def _mounted(size: str, read_only: bool = False) -> Iterator[Path | None]:
     """A tmpfs of `size` (read-only when asked), or None where mounting is not allowed."""
@@ -365,6 +391,7 @@ CASES: list[tuple[str, str, Case]] = [
     ("signals", "SIGTERM mid-run", sigterm),
     ("signals", "SIGHUP mid-run", sighup),
     ("run folders", "named folder of another configuration", foreign_run_folder),
+    ("run folders", "SIGKILL half-way through the results write", killed_results_write),
     ("disk, folders, YAML", "nearly full disk", full_disk),
     ("disk, folders, YAML", "user YAML with a Python tag", yaml_python_tag),
     ("metrics=none", "generate and cache motion only", metrics_none),

@@ -19,6 +19,7 @@ from gesturebench.runtime import commit
 from gesturebench.runtime.commit import MANIFEST, PENDING, recover, staged, verified
 from tests.helpers import REPO
 from tests.launch import command, launch
+from tests.support.kills import killed_at_the_write, leftovers
 
 #: a small scored run: 2 sequences, joint metrics only, no clip, no logger
 SMALL = ("dataset.max_sequences=2", "metrics=fast", "logger=none", "task.render_clips=0")
@@ -34,15 +35,6 @@ def agree(folder: Path) -> None:
     table = pd.read_csv(folder / "per_sequence.csv")
     pd.testing.assert_frame_equal(
         pd.DataFrame(doc["per_sequence"])[list(table.columns)], table, check_dtype=False
-    )
-
-
-def leftovers(folder: Path) -> list[str]:
-    """Temporary files and folders of a write anywhere in `folder`."""
-    return sorted(
-        str(p.relative_to(folder))
-        for p in folder.rglob("*")
-        if p.name.startswith((".tmp-", PENDING)) or ".tmp" in p.name
     )
 
 
@@ -155,29 +147,6 @@ def test_metrics_none_generates_and_says_no_metrics(tmp_path, in_process, capsys
 
 # --- real processes: the exit status and SIGKILL -------------------------------------------------
 
-#: `python -c` program: launch.py whose per-sequence values are shifted by 1 (so that this run's
-#: files differ from the previous run's) and which kills itself with SIGKILL half-way through
-#: writing results.json, after per_sequence.csv (whatever writes them: a patch of pathlib)
-KILLED_AT_THE_WRITE = """
-import os, pathlib, runpy, sys
-import gesturebench.reporting.results as results
-finite = results.finite_or_none
-def shifted(value):
-    return value + 1 if isinstance(value, float) and finite(value) is not None else finite(value)
-results.finite_or_none = shifted
-def killing(write):
-    def wrapper(self, data, *args, **kwargs):
-        if "results.json" in self.name:
-            write(self, data[: len(data) // 2], *args, **kwargs)
-            os.kill(os.getpid(), 9)
-        return write(self, data, *args, **kwargs)
-    return wrapper
-pathlib.Path.write_text = killing(pathlib.Path.write_text)
-pathlib.Path.write_bytes = killing(pathlib.Path.write_bytes)
-sys.argv = sys.argv[1:]
-runpy.run_path(sys.argv[0], run_name="__main__")
-"""
-
 
 @pytest.mark.slow
 def test_sigkill_during_the_results_write_leaves_the_previous_files_and_no_temporary(tmp_path):
@@ -187,7 +156,7 @@ def test_sigkill_during_the_results_write_leaves_the_previous_files_and_no_tempo
     before = outputs(folder)
     cmd, env = command(*overrides, "resume=false")
     killed = subprocess.run(
-        [sys.executable, "-c", KILLED_AT_THE_WRITE, *cmd[1:]],
+        [sys.executable, "-c", killed_at_the_write(REPO / "launch.py"), *cmd[2:]],
         cwd=REPO,
         env=env,
         capture_output=True,
