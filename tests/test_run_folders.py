@@ -73,7 +73,7 @@ def test_a_commit_stopped_while_moving_is_finished_by_the_next_and_distrusted_ti
     tmp_path, monkeypatch
 ):
     commit_files(tmp_path, {"a.txt": "1", "b.txt": "1"})
-    real, moved = os.replace, []
+    real, moved = os.replace, list[str]()
 
     def stop_after_one(src, dst):
         if Path(src).parent.name == PENDING:
