@@ -17,7 +17,9 @@ from gesturebench import api
 from gesturebench.data.audio import load_audio, write_wav
 from gesturebench.data.beat2 import AUDIO_DIR, MOTION_DIR, SPLIT_FILE, read_split_table
 from gesturebench.metrics.bc import BeatConsistency
-from tests.helpers import CONF, body_pair
+from gesturebench.models.formats import read_result
+from gesturebench.runtime.errors import DataError
+from tests.helpers import CONF, body_pair, zero_motion
 from tests.launch import error_line, launch, stopped
 from tests.support.outcomes import refusal
 
@@ -155,3 +157,27 @@ def test_a_reference_past_the_bounds_exits_2_in_one_line(mini_beat2, tmp_path):
     done = launch(*overrides(root, tmp_path, *MJD), encoders=False)
     assert refusal(done.returncode, done.stderr) is None
     assert str(path) in error_line(done)
+
+
+@pytest.mark.parametrize(
+    ("matrix", "refused"),
+    [
+        (np.eye(3) * HUGE, True),  # scipy reads it as the identity
+        (-np.eye(3), True),  # a reflection
+        (np.full((3, 3), 0.5), True),
+        (np.eye(3) + 1e-3, False),  # a network's near-orthonormal output
+    ],
+)
+def test_a_rotation_matrix_that_is_no_rotation_is_refused(tmp_path, matrix, refused):
+    """Result files with 3×3 rotation matrices: a matrix far from a rotation (max |RᵀR − I| >
+    0.1, or det ≤ 0) is one line naming the file, not read as the nearest rotation."""
+
+    reference = zero_motion(8)
+    path = tmp_path / "seq.npz"
+    np.savez(path, poses=np.broadcast_to(matrix.reshape(9), (8, 55, 9)), trans=np.zeros((8, 3)))
+    if refused:
+        with pytest.raises(DataError, match=r"holds no rotation matrix at frame 0, joint 0"):
+            read_result(path, reference)
+    else:
+        motion, _ = read_result(path, reference)
+        assert np.abs(motion.poses).max() < 0.01

@@ -32,6 +32,10 @@ MAX_TRANSLATION = 100.0
 #: Largest |coefficient| of `expressions` (FLAME) and `betas` (SMPL-X shape): PCA coefficients in
 #: units of their standard deviation, within ±10 in any capture (BEAT2's largest: 6.1 and 2.5).
 MAX_COEFFICIENT = 100.0
+#: Largest deviation of a result file's 3×3 rotation matrix from a rotation, max |RᵀR − I| (and
+#: det R > 0): a network's raw matrices are near-orthonormal, and scipy reads any of them as the
+#: nearest rotation, so a matrix far off (1e30·I reads as the identity) would pass for one.
+MAX_MATRIX_ERROR = 0.1
 #: Array key → (bound, the value as a message words it, the bound as it words it).
 BOUNDS = {
     "poses": (MAX_ROTATION, "a rotation of |θ| = {:.3g} rad", "4π rad"),
@@ -133,6 +137,24 @@ def validate_motion_arrays(path: str | Path, arrays: dict, expected_fps: int = F
             f"(resample it first)",
         )
     return Motion(poses=poses, trans=trans, betas=betas, expressions=expressions, fps=expected_fps)
+
+
+def matrix_problem(key: str, matrices: np.ndarray) -> str | None:
+    """Why the (T, J, 9) rotation matrices of array `key` are refused — the first frame and joint
+    whose matrix is no rotation within `MAX_MATRIX_ERROR`, or not finite — or None."""
+    mats = np.asarray(matrices, dtype=np.float64).reshape(*matrices.shape[:2], 3, 3)
+    with np.errstate(over="ignore", invalid="ignore"):
+        error = np.abs(mats.swapaxes(-1, -2) @ mats - np.eye(3)).max(axis=(-1, -2))
+        det = np.linalg.det(np.where(np.isfinite(mats), mats, 0.0))
+    bad = np.argwhere(~(error <= MAX_MATRIX_ERROR) | ~(det > 0))
+    if not len(bad):
+        return None
+    frame, joint = (int(i) for i in bad[0])
+    return (
+        f"'{key}' holds no rotation matrix at frame {frame}, joint {joint} (max |RᵀR − I| = "
+        f"{error[frame, joint]:.3g}, det {det[frame, joint]:.3g}; a rotation has 0 and 1, "
+        f"docs/faults.md, Readers)"
+    )
 
 
 def check_values(source: str | Path, **arrays: np.ndarray) -> None:

@@ -29,7 +29,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from gesturebench.data.beat2 import read_npz
-from gesturebench.data.motion import not_numeric, validate_motion_arrays
+from gesturebench.data.motion import matrix_problem, not_numeric, validate_motion_arrays
 from gesturebench.data.records import N_JOINTS, Motion
 from gesturebench.runtime.errors import DataError
 
@@ -173,6 +173,9 @@ def _pose_array(path: Path, arrays: dict) -> tuple[np.ndarray, list[str]]:
             f"'{key}' has shape {np.shape(arrays[key])}; expected (T, J·C) or (T, J, C) with "
             f"J = 55 or 52 joints and C = 3 (axis-angle), 6 (6D) or 9 (rotation matrix)",
         )
+    problem = matrix_problem(str(key), poses) if poses.shape[2] == 9 else None
+    if problem is not None:
+        raise DataError(path, problem)
     return poses.astype(np.float64), ([] if poses.shape[1] == N_JOINTS else ["eyes", "jaw"])
 
 
