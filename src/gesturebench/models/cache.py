@@ -20,6 +20,7 @@ import numpy as np
 from filelock import FileLock
 
 from gesturebench.data.beat2 import read_motion_npz
+from gesturebench.data.motion import check_motion
 from gesturebench.data.records import Motion, SequenceRecord
 from gesturebench.models.base import GestureModel
 from gesturebench.runtime.caches import CacheEntry, Schema
@@ -48,8 +49,16 @@ def motion_entry(path: Path, key: dict) -> CacheEntry[Motion]:
     )
 
 
+def generated(model: GestureModel, record: SequenceRecord) -> Motion:
+    """`model`'s motion for `record`, held to the motion contract (docs/faults.md, Readers):
+    out-of-range output is refused in one line naming the model and sequence, never scored or
+    cached."""
+    return check_motion(f"model={model.name}, sequence {record.id}", model.generate(record))
+
+
 class MotionCache:
-    """`get(model, record)` returns cached motion or generates, stores and returns it."""
+    """`get(model, record)` returns cached motion or generates (`generated`), stores and returns
+    it."""
 
     def __init__(self, root: str | Path):
         self.root = Path(root)
@@ -63,12 +72,12 @@ class MotionCache:
 
     def get(self, model: GestureModel, record: SequenceRecord) -> Motion:
         if not model.cacheable:
-            return model.generate(record)
+            return generated(model, record)
         entry = self.entry(model, record)
         cached = entry.read()
         if cached is not None:
             return cached
-        motion = model.generate(record)
+        motion = generated(model, record)
         buffer = io.BytesIO()
         np.savez(buffer, **motion.to_npz_dict())  # as `write_motion_npz`: BEAT2's keys and dtypes
         entry.write(buffer.getvalue())
