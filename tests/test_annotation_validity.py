@@ -1,4 +1,4 @@
-"""Issue 43: SGP gives a value only with an annotator validated on the data (validity.py),
+"""SGP gives a value only with an annotator validated on the data (annotation/validity.py),
 and `annotator.fit_to=beat2` fits the kinematic features to the dataset's own sem labels, its
 agreement measured on the check split (annotation/fitting.py)."""
 

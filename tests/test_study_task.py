@@ -278,6 +278,7 @@ def test_window_annotation_then_replay_scores_sgp_for_every_study_clip(
         "+metrics.sgp._target_=gesturebench.metrics.sgp.SemanticGesturePreservation",
         "+metrics.sgp.annotator=${annotator}",
         f"+metrics.sgp.store_root={store}",
+        "+metrics.sgp.unvalidated=true",  # replayed answers: not validated on mini-BEAT2
         "study.analysis.bootstrap=50",
         "study.analysis.permutations=9",
         "++study.generator.model.md.weights.pck=0.6",

@@ -13,10 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from gesturebench.annotation.backends.base import Annotator, RequestError
+from gesturebench.annotation.backends.remote import PAPER_PROTOCOL
 from gesturebench.annotation.clip import EventClip
 from gesturebench.annotation.events import CONTEXT_SECONDS
+from gesturebench.annotation.prompt import prompt_sha256
 from gesturebench.annotation.schema import GestureAnswer
 from gesturebench.annotation.store import AnnotationStore, store_path
+from gesturebench.annotation.validity import Validation
 from gesturebench.runtime.errors import ConfigError, DataError
 
 
@@ -43,6 +46,20 @@ class ReplayAnnotator(Annotator):
 
     def prepare(self, context: Any, store_root: Path) -> None:
         self.root = self.root or Path(store_root)
+
+    def validated_on(self) -> tuple[Validation, ...]:
+        """Where the replayed answers' maker is valid: real BEAT2 when every `ok` record of the
+        stores of `of` (one or more) was made with the paper's prompt (`PAPER_PROTOCOL`); else
+        none."""
+        paper = prompt_sha256("paper")
+        stores = sorted(self.root.glob(f"*/{self.name}.jsonl")) if self.root else []
+        made = {
+            r.prompt_sha256
+            for path in stores
+            for r in AnnotationStore(path).latest().values()
+            if r.status == "ok"
+        }
+        return (PAPER_PROTOCOL,) if made == {paper} else ()
 
     def store(self, source: str) -> AnnotationStore:
         if self.root is None:
