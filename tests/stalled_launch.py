@@ -1,7 +1,7 @@
 """`launch.py` whose N-th evaluation in this process stalls at its first batch while a marker file
 exists: a real run that a test can stop, or whose disk it can fill, at a moment it knows the run is
 working. `python tests/stalled_launch.py MARKER N OVERRIDES...`: the run writes MARKER when it
-stalls and goes on when the test removes it."""
+stalls and goes on when the test removes it (or after `STALL_S`)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,9 @@ from pathlib import Path
 
 from gesturebench import cli
 from gesturebench.run.evaluator import Evaluator
+
+#: the longest stall: a run that ignores the test's signal goes on after it (and its test fails)
+STALL_S = 60
 
 
 def stall_at(marker: Path, nth: int) -> None:
@@ -25,7 +28,8 @@ def stall_at(marker: Path, nth: int) -> None:
     def stalled(self: Evaluator, record, batch_idx: int) -> None:
         if epochs[0] == nth and batch_idx == 0:
             marker.write_text("working")
-            while marker.exists():
+            end = time.monotonic() + STALL_S
+            while marker.exists() and time.monotonic() < end:
                 time.sleep(0.1)
         step(self, record, batch_idx)
 
