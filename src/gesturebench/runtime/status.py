@@ -5,8 +5,8 @@ _code = 0
 
 
 def mark_failed(code: int = 2) -> None:
-    """A job failed: 2 for an error the user can act on, 1 for an unexpected one (the larger code
-    of all failures wins)."""
+    """A job failed: 2 for an error the user can act on, 1 for an unexpected one, 128 + the
+    signal's number for a stopping signal (the larger code of all failures wins)."""
     global _code
     _code = max(_code, code)
 
