@@ -225,7 +225,19 @@ def beat2_folder(root: Path) -> Path:
     return folder
 
 
+#: dataset=beat2 with the default metrics, offline: observed exit 2 in the test sandbox
+BEAT2_OFFLINE = pytest.mark.xfail(
+    strict=True,
+    reason="dataset=beat2 with the default metrics (metrics=paper, study) needs EMAGE's FGD"
+    " encoder"
+    " weights (checkpoints/emage_eval/, from the Hugging Face Hub): offline, the run stops with"
+    " 'metric fgd: weights missing ... (HF_HUB_OFFLINE is set)', exit 2; a released-layout weights"
+    " fixture for the sandbox's checkpoints/ (runtime/weights, tests/launch) is the fix",
+)
+
+
 @pytest.mark.slow
+@BEAT2_OFFLINE
 def test_your_own_models_files(sandbox, tmp_path):
     """README, "Your own model": a folder of result files, one per test sequence, on BEAT2."""
     beat2 = beat2_folder(tmp_path)
@@ -350,6 +362,7 @@ def test_pairwise_study(sandbox, tmp_path):
 
 
 @pytest.mark.slow
+@BEAT2_OFFLINE
 def test_study_on_beat2(sandbox, tmp_path):
     """docs/study.md: a ratings file of the csv study's sources on real BEAT2 (the sample's
     sequence, its configured window)."""
