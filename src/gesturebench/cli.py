@@ -10,6 +10,7 @@ import sys
 import traceback
 from contextlib import suppress
 from pathlib import Path
+from typing import cast
 
 import hydra
 import torch
@@ -125,7 +126,8 @@ def _job_folder() -> Path | None:
     """The folder of the job this process runs (None outside Hydra, or before Hydra made it)."""
     if not HydraConfig.initialized():
         return None
-    out = OmegaConf.select(HydraConfig.get(), "runtime.output_dir")  # unset (???) in --cfg
+    hydra_node = cast(DictConfig, HydraConfig.get())  # a DictConfig typed as its schema
+    out = OmegaConf.select(hydra_node, "runtime.output_dir")  # unset (???) under --cfg
     return Path(out) if out and Path(out).is_dir() else None
 
 
@@ -134,9 +136,10 @@ def _record_failure(
 ) -> Path | None:
     """error.json (task, model, dataset, message, type, signal, exit status, sweep id) and
     traceback.txt in the job's folder; the traceback file's path. Best effort: None where there is
-    no folder or it cannot be written (a full disk must not raise a second error)."""
+    no folder or it cannot be written (a full disk must not raise a second error). Outside a job
+    (`cfg` None: `launch` caught it), only a single run's folder is the job's."""
     out = _job_folder()
-    if out is None:
+    if out is None or (cfg is None and _is_multirun()):
         return None
     choices = HydraConfig.get().runtime.choices
     trace = out / TRACEBACK_FILE
