@@ -71,14 +71,13 @@ NOT_METRICS = ("sequence_id", "index", "frames", "dropped_frames", "motionless")
 
 @dataclass
 class AnalyzeTask:
-    """`task=analyze` (conf/task/analyze.yaml); the study is `cfg.study` (conf/study/*)."""
+    """`task=analyze` (conf/task/analyze.yaml): the analysis the study (`cfg.study`,
+    conf/study/*) names by its `analyze` node (`analyze_study`, `analyze_pairwise`)."""
 
     name: str = "analyze"
 
     def __call__(self, cfg: DictConfig) -> dict:
-        if cfg.study.get("kind") == "pairwise":
-            return analyze_pairwise(cfg, run_dir())
-        return analyze_study(cfg, run_dir())
+        return build(cfg.study.analyze)(cfg, run_dir())
 
 
 def analysis_options(study: DictConfig) -> AnalysisOptions:
