@@ -68,6 +68,8 @@ SIZES = {
         "study.analysis.bootstrap=100",
         "study.analysis.permutations=9",
     ),
+    # the pairwise study has no windows or permutations: its analysis evaluates nothing
+    "analyze study=pairwise": ("study.analysis.bootstrap=100",),
 }
 
 #: the environment of every command besides the test's own: W&B offline and quiet
@@ -142,10 +144,13 @@ def substitute(command: str, values: dict[str, str]) -> str:
     """`command` with `SUBSTITUTIONS` applied (their fields from `values`) and `SIZES` appended;
     an error if a placeholder is left."""
     command = fill(command, values)
-    task = re.search(r"(?<![\w.])task=(\w+)", command)
+    found = re.search(r"(?<![\w.])task=(\w+)", command)
+    task = found.group(1) if found else "evaluate"
+    if "study=pairwise" in command:
+        task += " study=pairwise"
     sized = command.startswith("python launch.py") and "dataset=beat2" not in command
     if sized:  # the BEAT2 sample is one sequence already (and a preset pins BEAT2's whole split)
-        command = " ".join((command, *SIZES.get(task.group(1) if task else "evaluate", ())))
+        command = " ".join((command, *SIZES.get(task, ())))
     left = re.search(r"<[\w. ]+>|(?<![.\w])\.\.\.(?![.\w])|…", command)
     if left:
         raise ValueError(f"{command!r}: {left.group(0)!r} has no substitution")
