@@ -38,7 +38,7 @@ class Shell:
         """The command line that runs `documented`."""
         return substitute(documented_command(documented), self.values)
 
-    def run(self, documented: str, timeout: int = 900) -> subprocess.CompletedProcess:
+    def run(self, documented: str, timeout: int = 1800) -> subprocess.CompletedProcess:
         """Run `documented` to its end; a variable assignment is kept for later commands."""
         line = self.line(documented)
         assigned = ASSIGNMENT.match(line)

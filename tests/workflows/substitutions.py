@@ -60,7 +60,7 @@ SUBSTITUTIONS = (
 #: appended to `python launch.py` commands of the task (after any `-m` sweep's options), except
 #: on `dataset=beat2` (the sample: one sequence)
 SIZES = {
-    "evaluate": ("dataset.max_sequences=2",),
+    "evaluate": ("dataset.max_sequences=2", "task.render_clips=0"),
     "annotate": ("dataset.max_sequences=2",),
     "render": ("study.windows.n=5", "task.camera.size=48", "task.camera.style=skeleton"),
     "analyze": (
