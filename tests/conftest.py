@@ -1,10 +1,9 @@
 """Shared fixtures: the session's sandbox (temporary data, cache and checkpoints folders; no test
 writes into the checkout), mini-BEAT2 generated there once, a config composed against it, and the
-real BEAT2 sample folder (skipped with a reason where absent)."""
+real BEAT2 sample folder and EMAGE's files (skipped with a reason where absent, failed under CI)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -16,12 +15,7 @@ from omegaconf import DictConfig
 import tests.launch
 from tests.helpers import composed
 from tests.launch import Sandbox, isolated, launch, run
-
-REPO = Path(__file__).resolve().parents[1]
-# in the project's shared/ folder beside the checkout, or at $GESTUREBENCH_BEAT2_SAMPLE
-SAMPLE_DIR = Path(
-    os.environ.get("GESTUREBENCH_BEAT2_SAMPLE", REPO.parent / "shared" / "data" / "beat2-sample")
-)
+from tests.support.requires import BEAT2_SAMPLE, EMAGE_DIR, require_shared
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -58,12 +52,19 @@ def config(sandbox) -> Callable[..., DictConfig]:
 
 @pytest.fixture(scope="session")
 def beat2_sample() -> Path:
-    if not (SAMPLE_DIR / "2_scott_0_1_1.npz").exists():
-        pytest.skip(
-            f"real BEAT2 sample not found at {SAMPLE_DIR} (it lives in the project's shared/"
-            " folder)"
-        )
-    return SAMPLE_DIR
+    """The real BEAT2 sample's folder (`tests.support.requires`: skipped where absent, a failure
+    under CI)."""
+    require_shared(BEAT2_SAMPLE / "2_scott_0_1_1.npz")
+    return BEAT2_SAMPLE
+
+
+@pytest.fixture(scope="session")
+def emage_mean_speed() -> Path:
+    """EMAGE's released BC speed normaliser (`tests.support.requires`: skipped where absent, a
+    failure under CI)."""
+    from gesturebench.metrics.bc import EMAGE_MEAN_SPEED
+
+    return require_shared(EMAGE_DIR / EMAGE_MEAN_SPEED)
 
 
 @pytest.fixture
@@ -181,3 +182,29 @@ def rendered_stimuli(tmp_path_factory) -> Path:
             encoders=False,
         )
     return out / "stimuli" / "manifest.csv"
+
+
+@pytest.fixture(scope="module")
+def metrics_table():
+    """`tests.support.study_analysis.random_metrics_table`, once per module."""
+    from tests.support.study_analysis import random_metrics_table
+
+    return random_metrics_table()
+
+
+@pytest.fixture(scope="module")
+def ckpt(tmp_path_factory) -> tuple[Path, str]:
+    """(checkpoints folder, file) of `tests.support.feature_metrics.tiny_checkpoint`."""
+    from tests.support.feature_metrics import tiny_checkpoint
+
+    path = tmp_path_factory.mktemp("checkpoints")
+    return path, tiny_checkpoint(path)
+
+
+@pytest.fixture(scope="module")
+def sc_checkpoint(tmp_path_factory) -> str:
+    """An untrained (seeded) text–motion model: DDP equality and intervals do not need a good
+    one."""
+    from tests.metrics.tester import save_sc_checkpoint
+
+    return save_sc_checkpoint(tmp_path_factory.mktemp("ckpt"))

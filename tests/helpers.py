@@ -17,6 +17,20 @@ from gesturebench.run.config import register_configs
 
 REPO = Path(__file__).resolve().parents[1]
 CONF = REPO / "conf"
+#: the config groups of conf/ that a run chooses an option of
+CONFIG_GROUPS = (
+    "task",
+    "dataset",
+    "model",
+    "metrics",
+    "body_model",
+    "encoder",
+    "annotator",
+    "study",
+    "trainer",
+    "stats",
+    "logger",
+)
 
 
 def composed(*overrides: str, hydra: bool = False) -> DictConfig:

@@ -1,7 +1,8 @@
 """The study server's test support, shared by tests/test_study_server.py and
 benchmarks/bench_study_server.py: tiny stimuli with a manifest in `task=render`'s format, a
 simulated participant that walks a running study's pages over HTTP (TestClient or a real server),
-and waiting for a server started as a process."""
+waiting for a server started as a process, a small study on SQLite, and the check that an export
+equals what a session clicked."""
 
 from __future__ import annotations
 
@@ -20,11 +21,16 @@ from pathlib import Path
 import httpx
 import imageio.v2 as imageio
 import numpy as np
+import pandas as pd
 
 from gesturebench.runtime.weights import sha256_file
 from gesturebench.study.schema import MANIFEST_COLUMNS
-from gesturebench.study.server.design import EntryLimit, StudyDesign
+from gesturebench.study.server.app import Study
+from gesturebench.study.server.design import AttentionChecks, EntryLimit, StudyDesign
+from gesturebench.study.server.export import ratings_table
+from gesturebench.study.server.manifest import read_manifest
 from gesturebench.study.server.serve import CONFIG_FILE, ServerOptions, save_config
+from gesturebench.study.server.store import Store, open_engine
 from tests.helpers import REPO
 
 
@@ -191,3 +197,46 @@ def serve_process(folder: Path, manifest: Path, port: int) -> subprocess.Popen:
     command = [sys.executable, "-m", "gesturebench.study.server", str(folder)]
     with open(folder / "server.log", "a") as log:
         return subprocess.Popen(command, cwd=REPO, stdout=log, stderr=log)
+
+
+#: the admin token of `make_study`'s studies
+TOKEN = "s3cret-admin-token"
+#: Unsigned ids from links let in, without a practical limit: the tests' participants come by id.
+LINKS = EntryLimit(allowed=True, limit=10_000, per_minute=10_000)
+SMALL = StudyDesign(block_size=4, attention=AttentionChecks(after=[2]), unsigned=LINKS)
+
+
+def make_study(manifest, tmp_path, design=SMALL, token=TOKEN) -> Study:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    store = Store(open_engine(f"sqlite:///{tmp_path / 'study.db'}"))
+    return Study(read_manifest(manifest), design, store, token)
+
+
+def exported_as_clicked(study: Study, participant_id: str, session) -> None:
+    """The export of `participant_id` equals what its session posted, row for row."""
+    participant = next(p for p in study.store.participants() if p.participant_id == participant_id)
+    expected = []
+    for action, clips, answers in session.answers:
+        if action == "/practice":
+            continue
+        clip = study.stimuli[clips[0]]
+        if participant.block[int(action.rsplit("/", 1)[1])]["kind"] == "attention":
+            expected.append((clip.source, clip.sequence_id, "attention", None, True))
+        else:
+            expected += [
+                (clip.source, clip.sequence_id, d, int(v), None) for d, v in answers.items()
+            ]
+    table = ratings_table(study.store)
+    table = table[table["participant_id"] == participant_id]
+    got = [
+        (
+            r.source,
+            r.sequence_id,
+            r.dimension,
+            None if pd.isna(r.rating) else int(r.rating),
+            None if pd.isna(r.passed) else bool(r.passed),
+        )
+        for r in table.itertuples()
+    ]
+    assert got == expected
+    assert set(table["condition"]) == {participant.condition}

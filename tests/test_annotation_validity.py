@@ -25,7 +25,7 @@ from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.sgp import SemanticGesturePreservation
 from gesturebench.reporting.headline import headline_table
 from tests.launch import launch, results
-from tests.metrics.test_sgp import pair, still_motion
+from tests.support.sgp import pair, still_motion
 
 
 @pytest.fixture(scope="module")

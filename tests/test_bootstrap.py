@@ -16,12 +16,8 @@ from tests.distributed import run_distributed
 from tests.helpers import toy_context
 from tests.launch import results
 from tests.metrics.references import scipy_frechet
-from tests.metrics.test_motion_features import (
-    ckpt,  # noqa: F401 (fixture)
-    make_metrics,
-    motions,
-    pair,
-)
+from tests.support.feature_metrics import make_metrics, pair
+from tests.support.smooth_motions import motions
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -65,7 +61,7 @@ def _brute_prdc(real, fake, radii, k):
     return inside.sum() / (k * len(fake)), inside.any(0).mean()
 
 
-def test_fgd_density_coverage_bootstrap_equal_brute_force_on_resampled_features(ckpt):  # noqa: F811
+def test_fgd_density_coverage_bootstrap_equal_brute_force_on_resampled_features(ckpt):
     """Each replicate equals the statistic recomputed from the resampled sequences' features
     (FGD: numpy moments and scipy's sqrtm; Density/Coverage: distances by scipy, the balls of the
     full reference set)."""
@@ -120,7 +116,7 @@ def _bootstrap_on_rank(rank, world, ckpt_dir, gens, refs):
 
 
 @pytest.mark.slow  # two processes of the DDP pool (tests/distributed.py)
-def test_ddp_bootstrap_equals_one_process(ckpt):  # noqa: F811
+def test_ddp_bootstrap_equals_one_process(ckpt):
     """Two processes (sequences interleaved across ranks) give the single process's replicates."""
     ckpt_dir, _ = ckpt
     refs, gens = motions(5, 3), motions(5, 4)

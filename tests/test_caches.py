@@ -36,7 +36,7 @@ from gesturebench.models.cache import MOTION_SCHEMA, MotionCache, motion_entry
 from gesturebench.runtime.caches import CORRUPT, CacheEntry
 from gesturebench.runtime.errors import CheckpointError
 from tests.helpers import zero_motion
-from tests.metrics.test_bc import damage
+from tests.support.damage import damage
 
 
 class Counting(GestureModel):

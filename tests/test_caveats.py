@@ -12,7 +12,7 @@ from gesturebench.metrics.base import annotated
 from gesturebench.metrics.caveats import MOTIONLESS_REWARDS, degenerate_caveats, is_motionless
 from gesturebench.metrics.sgp import SemanticGesturePreservation
 from gesturebench.run.evaluator import FrameLog
-from tests.metrics.test_sgp import context, pair, still_motion
+from tests.support.sgp import context, pair, still_motion
 
 
 def test_motionless_is_read_from_the_motion():

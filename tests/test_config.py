@@ -43,21 +43,9 @@ from gesturebench.runtime.errors import ConfigError, DataError
 from gesturebench.study.pairwise import PairwiseOptions
 from gesturebench.tasks.common import open_dataset
 from tests.helpers import CONF, REPO, composed
+from tests.helpers import CONFIG_GROUPS as GROUPS
 
 MODEL_KEYS_NAMES = [name for name, *_ in MODEL_KEYS]
-GROUPS = (
-    "task",
-    "dataset",
-    "model",
-    "metrics",
-    "body_model",
-    "encoder",
-    "annotator",
-    "study",
-    "trainer",
-    "stats",
-    "logger",
-)
 #: overrides that an option needs to compose (mandatory values it leaves unset)
 NEEDS = {
     "beat2": ("dataset.root=/data/BEAT2",),

@@ -12,8 +12,7 @@ from hydra import initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 
 from gesturebench.run.config import register_configs
-from tests.helpers import REPO
-from tests.test_config import GROUPS as CONFIG_GROUPS
+from tests.helpers import CONFIG_GROUPS, REPO
 
 DOCS = sorted([REPO / "README.md", *(REPO / "docs").glob("*.md")])
 GROUPS = (*CONFIG_GROUPS, "hydra/launcher")

@@ -11,30 +11,10 @@ import numpy as np
 import pytest
 import torch
 
-from gesturebench.data.audio import load_audio, write_wav
-from gesturebench.data.records import SAMPLE_RATE
 from tests.launch import error_line, launch, results, stopped
+from tests.support.beat2_copy import SEQ, beat2_copy
 
 pytestmark = pytest.mark.slow
-
-SEQ = "2_scott_0_1_1"
-
-
-def beat2_copy(sample, root, **changes):
-    """A one-sequence BEAT2 layout built from the real sample's first 10 s (motion and audio), with
-    `changes` applied to the npz arrays."""
-    (root / "smplxflame_30").mkdir(parents=True)
-    audio = load_audio(sample / f"{SEQ}.wav")
-    write_wav(root / "wave16k" / f"{SEQ}.wav", audio[: 10 * SAMPLE_RATE])
-    (root / "train_test_split.csv").write_text(f"id,type\n{SEQ},test\n")
-    arrays = dict(np.load(sample / f"{SEQ}.npz", allow_pickle=False))
-    arrays["poses"], arrays["trans"], arrays["expressions"] = (
-        arrays[k][:300] for k in ("poses", "trans", "expressions")
-    )
-    arrays.update(changes)
-    path = root / "smplxflame_30" / f"{SEQ}.npz"
-    np.savez(path, **arrays)
-    return path
 
 
 def overrides(root, run_dir, *extra, logger="none"):

@@ -36,14 +36,10 @@ from gesturebench.stats.bootstrap import Resamples, percentile_interval
 from tests.helpers import REPO, toy_context
 from tests.metrics.bodies import synthetic_pair
 from tests.metrics.speech import MEAN_SPEED, bc_pairs, srgr_pairs
-from tests.metrics.test_all_metrics import sc_checkpoint, sc_pairs  # noqa: F401 (fixture)
-from tests.metrics.test_motion_features import (
-    ENCODER_CONFIG,
-    ckpt,  # noqa: F401 (fixture)
-    motions,
-    pair,
-)
-from tests.metrics.test_sgp import hand_made, replay_metric
+from tests.metrics.tester import sc_pairs
+from tests.support.feature_metrics import ENCODER_CONFIG, pair
+from tests.support.sgp import hand_made, replay_metric
+from tests.support.smooth_motions import motions
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -123,9 +119,7 @@ def reused(metric: GestureMetric, context: MetricContext) -> Callable[[], Gestur
 
 @pytest.mark.slow  # about 30-50 s: every metric refitted on each resample
 def test_every_value_of_every_preset_metric_has_its_own_statistics_interval(
-    ckpt,  # noqa: F811
-    sc_checkpoint,  # noqa: F811
-    tmp_path,
+    ckpt, sc_checkpoint, tmp_path
 ):
     ckpt_dir, _ = ckpt
     bodies = [synthetic_pair(i, t=10 + 3 * i) for i in range(4)]

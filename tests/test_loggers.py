@@ -18,7 +18,7 @@ from gesturebench.reporting.loggers import OFFLINE_SUMMARY, finish, log_results,
 from gesturebench.tasks.common import logger_factory
 from gesturebench.tasks.sweep_summary import SweepSummaryCallback
 from tests.helpers import composed
-from tests.test_results import result
+from tests.support.results_json import result
 
 
 @pytest.fixture

@@ -26,26 +26,9 @@ from gesturebench.encoders.representation import (
     sliding_windows,
 )
 from gesturebench.runtime.errors import CheckpointError, ConfigError
+from tests.support.smooth_motions import mixing, smooth_motion
 
 pytestmark = pytest.mark.usefixtures("one_thread")
-
-N_LATENT = 6
-
-
-def smooth_motion(rng: np.random.Generator, n_frames: int, mix: np.ndarray) -> Motion:
-    """A smooth synthetic motion: a few random sinusoids (0.2–2 Hz) mixed into all 165 pose
-    values."""
-    t = np.arange(n_frames)[:, None] / 30.0
-    latent = np.sin(
-        2 * np.pi * rng.uniform(0.2, 2.0, N_LATENT) * t + rng.uniform(0, 2 * np.pi, N_LATENT)
-    )
-    trans = np.cumsum(0.005 * latent[:, :3], axis=0) + np.array([0.0, 1.0, 0.0])
-    return Motion(latent @ mix, trans, np.zeros(10), np.zeros((n_frames, 100)))
-
-
-def mixing(seed: int = 0) -> np.ndarray:
-    return np.random.default_rng(seed).normal(0.0, 0.2, (N_LATENT, 165))
-
 
 def records(seed: int, n: int, n_frames: int) -> list[SequenceRecord]:
     rng, mix = np.random.default_rng(seed), mixing()

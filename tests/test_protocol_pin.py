@@ -11,7 +11,7 @@ from gesturebench.runtime.errors import ConfigError
 from gesturebench.tasks.common import dataset_source
 from tests.helpers import composed
 from tests.launch import error_line, results, stopped
-from tests.test_errors import SEQ, beat2_copy
+from tests.support.beat2_copy import SEQ, beat2_copy
 
 REAL = "dataset.root=/data/BEAT2"
 

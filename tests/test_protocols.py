@@ -8,19 +8,15 @@ from __future__ import annotations
 import pytest
 import torch
 
-from gesturebench.metrics.bc import EMAGE_MEAN_SPEED
 from gesturebench.runtime.weights import sha256_file
 from tests.emage_fgd_support import released_state
 from tests.launch import results
-from tests.metrics.test_bc import EMAGE_DIR
 
 pytestmark = pytest.mark.slow
 
 
-def test_emage2025_preset_runs_with_its_conventions(tmp_path, in_process):
-    mean_speed = EMAGE_DIR / EMAGE_MEAN_SPEED
-    if not mean_speed.is_file():
-        pytest.skip(f"EMAGE's {EMAGE_MEAN_SPEED} not found in {EMAGE_DIR} (the shared/ folder)")
+def test_emage2025_preset_runs_with_its_conventions(tmp_path, in_process, emage_mean_speed):
+    mean_speed = emage_mean_speed
     weights = tmp_path / "AESKConv_240_100.bin"
     torch.save({"model_state": released_state(7)}, weights)
     in_process(
@@ -48,10 +44,8 @@ def test_emage2025_preset_runs_with_its_conventions(tmp_path, in_process):
     assert res["encoders"]["bc_mean_speed"]["sha256"] == sha256_file(mean_speed)
 
 
-def test_genea_preset_runs_on_mini_beat2(tmp_path, in_process):
-    mean_speed = EMAGE_DIR / EMAGE_MEAN_SPEED
-    if not mean_speed.is_file():
-        pytest.skip(f"EMAGE's {EMAGE_MEAN_SPEED} not found in {EMAGE_DIR} (the shared/ folder)")
+def test_genea_preset_runs_on_mini_beat2(tmp_path, in_process, emage_mean_speed):
+    mean_speed = emage_mean_speed
     speeds = [f"metrics.{name}.mean_speed_file={mean_speed}" for name in ("ba_a2m", "ba_m2a")]
     weights = tmp_path / "AESKConv_240_100.bin"
     torch.save({"model_state": released_state(7)}, weights)

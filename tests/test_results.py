@@ -17,28 +17,7 @@ from gesturebench.reporting.tables import write_summary
 from gesturebench.run.config import build
 from gesturebench.tasks.sweep_summary import SweepSummaryCallback
 from tests.helpers import REPO, composed
-
-
-def result(model="a", mjd=0.123456789, **extra) -> dict:
-    return {
-        "task": "evaluate",
-        "model": model,
-        "dataset": "d",
-        "preset": "fast",
-        "metrics": {"mjd": mjd, "pck": None, "ldlj_gen": 2.5, "sgp_invalid": 3.0},
-        "directions": {
-            "mjd": "lower",
-            "pck": "higher",
-            "ldlj_gen": "zero",
-            "sgp_invalid": "higher",
-        },
-        "skipped": {"pck": "no frames | all\nmasked"},
-        "options": {"mjd": {}, "pck": {}, "sgp": {}},
-        "config_hash": "abcdef0123456789",
-        "config": {"task": {"name": "evaluate"}},
-        "complete": True,
-        **extra,
-    }
+from tests.support.results_json import result
 
 
 def test_summary_splits_headline_from_diagnostics_with_reasons(tmp_path):

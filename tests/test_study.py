@@ -36,15 +36,12 @@ from gesturebench.study.ratings import (
     require_valid,
     write_ratings,
 )
-from gesturebench.study.schema import COLUMNS, DIMENSIONS, PREDICTORS
+from gesturebench.study.schema import COLUMNS, DIMENSIONS
 from gesturebench.study.synthetic import SyntheticStudy, generate_study
 from gesturebench.study.windows import Window, cut_window, select_windows
+from tests.support.study_analysis import FAST, MODEL, SEQUENCES, SOURCES
 
 pytestmark = pytest.mark.usefixtures("one_thread")
-
-SOURCES = ["ground_truth", "a", "b", "c", "d"]
-SEQUENCES = [f"s{i:02d}" for i in range(15)]
-FAST = {"bootstrap": 200, "permutations": 19}
 
 
 # ---------- ratings file ----------
@@ -290,28 +287,6 @@ def test_loocv_predictions_equal_a_direct_refit_loop_and_ignore_the_held_out_row
 
 
 # ---------- synthetic study: the analysis recovers its generative model ----------
-
-MODEL = {
-    "hl": {"intercept": 4.5, "weights": {"ldlj_rel": -1.0}},
-    "md": {"intercept": 4.0, "weights": {"coverage": 0.8, "fgd": -0.8}},
-    "ae": {"intercept": 4.5, "weights": {"ldlj_rel": -0.8, "foot_contact": -0.8}},
-    "st": {"intercept": 4.0, "weights": {"bc": 0.8, "coverage": 0.8}},
-    "cm": {"intercept": 4.0, "weights": {"srgr": 0.8, "sgp": 0.8}},
-}
-
-
-@pytest.fixture(scope="module")
-def metrics_table():
-    """Independent standard-normal metric values for 5 sources × 15 sequences; `sc` null
-    everywhere."""
-    rng = np.random.default_rng(1)
-    index = pd.MultiIndex.from_product([SOURCES, SEQUENCES], names=["source", "sequence_id"])
-    table = pd.DataFrame(
-        rng.normal(size=(75, len(PREDICTORS))), index=index, columns=list(PREDICTORS)
-    )
-    table["sc"] = np.nan
-    table["chamfer"] = rng.normal(size=75)  # not a predictor: ignored
-    return table
 
 
 @pytest.fixture(scope="module")

@@ -5,12 +5,11 @@ clicked, an attention check, the completion code; the export then equals what wa
 screenshot of a rating page is saved in the test's folder. Once on tiny synthetic clips, once
 (`slow`) on `task=render`'s real output.
 
-Needs Debian's `chromium` and `chromium-driver` (.ci/run installs them where apt-get works); skipped
-with the reason where they are absent."""
+Needs Debian's `chromium` and `chromium-driver` (.ci/run installs them); skipped with the reason
+where they are absent, a failure under CI (`tests.support.requires`)."""
 
 from __future__ import annotations
 
-import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -22,15 +21,15 @@ from sqlalchemy import select
 from gesturebench.study.server.app import create_app
 from gesturebench.study.server.design import AttentionChecks, EntryLimit, StudyDesign
 from gesturebench.study.server.store import plays
-from tests.study_support import Session, asked_answer, free_port, make_stimuli
-from tests.test_study_server import exported_as_clicked, make_study
-
-webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
-CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
-pytestmark = pytest.mark.skipif(
-    not (CHROMIUM and DRIVER),
-    reason="headless Chromium not available: install Debian's chromium and chromium-driver",
+from tests.study_support import (
+    Session,
+    asked_answer,
+    exported_as_clicked,
+    free_port,
+    make_stimuli,
+    make_study,
 )
+from tests.support.requires import require_binary
 
 
 @contextmanager
@@ -76,16 +75,20 @@ FLAGS = (
 
 @pytest.fixture
 def browser(tmp_path_factory):
+    from selenium import webdriver
     from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.chrome.service import Service
 
+    chromium, chromedriver = require_binary(
+        "chromium", "chromedriver", package="chromium chromium-driver"
+    )
     options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
+    options.binary_location = chromium
     for flag in (*FLAGS, f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
         options.add_argument(flag)
     for attempt in range(3):  # a loaded machine can miss chromedriver's start-up deadline
         try:
-            driver = webdriver.Chrome(service=Service(DRIVER), options=options)
+            driver = webdriver.Chrome(service=Service(chromedriver), options=options)
             break
         except WebDriverException:
             if attempt == 2:

@@ -21,7 +21,7 @@ from gesturebench.tasks.analyze import analyze_study
 from gesturebench.tasks.render import RenderTask, render_stimuli
 from gesturebench.tasks.study_export import StudyExportTask
 from tests.study_support import Page, asked_answer, participate
-from tests.test_study_task import METRICS
+from tests.support.study_analysis import CHEAP_METRICS
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("one_thread")]
 
@@ -39,7 +39,7 @@ def study_config(config, *overrides: str):
         for name in [s for s in cfg.study.sources if s not in QUALITY]:
             del cfg.study.sources[name]
         cfg.metrics = {
-            **METRICS,
+            **CHEAP_METRICS,
             "bc": {"_target_": "gesturebench.metrics.bc.BeatConsistency", "name": "bc"},
         }
     return cfg

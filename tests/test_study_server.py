@@ -46,22 +46,23 @@ from tests.conftest import RENDERED_WINDOWS
 from tests.helpers import REPO
 from tests.launch import command
 from tests.study_support import (
+    SMALL,
+    TOKEN,
     Page,
     asked_answer,
+    exported_as_clicked,
     free_port,
     kill_while_arriving,
     make_stimuli,
+    make_study,
     participate,
     serve_process,
     wait_ready,
 )
-from tests.test_study import FAST, MODEL, SEQUENCES, SOURCES, metrics_table  # noqa: F401
+from tests.support.requires import require_postgres
+from tests.support.study_analysis import FAST, MODEL, SEQUENCES, SOURCES
 
-TOKEN = "s3cret-admin-token"
 ADMIN = {"Authorization": f"Bearer {TOKEN}"}
-#: Unsigned ids from links let in, without a practical limit: the tests' participants come by id.
-LINKS = EntryLimit(allowed=True, limit=10_000, per_minute=10_000)
-SMALL = StudyDesign(block_size=4, attention=AttentionChecks(after=[2]), unsigned=LINKS)
 OPEN = replace(SMALL, anonymous=EntryLimit(allowed=True, limit=3, per_minute=2))
 
 
@@ -70,12 +71,6 @@ def manifest(tmp_path_factory):
     return make_stimuli(
         tmp_path_factory.mktemp("stimuli"), ["ground_truth", "a", "b"], ["s00", "s01", "s02"]
     )
-
-
-def make_study(manifest, tmp_path, design=SMALL, token=TOKEN) -> Study:
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    store = Store(open_engine(f"sqlite:///{tmp_path / 'study.db'}"))
-    return Study(read_manifest(manifest), design, store, token)
 
 
 @pytest.fixture
@@ -131,36 +126,6 @@ def ended(client: TestClient, position: int, sid: str) -> int:
 
 
 # ---------- the participant flow ----------
-
-
-def exported_as_clicked(study: Study, participant_id: str, session) -> None:
-    """The export of `participant_id` equals what its session posted, row for row."""
-    participant = next(p for p in study.store.participants() if p.participant_id == participant_id)
-    expected = []
-    for action, clips, answers in session.answers:
-        if action == "/practice":
-            continue
-        clip = study.stimuli[clips[0]]
-        if participant.block[int(action.rsplit("/", 1)[1])]["kind"] == "attention":
-            expected.append((clip.source, clip.sequence_id, "attention", None, True))
-        else:
-            expected += [
-                (clip.source, clip.sequence_id, d, int(v), None) for d, v in answers.items()
-            ]
-    table = ratings_table(study.store)
-    table = table[table["participant_id"] == participant_id]
-    got = [
-        (
-            r.source,
-            r.sequence_id,
-            r.dimension,
-            None if pd.isna(r.rating) else int(r.rating),
-            None if pd.isna(r.passed) else bool(r.passed),
-        )
-        for r in table.itertuples()
-    ]
-    assert got == expected
-    assert set(table["condition"]) == {participant.condition}
 
 
 def test_a_full_session_is_stored_and_exported_as_clicked(manifest, tmp_path):
@@ -779,12 +744,8 @@ def test_the_database_is_study_server_db_url_for_both_tasks(
 def postgres_url() -> Iterator[str]:
     """A throwaway PostgreSQL cluster on a Unix socket in a temporary folder (initdb + pg_ctl,
     as the postgres user when run as root): its SQLAlchemy URL. Skipped where the server's
-    binaries or the psycopg driver are absent."""
-    pytest.importorskip("psycopg", reason="the PostgreSQL driver psycopg is not installed")
-    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/pg_ctl"))
-    if not found:
-        pytest.skip("no PostgreSQL server (/usr/lib/postgresql/*/bin): apt-get install postgresql")
-    bindir = found[-1].parent
+    binaries are absent (a failure under CI: `tests.support.requires`)."""
+    bindir = require_postgres()
     folder = Path(tempfile.mkdtemp(prefix="gb-pg-"))
     folder.chmod(0o755)
     as_user: list[str] = []
@@ -841,7 +802,7 @@ def test_the_study_runs_on_postgresql(postgres_url, manifest, tmp_path):
 
 @pytest.mark.slow
 def test_synthetic_participants_through_the_server_recover_the_planted_model(
-    metrics_table,  # noqa: F811
+    metrics_table,
     tmp_path,
 ):
     """Participants answer as the synthetic study's rating model does (latent clip rating + rater

@@ -22,15 +22,10 @@ from gesturebench.tasks.common import dataset_source
 from gesturebench.tasks.evaluate import score
 from tests.fake_llm import ANSWER, FakeLLM
 from tests.launch import error_line, stopped
+from tests.support.study_analysis import CHEAP_METRICS
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
-METRICS = {
-    "mjd": {"_target_": "gesturebench.metrics.mjd.MeanJointDistance", "name": "mjd"},
-    "pck": {"_target_": "gesturebench.metrics.pck.PCK", "name": "pck", "threshold": 0.1},
-    "ldlj_rel": {"_target_": "gesturebench.metrics.ldlj_rel.LDLJRel", "name": "ldlj_rel"},
-    "srgr": {"_target_": "gesturebench.metrics.srgr.SemanticRelevanceRecall", "name": "srgr"},
-}
 # one strong metric per dimension (where it is the only term its dimension must find it first)
 MODEL = {
     "hl": {"intercept": 4.5, "weights": {"ldlj_rel": -1.0}},
@@ -58,7 +53,7 @@ def composed(config):
     def compose(*overrides: str):
         cfg = config(*SMALL, *overrides)
         with open_dict(cfg):
-            cfg.metrics = METRICS
+            cfg.metrics = CHEAP_METRICS
             if cfg.study.get("generator") is not None:
                 cfg.study.generator.model = MODEL
         return cfg
@@ -98,7 +93,7 @@ def test_synthetic_study_writes_every_table_and_figure(run, composed):
         "sources": list(composed().study.sources),
         "sequences": 4,
     }
-    assert set(summary["predictors"]["correlated"]) == set(METRICS)
+    assert set(summary["predictors"]["correlated"]) == set(CHEAP_METRICS)
     assert summary["predictors"]["left_out"]["fgd"] == "not computed by the configured metrics"
     table3 = pd.read_csv(out / "table3_composites.csv").set_index("dimension")
     figure3 = pd.read_csv(out / "figure3_metric_correlations.csv").set_index(

@@ -15,6 +15,7 @@ from gesturebench.run.config import build_model
 from gesturebench.runtime.errors import CheckpointError
 from gesturebench.runtime.weights import HubFiles, resolve_weights
 from tests.helpers import CONF, REPO, composed
+from tests.support.hf_cache import fake_hf_cache
 
 SPEC = HubFiles("owner/model", ("config.json", "sub/weights.bin"), "model", docs="docs/x.md")
 #: who needs the weights and the key that sets their path, as a caller names them
@@ -131,18 +132,6 @@ def test_configured_file_for_a_one_file_model(tmp_path):
     got = resolve_weights(ONE, file, tmp_path / "checkpoints", download=_no_download, **WHO)
     assert got.source == "configured" and got.path("deep/w.bin") == file
     assert got.sha256 == {"deep/w.bin": hashlib.sha256(b"abc").hexdigest()}
-
-
-def fake_hf_cache(cache, spec, payload=b"cached"):
-    """The Hugging Face cache layout of `spec` at revision main: refs/main → snapshots/<commit>/."""
-    commit = "0123456789abcdef0123456789abcdef01234567"
-    repo = cache / f"{spec.repo_type}s--{spec.repo_id.replace('/', '--')}"
-    (repo / "refs").mkdir(parents=True)
-    (repo / "refs" / "main").write_text(commit)
-    for name in spec.files:
-        (repo / "snapshots" / commit / name).parent.mkdir(parents=True, exist_ok=True)
-        (repo / "snapshots" / commit / name).write_bytes(payload)
-    return repo / "snapshots" / commit
 
 
 def test_offline_order_configured_checkpoints_then_hf_cache(tmp_path, monkeypatch):

@@ -40,8 +40,6 @@ from tests.metrics.tester import (
     check_interval,
     check_twin,
     on_rank,
-    save_sc_checkpoint,
-    sc_pairs,  # noqa: F401 (tests/test_intervals.py imports it from here)
 )
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -257,11 +255,3 @@ def test_vertex_metrics_ask_for_vertices():
 
     assert Chamfer.needs_vertices and Hausdorff.needs_vertices and FootContact.needs_vertices
 
-
-# ---------- an untrained SC encoder, for tests/test_intervals.py ----------
-
-
-@pytest.fixture(scope="module")
-def sc_checkpoint(tmp_path_factory):
-    """An untrained (seeded) text–motion model: DDP equality does not need a good one."""
-    return save_sc_checkpoint(tmp_path_factory.mktemp("ckpt"))

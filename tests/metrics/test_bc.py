@@ -41,6 +41,9 @@ from tests.metrics.speech import (
     make_pair,
     positions_with_speed_minima,
 )
+from tests.support.damage import damage
+from tests.support.hf_cache import fake_hf_cache
+from tests.support.requires import EMAGE_DIR
 
 HOP_FPS = SR / 512  # 31.25 frames/s: motion frames fall exactly on librosa's onset times
 
@@ -309,12 +312,6 @@ def test_bc_prepare_computes_train_mean_speed_once_and_caches(tmp_path):
     assert ctx.calls == 4 and aligned.mean_speed == pytest.approx(rel.mean(0))
 
 
-def damage(path: Path, how: str) -> None:
-    """Truncate `path` to half its bytes, or garble its first bytes."""
-    data = path.read_bytes()
-    path.write_bytes(data[: len(data) // 2] if how == "truncate" else b"\x00garbled" + data[9:])
-
-
 @pytest.mark.parametrize("how", ["truncate", "garble"])
 def test_a_damaged_onset_cache_entry_is_set_aside_and_recomputed(tmp_path, how, caplog):
     pair = bc_pairs(1)[0]
@@ -491,8 +488,6 @@ def test_bc_real_sample_own_speech_versus_unrelated_speech(real_bc):
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = json.loads((REPO / "tests" / "fixtures" / "bc_emage_official.json").read_text())
-# EMAGE's speed normaliser, in the project's shared/ folder beside the checkout (never copied here)
-EMAGE_DIR = REPO.parent / "shared" / "data" / "emage"
 
 
 def context(tmp_path: Path, body_model=None) -> MetricContext:
@@ -500,10 +495,8 @@ def context(tmp_path: Path, body_model=None) -> MetricContext:
 
 
 @pytest.fixture(scope="module")
-def official_inputs(beat2_sample):
+def official_inputs(beat2_sample, emage_mean_speed):
     """The sample's motion (reference), the same motion rolled along time (generated), its audio."""
-    if not (EMAGE_DIR / EMAGE_MEAN_SPEED).is_file():
-        pytest.skip(f"EMAGE's {EMAGE_MEAN_SPEED} not found in {EMAGE_DIR} (the shared/ folder)")
     from gesturebench.body.model import BodyModel
     from gesturebench.data.audio import load_audio
     from gesturebench.data.beat2 import read_motion_npz
@@ -608,27 +601,23 @@ def test_variant_fills_unset_knobs_and_given_knobs_win(tmp_path):
         emage.prepare(context(tmp_path))
 
 
-def test_emage_mean_speed_file_is_resolved_like_released_weights(tmp_path, monkeypatch):
+def test_emage_mean_speed_file_is_resolved_like_released_weights(
+    tmp_path, monkeypatch, emage_mean_speed
+):
     """The official name (the EMAGE variants' default) is looked up in
     `<checkpoints>/emage_eval/` and then in the Hugging Face cache (offline here); results.json
     gets its SHA-256."""
-    if not (EMAGE_DIR / EMAGE_MEAN_SPEED).is_file():
-        pytest.skip(f"EMAGE's {EMAGE_MEAN_SPEED} not found in {EMAGE_DIR} (the shared/ folder)")
     from huggingface_hub import constants
 
-    from tests.test_weights import fake_hf_cache
-
-    official = np.load(EMAGE_DIR / EMAGE_MEAN_SPEED)
+    official = np.load(emage_mean_speed)
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf"))
-    snapshot = fake_hf_cache(
-        tmp_path / "hf", MEAN_SPEED_FILES, (EMAGE_DIR / EMAGE_MEAN_SPEED).read_bytes()
-    )
+    snapshot = fake_hf_cache(tmp_path / "hf", MEAN_SPEED_FILES, emage_mean_speed.read_bytes())
     metric = BeatConsistency(variant="emage2025")
     metric.prepare(context(tmp_path / "checkpoints"))
     assert metric.mean_speed.tolist() == official.astype(np.float64).reshape(-1).tolist()
     expected = {
         "path": str(snapshot / MEAN_SPEED_FILES.files[0]),
-        "sha256": sha256_file(EMAGE_DIR / EMAGE_MEAN_SPEED),
+        "sha256": sha256_file(emage_mean_speed),
     }
     assert metric.provenance() == {"bc_mean_speed": expected}
     local = tmp_path / "checkpoints" / MEAN_SPEED_FILES.folder / MEAN_SPEED_FILES.files[0]

@@ -19,7 +19,7 @@ from gesturebench.metrics.functional.frechet import (
 from gesturebench.runtime.errors import ConfigError
 from gesturebench.stats.bootstrap import Resamples
 from tests.distributed import run_distributed
-from tests.metrics.test_frechet import offset_features
+from tests.support.frechet_inputs import offset_features
 
 #: one torch thread here and on the ranks: float64 eigh/svd of the 333-d raw-pose moments take
 #: seconds each on two threads of a shared 2-core machine, milliseconds on one

@@ -15,6 +15,7 @@ from gesturebench.metrics.functional.frechet import (
     moments,
 )
 from tests.metrics.references import scipy_frechet
+from tests.support.frechet_inputs import offset_features
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -107,15 +108,6 @@ def test_frechet_rank_deficient_does_not_depend_on_summation_order():
 
 
 # ---------- FGD's moments stay exact for features with a large mean ----------
-
-
-OFFSET = 1e6
-
-
-def offset_features(seed: int, n: int, dim: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    mixing = rng.normal(size=(dim, dim)) / np.sqrt(dim)
-    return rng.normal(size=(n, dim)) @ mixing + rng.normal(size=dim) + OFFSET
 
 
 def pooled_in_batches(x: np.ndarray, sizes: list[int]) -> tuple[torch.Tensor, torch.Tensor]:

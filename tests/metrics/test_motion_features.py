@@ -13,50 +13,25 @@ import pytest
 import torch
 from prdc import compute_prdc
 
-from gesturebench.body.output import BodyOutput
 from gesturebench.data.records import Motion
-from gesturebench.encoders.checkpoint import motion_ae_path, save_motion_ae
+from gesturebench.encoders.checkpoint import motion_ae_path
 from gesturebench.encoders.emage_fgd import EmageFGDEncoder
-from gesturebench.encoders.motion_ae import MotionAutoencoder
-from gesturebench.encoders.motion_ae_training import MotionAEConfig
 from gesturebench.metrics.coverage import Coverage
 from gesturebench.metrics.density import Density
 from gesturebench.metrics.emage_eval_files import FGD_ENCODER as WEIGHTS
 from gesturebench.metrics.fgd import FGD
 from gesturebench.metrics.functional.frechet import frechet_distance
-from gesturebench.metrics.pair import MotionPair
 from gesturebench.runtime.errors import CheckpointError, ConfigError
 from tests.emage_fgd_support import released_state
 from tests.helpers import toy_context
 from tests.metrics.references import scipy_frechet
-from tests.test_motion_ae import mixing, smooth_motion
+from tests.support.feature_metrics import ENCODER_CONFIG, TINY, make_metrics, pair
+from tests.support.smooth_motions import motions
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 # ---------- metric classes with a tiny (untrained, fixed) encoder ----------
-
-TINY = dataclasses.asdict(MotionAEConfig(hidden_dim=16, latent_dim=8, window=32, hop=16))
-
-
-ENCODER_CONFIG = {"hidden_dim": 16, "latent_dim": 8}
-
-
-def tiny_checkpoint(checkpoints_dir) -> str:
-    torch.manual_seed(0)
-    module = MotionAutoencoder(hidden_dim=16, latent_dim=8)
-    module.set_normalisation(torch.zeros(333), torch.full((333,), 0.5))
-    return save_motion_ae(module, motion_ae_path(checkpoints_dir, "toy"), TINY, {})
-
-
-def motions(n: int, seed: int = 0) -> list[Motion]:
-    rng, mix = np.random.default_rng(seed), mixing()
-    return [smooth_motion(rng, int(rng.integers(90, 200)), mix) for _ in range(n)]
-
-
-def pair(i: int, generated: Motion, reference: Motion) -> MotionPair:
-    body = BodyOutput(torch.zeros(reference.n_frames, 55, 3), None)
-    return MotionPair(i, f"s{i}", generated, reference, body, body)
 
 
 def mean_pose_motions(refs: list[Motion]) -> list[Motion]:
@@ -72,14 +47,6 @@ def mean_pose_motions(refs: list[Motion]) -> list[Motion]:
     ]
 
 
-def make_metrics() -> dict:
-    return {
-        "fgd": FGD(encoder_config=ENCODER_CONFIG),
-        "density": Density(encoder_config=ENCODER_CONFIG),
-        "coverage": Coverage(encoder_config=ENCODER_CONFIG),
-    }
-
-
 def evaluate(
     checkpoints_dir, gens: list[Motion], refs: list[Motion], rank: int = 0, world: int = 1
 ) -> dict:
@@ -90,12 +57,6 @@ def evaluate(
         for m in metrics.values():
             m.update(pair(i, gens[i], refs[i]))
     return {k: v for m in metrics.values() for k, v in m.compute().items()}
-
-
-@pytest.fixture(scope="module")
-def ckpt(tmp_path_factory):
-    path = tmp_path_factory.mktemp("checkpoints")
-    return path, tiny_checkpoint(path)
 
 
 def test_metric_values_equal_the_functional_maths_on_extracted_features(ckpt):

@@ -68,7 +68,7 @@ from gesturebench.stats.bootstrap import Resamples, percentile_interval, weighte
 from tests.metrics import joints, poses
 from tests.metrics.bodies import synthetic_pair
 from tests.metrics.speech import MEAN_SPEED, bc_pairs, srgr_pairs
-from tests.test_motion_ae import mixing, smooth_motion
+from tests.support.smooth_motions import mixing, smooth_motion
 
 #: What a metric's `update` takes: a `MotionPair`, or (index, K samples' poses) for a metric of
 #: the samples of one input together (`across_samples`).
