@@ -86,7 +86,7 @@ def poisoned_onsets(workdir: Path) -> str | None:
     return _poisoned(
         workdir,
         "onsets",
-        "onsets/*.npy",
+        "**/onsets/*.npy",
         {
             "empty": _save_npy(np.zeros(0)),
             "nan": _save_npy(np.full(12, np.nan)),
@@ -109,7 +109,7 @@ def edited_speed_statistics(workdir: Path) -> str | None:
     return _poisoned(
         workdir,
         "speeds",
-        "bc_mean_speed-*.json",
+        "**/bc_mean_speed-*.json",
         {"zeros": _speeds(0.0), "negative": _speeds(-1.0), "x1000": _speeds(1000.0)},
     )
 

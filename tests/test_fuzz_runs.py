@@ -19,10 +19,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tests.launch
+from tests.support.fuzz import tiers
 from tests.support.outcomes import honest
 
 #: cases per test: the fast tier's, and the slow tier's
@@ -34,11 +34,6 @@ METRICS = (
     "+metrics.bc.name=bc",
     "logger=none",
     "task.render_clips=0",
-)
-FUZZ = settings(
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 
 # ------------------------------------------------------------------ motion a model may write
@@ -213,6 +208,7 @@ def _case(
 
 
 def _fuzz_motion(in_process, capsys, fuzz_dataset, tmp_path, edit: tuple[str, str]) -> None:
+    """A model output with one field edited ends honestly, and is scored where still valid."""
     root, ids = fuzz_dataset
     _with_speech(root, ids[0], "unchanged")
     model = _model_folder(root, ids, tmp_path / "motion", *edit)
@@ -222,6 +218,7 @@ def _fuzz_motion(in_process, capsys, fuzz_dataset, tmp_path, edit: tuple[str, st
 
 
 def _fuzz_speech(in_process, capsys, fuzz_dataset, tmp_path, edit: str) -> None:
+    """A speech file edited ends honestly, and is scored where still valid."""
     root, ids = fuzz_dataset
     _with_speech(root, ids[0], edit)
     try:
@@ -233,30 +230,16 @@ def _fuzz_speech(in_process, capsys, fuzz_dataset, tmp_path, edit: str) -> None:
     assert why is None, (edit, why)
 
 
-@settings(FUZZ, max_examples=FAST_RUNS)
-@given(edit=motion_edits)
-def test_hostile_model_output_ends_honestly(in_process, capsys, fuzz_dataset, tmp_path, edit):
-    _fuzz_motion(in_process, capsys, fuzz_dataset, tmp_path, edit)
-
-
-@settings(FUZZ, max_examples=FAST_RUNS)
-@given(edit=st.sampled_from(sorted(AUDIO_EDITS)))
-def test_hostile_speech_ends_honestly(in_process, capsys, fuzz_dataset, tmp_path, edit):
-    _fuzz_speech(in_process, capsys, fuzz_dataset, tmp_path, edit)
-
-
-@pytest.mark.slow
-@settings(FUZZ, max_examples=FUZZ_RUNS)
-@given(edit=motion_edits)
-def test_hostile_model_output_ends_honestly_many(in_process, capsys, fuzz_dataset, tmp_path, edit):
-    _fuzz_motion(in_process, capsys, fuzz_dataset, tmp_path, edit)
-
-
-@pytest.mark.slow
-@settings(FUZZ, max_examples=len(AUDIO_EDITS))
-@given(edit=st.sampled_from(sorted(AUDIO_EDITS)))
-def test_hostile_speech_ends_honestly_many(in_process, capsys, fuzz_dataset, tmp_path, edit):
-    _fuzz_speech(in_process, capsys, fuzz_dataset, tmp_path, edit)
+(
+    test_hostile_model_output_ends_honestly,
+    test_hostile_model_output_ends_honestly_many,
+) = tiers(edit=motion_edits, fast=FAST_RUNS, slow=FUZZ_RUNS)(_fuzz_motion)
+(
+    test_hostile_speech_ends_honestly,
+    test_hostile_speech_ends_honestly_many,
+) = tiers(edit=st.sampled_from(sorted(AUDIO_EDITS)), fast=FAST_RUNS, slow=len(AUDIO_EDITS))(
+    _fuzz_speech
+)
 
 
 def test_an_earlier_run_stays_intact(in_process, capsys, fuzz_dataset, tmp_path):

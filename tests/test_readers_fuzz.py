@@ -19,8 +19,8 @@ from gesturebench.data.audio import MAX_PEAK, load_audio, no_speech
 from gesturebench.data.motion import BOUNDS, magnitudes, validate_motion_arrays
 from gesturebench.data.records import N_EXPRESSIONS, POSE_DIM, Motion
 from gesturebench.runtime.errors import DataError
+from tests.support.fuzz import BASE, tiers
 
-CASES = settings(max_examples=80, deadline=None, derandomize=True)
 PATH = Path("/data/smplxflame_30/1_wayne_0_1_1.npz")
 
 # ---------------------------------------------------------------------------------- motion
@@ -81,9 +81,8 @@ def refused_in_one_line(err: DataError, path: Path) -> bool:
     return str(err).startswith(f"{path}: ") and "\n" not in str(err)
 
 
-@CASES
-@given(motion_files())
-def test_motion_is_valid_or_one_line_naming_the_file(arrays):
+def motion_property(arrays):
+    """A motion file's arrays give a motion that keeps the contract, or one line naming it."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         try:
@@ -99,6 +98,12 @@ def test_motion_is_valid_or_one_line_naming_the_file(arrays):
         values = getattr(motion, key)
         rows = values[:, None] if key == "betas" else values
         assert np.isfinite(values).all() and magnitudes(key, rows).max() <= bound, key
+
+
+(
+    test_motion_is_valid_or_one_line_naming_the_file,
+    test_motion_is_valid_or_one_line_naming_the_file_many,
+) = tiers(motion_files(), fast=80, slow=2000)(motion_property)
 
 
 # ---------------------------------------------------------------------------------- audio
@@ -161,9 +166,8 @@ def wav_files(draw) -> bytes:
     return bytes(raw)
 
 
-@CASES
-@given(wav_files())
-def test_audio_is_valid_or_one_line_naming_the_file(data):
+def audio_property(data):
+    """A speech file's bytes give finite mono audio, or one line naming it."""
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "2_scott_0_1_1.wav"
         path.write_bytes(data)
@@ -180,7 +184,13 @@ def test_audio_is_valid_or_one_line_naming_the_file(data):
     assert silent is None or (silent.startswith(f"{path}: no speech") and "\n" not in silent)
 
 
-@settings(max_examples=20, deadline=None, derandomize=True)
+(
+    test_audio_is_valid_or_one_line_naming_the_file,
+    test_audio_is_valid_or_one_line_naming_the_file_many,
+) = tiers(wav_files(), fast=80, slow=1000)(audio_property)
+
+
+@settings(BASE, max_examples=20)
 @given(st.sampled_from(["silence", "dc offset"]), st.sampled_from(SUBTYPES[1:]))
 def test_silence_and_a_constant_offset_hold_no_speech(content, subtype):
     with tempfile.TemporaryDirectory() as folder:
