@@ -436,9 +436,9 @@ def _changed_spans(record, motion):
 
 @pytest.mark.parametrize("level", [0.0, 0.5, 1.0])
 def test_beat_collapse_replaces_round_f_n_semantic_intervals_and_nothing_else(mini_record, level):
-    from gesturebench.models.perturbed import Perturbed
+    from gesturebench.models.perturbed import BeatCollapse, Perturbed
 
-    model = Perturbed(kind="beat_collapse", level=level)
+    model = Perturbed(BeatCollapse(), level=level)
     motion = model.generate(mini_record)
     semantic = [iv for iv in mini_record.sem if iv.label != "beat"]
     changed, diff = _changed_spans(mini_record, motion)
@@ -507,7 +507,7 @@ def test_task_annotate_then_resume_then_model_source(annotate_cfg, tmp_path, mon
         annotate_cfg(
             "task.source=model",
             "model=perturbed",
-            "model.kind=beat_collapse",
+            "model/perturbation=beat_collapse",
             "model.level=1.0",
         )
     )
@@ -556,12 +556,12 @@ def test_beat_collapse_on_real_beat2_motion_strikes_on_the_words(beat2_sample):
     collapsed span is untouched."""
     from gesturebench.body.model import BodyModel
     from gesturebench.data.beat2 import read_motion_npz
-    from gesturebench.models.perturbed import Perturbed
+    from gesturebench.models.perturbed import BeatCollapse, Perturbed
 
     motion = read_motion_npz(beat2_sample / "2_scott_0_1_1.npz").frames(0, 600)
     sem = [SemInterval("05_iconic_h", 10.0, 11.2, 0.9, "round", "iconic")]
     words = [Word("so", 10.1, 10.3), Word("round", 10.7, 11.0)]
-    collapsed = Perturbed(kind="beat_collapse", level=1.0).generate(
+    collapsed = Perturbed(BeatCollapse(), level=1.0).generate(
         SequenceRecord("2_scott_0_1_1", 2, motion, words=words, sem=sem)
     )
     (event,) = collect_events("2_scott_0_1_1", sem, words)

@@ -310,15 +310,17 @@ def test_a_mistyped_key_or_target_fails_the_binding_check():
     ],
 )
 def test_perturbed_level_outside_its_range_is_refused(kind, level):
-    node = composed("model=perturbed", f"model.kind={kind}", f"model.level={level}").model
-    with pytest.raises(ConfigError, match=rf"^model.level={level} for model.kind={kind}: must be"):
+    node = composed("model=perturbed", f"model/perturbation={kind}", f"model.level={level}").model
+    with pytest.raises(
+        ConfigError, match=rf"^model.level={level} for model/perturbation={kind}: must be"
+    ):
         build_model(node)
 
 
 def test_perturbed_levels_inside_their_range_build():
     for kind, level in (("rotation_noise", 0), ("time_shift", -0.5), ("freeze", 1)):
-        node = composed("model=perturbed", f"model.kind={kind}", f"model.level={level}").model
-        assert build_model(node).level == level
+        node = composed("model=perturbed", f"model/perturbation={kind}", f"model.level={level}")
+        assert build_model(node.model).level == level
 
 
 def test_dataset_fps_is_not_a_setting():

@@ -102,7 +102,7 @@ def test_generated_motion_past_the_bounds_is_refused_naming_model_and_sequence(
 ):
     root = tmp_path / "two"
     first, _ = two_sequences(mini_beat2, root)
-    model = ("model=perturbed", "model.kind=jitter", f"model.level={HUGE}")
+    model = ("model=perturbed", "model/perturbation=jitter", f"model.level={HUGE}")
     run = overrides(root, tmp_path, *MJD, *model, f"paths.cache={tmp_path / 'cache'}")
     line = error_line(stopped(capsys, *run))
     assert f"model=perturbed_jitter_{HUGE}, sequence {first}" in line

@@ -28,10 +28,10 @@ def model_node(*overrides: str):
 @pytest.mark.parametrize(
     ("overrides", "stochastic"),
     [
-        (("model=perturbed", "model.kind=jitter"), True),
-        (("model=perturbed", "model.kind=beat_collapse", "model.level=0.5"), True),
+        (("model=perturbed", "model/perturbation=jitter"), True),
+        (("model=perturbed", "model/perturbation=beat_collapse", "model.level=0.5"), True),
         (("model=random_clip",), True),
-        (("model=perturbed", "model.kind=time_shift"), False),
+        (("model=perturbed", "model/perturbation=time_shift"), False),
         (("model=ground_truth",), False),
         (("model=mean_pose",), False),
     ],

@@ -33,7 +33,7 @@ def test_rotation_noise_sweep_is_monotone(tmp_path, in_process):
     code = in_process(
         "-m",
         "model=perturbed",
-        "model.kind=rotation_noise",
+        "model/perturbation=rotation_noise",
         "model.level=0.03,0.1,0.3",
         *DROP,
         *SMALL,
@@ -56,7 +56,7 @@ def test_rotation_noise_sweep_is_monotone(tmp_path, in_process):
 def test_jitter_moves_ldlj_rel_away_from_zero(tmp_path, in_process):
     in_process(
         "model=perturbed",
-        "model.kind=jitter",
+        "model/perturbation=jitter",
         "model.level=0.05",
         "metrics=paper",
         *DROP,

@@ -18,11 +18,12 @@ KINDS = ("jitter", "freeze")
 
 
 def job(kind: str, level: float, **extra) -> dict:
-    """A results.json-like row of `model=perturbed model.kind=<kind> model.level=<level>`; fgd
-    grows with the level (twice as fast for freeze), mjd is missing at the smallest level."""
+    """A results.json-like row of `model=perturbed model/perturbation=<kind>
+    model.level=<level>`; fgd grows with the level (twice as fast for freeze), mjd is missing at
+    the smallest level."""
     slope = 2.0 if kind == "freeze" else 1.0
     return {
-        "job": f"model.kind={kind},model.level={level}",
+        "job": f"model/perturbation={kind},model.level={level}",
         "status": "ok",
         "model": f"perturbed_{kind}_{level}",
         "dataset": "mini_beat2",
@@ -37,7 +38,10 @@ def job(kind: str, level: float, **extra) -> dict:
             "model": {
                 "_target_": "gesturebench.models.perturbed.Perturbed",
                 "name": f"perturbed_{kind}_{level}",
-                "kind": kind,
+                "perturbation": {
+                    "_target_": f"gesturebench.models.perturbed.{kind.title()}",
+                    "name": kind,
+                },
                 "level": level,
                 "seed": 0,
             },

@@ -19,7 +19,7 @@ from gesturebench.data.gesture_classes import GESTURE_CLASSES, SEMANTIC_CLASSES
 from gesturebench.data.records import Motion, SemInterval
 from gesturebench.metrics.base import annotated
 from gesturebench.metrics.sgp import SemanticGesturePreservation, clip_sgp
-from gesturebench.models.perturbed import Perturbed
+from gesturebench.models.perturbed import BeatCollapse, Perturbed
 from gesturebench.runtime.errors import ConfigError
 from tests.distributed import run_distributed
 from tests.support.sgp import (

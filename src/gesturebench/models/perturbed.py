@@ -1,10 +1,12 @@
 """`Perturbed`: the reference with one controlled defect, to check that metrics react to what they
-should."""
+should. The defect is a `Perturbation` (`model/perturbation=<option>`, conf/model/perturbation/*),
+chosen by its `_target_`."""
 
 from __future__ import annotations
 
 import zlib
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import ClassVar
 
 import numpy as np
 from scipy.ndimage import gaussian_filter1d
@@ -120,47 +122,86 @@ def beat_collapse(record: SequenceRecord, level: float, rng: np.random.Generator
     return replace(m, poses=poses.reshape(m.n_frames, -1))
 
 
-PERTURBATIONS = {f.__name__: f for f in (rotation_noise, jitter, time_shift, freeze, beat_collapse)}
-#: The kinds that draw from the seed (noise, or which semantic intervals collapse): stochastic.
-RANDOM_KINDS = ("rotation_noise", "jitter", "beat_collapse")
 _STD = (0.0, float("inf"), "≥ 0 (a standard deviation in rad)")
 _FRACTION = (0.0, 1.0, "a fraction in [0, 1]")
-#: The levels each kind accepts: (lowest, highest, in words). Only a time shift may be negative
-#: (motion advanced).
-LEVEL_RANGES = {
-    "rotation_noise": _STD,
-    "jitter": _STD,
-    "time_shift": (float("-inf"), float("inf"), "a finite number of seconds"),
-    "freeze": _FRACTION,
-    "beat_collapse": _FRACTION,
-}
+
+
+class Perturbation:
+    """One kind of defect (`name`, the model's name says it): `apply` makes it at a level, one of
+    `levels` (lowest, highest, in words); `stochastic` where it draws from the rng (noise, or which
+    semantic intervals collapse). Each is a frozen dataclass, built by its `_target_`."""
+
+    name: str
+    levels: ClassVar[tuple[float, float, str]] = _STD
+    stochastic: ClassVar[bool] = True
+
+    def apply(self, record: SequenceRecord, level: float, rng: np.random.Generator) -> Motion:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class RotationNoise(Perturbation):
+    name: str = "rotation_noise"
+    apply = staticmethod(rotation_noise)
+
+
+@dataclass(frozen=True)
+class Jitter(Perturbation):
+    name: str = "jitter"
+    apply = staticmethod(jitter)
+
+
+@dataclass(frozen=True)
+class TimeShift(Perturbation):
+    """Only a time shift may be negative (motion advanced)."""
+
+    name: str = "time_shift"
+    levels = (float("-inf"), float("inf"), "a finite number of seconds")
+    stochastic = False
+    apply = staticmethod(time_shift)
+
+
+@dataclass(frozen=True)
+class Freeze(Perturbation):
+    name: str = "freeze"
+    levels = _FRACTION
+    stochastic = False
+    apply = staticmethod(freeze)
+
+
+@dataclass(frozen=True)
+class BeatCollapse(Perturbation):
+    name: str = "beat_collapse"
+    levels = _FRACTION
+    apply = staticmethod(beat_collapse)
 
 
 class Perturbed(GestureModel):
-    """Reference motion with `kind` ∈ rotation_noise, jitter, time_shift, freeze, beat_collapse at
-    `level` (seeded per sequence); a level outside the kind's range (`LEVEL_RANGES`) or not finite
-    is a `ConfigError`, not a silently clipped or meaningless defect."""
+    """Reference motion with a `perturbation` (RotationNoise, Jitter, TimeShift, Freeze,
+    BeatCollapse) at `level` (seeded per sequence); a level outside the perturbation's range
+    (`Perturbation.levels`) or not finite is a `ConfigError`, not a silently clipped or meaningless
+    defect."""
 
     cacheable = False
 
     def __init__(
         self,
+        perturbation: Perturbation,
         name: str = "perturbed",
-        kind: str = "rotation_noise",
         level: float = 0.1,
         seed: int = 0,
     ):
-        super().__init__(name, kind=kind, level=level, seed=seed)
-        if kind not in PERTURBATIONS:
-            raise ConfigError(f"model.kind={kind!r} is not one of {sorted(PERTURBATIONS)}")
-        low, high, allowed = LEVEL_RANGES[kind]
+        super().__init__(name, kind=perturbation.name, level=level, seed=seed)
+        low, high, allowed = perturbation.levels
         if not (np.isfinite(level) and low <= level <= high):
-            raise ConfigError(f"model.level={level} for model.kind={kind}: must be {allowed}")
-        self.perturb = PERTURBATIONS[kind]
-        self.stochastic = kind in RANDOM_KINDS
+            raise ConfigError(
+                f"model.level={level} for model/perturbation={perturbation.name}: must be {allowed}"
+            )
+        self.perturbation = perturbation
+        self.stochastic = perturbation.stochastic
         self.level = float(level)
         self.seed = seed
 
     def generate(self, record: SequenceRecord) -> Motion:
         rng = np.random.default_rng([self.seed, zlib.crc32(record.id.encode())])
-        return self.perturb(record, self.level, rng)
+        return self.perturbation.apply(record, self.level, rng)

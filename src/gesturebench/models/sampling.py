@@ -18,7 +18,7 @@ def with_samples(model: GestureModel, samples: Any) -> GestureModel:
         raise ConfigError(
             f"model.samples={samples}: model={model.name} is deterministic, so its samples would "
             f"be identical; use model.samples=1 (stochastic models: gesturelsm, random_clip, "
-            f"perturbed with kind rotation_noise, jitter or beat_collapse)"
+            f"perturbed with perturbation rotation_noise, jitter or beat_collapse)"
         )
     model.samples = samples
     return model

@@ -1,4 +1,4 @@
-"""Plots of a sweep over a numeric option (e.g. `-m model=perturbed model.kind=jitter,freeze
+"""Plots of a sweep over a numeric option (e.g. `-m model=perturbed model/perturbation=jitter,freeze
 model.level=0.05,0.1,0.2`): `sweep_<metric>.png` per headline metric, the metric against the swept
 value in words, one line per model (e.g. `perturbed_jitter`, `perturbed_freeze`: each combination of
 the sweep's other options) with its bootstrap interval as a band, written beside the sweep's
@@ -9,8 +9,9 @@ The swept options are read from the jobs' recorded configs: the leaves that diff
 successful jobs. The x axis is the first numeric one taking at least two values (config order; an
 option only some models have, such as `model.seed` in `-m model=mean_pose,random_clip`, is no axis);
 the others label the lines.
-Leaves named `name` are labels made from other options (`perturbed_${model.kind}_${model.level}`),
-not options, so they neither split lines nor make an axis."""
+Leaves named `name` are labels made from other options
+(`perturbed_${model.perturbation.name}_${model.level}`), not options, so they neither split lines
+nor make an axis."""
 
 from __future__ import annotations
 
@@ -77,7 +78,8 @@ def option_words(key: str) -> str:
 
 def line_label(row: dict, config: dict[str, Any], x: str, keys: list[str]) -> str:
     """The line's model: its name without the swept value (``perturbed_jitter_0.1`` →
-    ``perturbed_jitter``), then each other swept option whose value the name does not carry."""
+    ``perturbed_jitter``), then each other swept option whose value the name does not carry (a
+    `_target_` as its class's name, which a name in snake case carries: ``Jitter``)."""
     name = str(row.get("model") or "model")
     value = f"_{config.get(x)}"
     name = name[: -len(value)] if name.endswith(value) else name
@@ -86,7 +88,7 @@ def line_label(row: dict, config: dict[str, Any], x: str, keys: list[str]) -> st
         shown = config.get(key)
         if key.endswith("_target_") and isinstance(shown, str):
             key, shown = key.rsplit(".", 1)[0], shown.rsplit(".", 1)[-1]
-        if str(shown) not in name:
+        if str(shown).replace("_", "").lower() not in name.replace("_", "").lower():
             parts.append(f"{option_words(key)} {shown}")
     return ", ".join(parts)
 
