@@ -6,7 +6,6 @@ the files the docs promise. The fast-tier test fails on a documented command no 
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import shutil
 import time
@@ -20,15 +19,13 @@ import pytest
 from gesturebench.study.server.app import link_signature
 from gesturebench.study.server.manifest import read_manifest
 from tests.study_support import Page, asked_answer, free_port, participate, wait_ready
+from tests.support.requires import BEAT2_SAMPLE, require_shared
 from tests.workflows.blocks import blocks, commands, documented, yaml_block
 from tests.workflows.registry import WORKFLOWS, covered
 from tests.workflows.shell import Shell, ok
 from tests.workflows.substitutions import NOT_PROGRAMS, NOT_WORKFLOWS, SETUP, fill
 
 REPO = Path(__file__).resolve().parents[1]
-SAMPLE = Path(
-    os.environ.get("GESTUREBENCH_BEAT2_SAMPLE", REPO.parent / "shared" / "data" / "beat2-sample")
-)
 #: how good each of the csv study's sources looks to the simulated participants (mean rating)
 QUALITY = {"ground_truth": 6, "jitter": 5, "rotation_noise": 4, "delayed": 4, "random_clip": 2}
 PARTICIPANTS = 5
@@ -60,13 +57,8 @@ def test_the_collector_reads_blocks_as_bash_does():
 
 
 def sample() -> Path:
-    """The real BEAT2 sample; a failure under CI, where it must be there, else a skip."""
-    if not (SAMPLE / "2_scott_0_1_1.npz").is_file():
-        message = f"real BEAT2 sample not found at {SAMPLE}"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
-    return SAMPLE
+    """The real BEAT2 sample: skipped where absent, a failure under CI (`CI=true`)."""
+    return require_shared(BEAT2_SAMPLE / "2_scott_0_1_1.npz").parent
 
 
 def shell(sandbox, tmp_path: Path, **values: str) -> Shell:
