@@ -156,6 +156,24 @@ def test_wrong_type_fails_at_once(override):
         composed(*override.split())
 
 
+@pytest.mark.parametrize(
+    ("overrides", "encoder"),
+    [
+        (("metrics=paper",), "motion_ae"),
+        (("metrics=paper", "dataset=beat2"), "emage"),
+        (("metrics=paper", "dataset=beat2_speaker2"), "emage"),
+        (("task=analyze", "study=synthetic", "dataset=beat2"), "emage"),
+        (("metrics=emage2024",), "emage"),  # pinned: EMAGE's own evaluation
+    ],
+)
+def test_learned_metrics_take_the_encoder_of_the_dataset_or_their_preset(overrides, encoder):
+    """FGD's encoder is a value of the preset, or the dataset's `feature_encoder` it names; a
+    dataset's name chooses nothing."""
+    metrics = resolved(composed(*overrides, "dataset.root=/d").metrics)
+    node = metrics["fgd"].get("metric", metrics["fgd"])
+    assert node["encoder"] == encoder
+
+
 def test_trainer_option_without_code_reaches_the_trainer():
     cfg = composed("+trainer.limit_test_batches=2", "+trainer.max_epochs=3")
     trainer = build(cfg.trainer, logger=False)

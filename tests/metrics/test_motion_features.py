@@ -21,7 +21,7 @@ from gesturebench.metrics.density import Density
 from gesturebench.metrics.emage_eval_files import FGD_ENCODER as WEIGHTS
 from gesturebench.metrics.fgd import FGD
 from gesturebench.metrics.functional.frechet import frechet_distance
-from gesturebench.runtime.errors import CheckpointError, ConfigError
+from gesturebench.runtime.errors import CheckpointError
 from tests.emage_fgd_support import released_state
 from tests.helpers import toy_context
 from tests.metrics.references import scipy_frechet
@@ -171,14 +171,14 @@ def emage_ckpt(tmp_path_factory):
     return root, hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def test_emage_encoder_is_the_default_on_beat2(emage_ckpt):
+def test_emage_encoder_features(emage_ckpt):
     root, sha = emage_ckpt
     context = dataclasses.replace(toy_context(root), dataset_name="beat2")
     refs, gens = motions(6, 5), motions(6, 6)
     metrics = {
-        "fgd": FGD(covariance_offset=1e-6),
-        "density": Density(k=3),
-        "coverage": Coverage(k=3),
+        "fgd": FGD(covariance_offset=1e-6, encoder="emage"),
+        "density": Density(k=3, encoder="emage"),
+        "coverage": Coverage(k=3, encoder="emage"),
     }
     for m in metrics.values():
         m.prepare(context)
@@ -214,12 +214,10 @@ def test_emage_encoder_is_the_default_on_beat2(emage_ckpt):
     assert prov["sha256"] == sha and prov["weights_source"] == "checkpoints"
 
 
-def test_motion_ae_stays_the_default_elsewhere_and_emage_is_an_option(ckpt, emage_ckpt):
+def test_motion_ae_is_the_default_and_emage_an_option(ckpt, emage_ckpt):
     m = FGD(encoder_config=ENCODER_CONFIG)
     m.prepare(toy_context(ckpt[0]))
     assert m.options()["encoder"] == "motion_ae"
     e = Coverage(encoder="emage", weights=str(emage_ckpt[0] / WEIGHTS.folder / WEIGHTS.files[0]))
     e.prepare(toy_context(ckpt[0]))
     assert e.provenance()["emage_fgd"]["weights_source"] == "configured"
-    with pytest.raises(ConfigError, match="encoder must be one of"):
-        FGD(encoder="inception")

@@ -6,8 +6,10 @@ Two feature encoders (`encoder`): ``motion_ae``, our autoencoder trained on the 
 auto-training), one feature per window (`window`/`hop` of its training config); or ``emage``,
 EMAGE's released FGD encoder (`encoders.emage_fgd`; weights from `weights`, else
 `<checkpoints>/emage_eval/`, else the Hugging Face Hub), one feature per 16 frames of each whole
-sequence as EMAGE's evaluation computes them. ``auto`` (the default) is ``emage`` on real BEAT2
-(`EMAGE_DATASETS`) and ``motion_ae`` elsewhere. Features are pooled over all sequences.
+sequence as EMAGE's evaluation computes them. Each metrics preset names its encoder: EMAGE's
+presets ``emage``, the others the dataset's own (``${dataset.feature_encoder}``: ``emage`` on real
+BEAT2, whose tables EMAGE's encoder made, ``motion_ae`` elsewhere). Features are pooled over all
+sequences.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping
-from typing import Any, ClassVar, Literal, get_args
+from typing import Any, ClassVar, Literal
 
 import torch
 
@@ -33,21 +35,18 @@ from gesturebench.metrics.base import GestureMetric
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.emage_eval_files import FGD_ENCODER
 from gesturebench.metrics.pair import MotionPair
-from gesturebench.runtime.errors import CheckpointError, ConfigError
+from gesturebench.runtime.errors import CheckpointError
 from gesturebench.runtime.weights import resolve_weights
 
 REFERENCE, GENERATED = 0, 1
 #: the feature encoders (module docstring); the config schema offers only these
-Encoder = Literal["auto", "motion_ae", "emage"]
-ENCODERS: tuple[str, ...] = get_args(Encoder)
-#: datasets on which ``encoder: auto`` is EMAGE's (real BEAT2, whose tables EMAGE's encoder made)
-EMAGE_DATASETS = ("beat2", "beat2_speaker2")
+Encoder = Literal["motion_ae", "emage"]
 
 
 class MotionFeatureMetric(GestureMetric):
     """Encoder loading, provenance and windowing of the metrics in a learned feature space.
 
-    `encoder` is ``auto``, ``motion_ae`` or ``emage`` (module docstring); `weights` a file or folder
+    `encoder` is ``motion_ae`` or ``emage`` (module docstring); `weights` a file or folder
     holding EMAGE's encoder weights (``emage`` only). `encoder_config` is the motion_ae training
     config used when that encoder has to be auto-trained (its `latent_dim` must match the
     checkpoint's); its `window`/`hop` also cut the windows of the encoder-free features. The
@@ -63,15 +62,11 @@ class MotionFeatureMetric(GestureMetric):
     def __init__(
         self,
         encoder_config: Mapping | None = None,
-        encoder: Encoder = "auto",
+        encoder: Encoder = "motion_ae",
         weights: str | None = None,
         **kwargs: Any,
     ):
         super().__init__(**kwargs)
-        if encoder not in ENCODERS:
-            raise ConfigError(
-                f"metric {self.name}: encoder must be one of {ENCODERS}, got {encoder!r}"
-            )
         self.encoder_name = encoder
         self.weights = weights
         self.encoder_config = MotionAEConfig.coerce(encoder_config)
@@ -80,12 +75,10 @@ class MotionFeatureMetric(GestureMetric):
 
     @property
     def feature_dim(self) -> int:
-        """The feature size of the configured encoder (motion_ae's until `prepare` chooses)."""
+        """The feature size of the configured encoder."""
         return FEATURE_DIM if self.encoder_name == "emage" else self.encoder_config.latent_dim
 
     def prepare(self, context: MetricContext) -> None:
-        if self.encoder_name == "auto":
-            self.encoder_name = "emage" if context.dataset_name in EMAGE_DATASETS else "motion_ae"
         if self.encoder_name == "emage":
             resolved = resolve_weights(
                 FGD_ENCODER,

@@ -87,13 +87,20 @@ def resolved(node: Any) -> dict:
     return container
 
 
+@functools.cache
+def _choice(values: tuple[str, ...]) -> type[enum.Enum]:
+    """The enum of a `Literal`'s `values`, one per Literal: an option interpolating another option
+    of the same Literal (``encoder: ${dataset.feature_encoder}``) takes its value."""
+    return enum.Enum("Choice", {v: v for v in values})  # type: ignore[return-value]
+
+
 def _checkable(annotation: Any) -> Any:
     """`annotation` where OmegaConf can check values against it (a `Literal` of strings as an
     enum of them), else `Any`."""
     if typing.get_origin(annotation) is typing.Literal:
         values = typing.get_args(annotation)
         if all(isinstance(v, str) for v in values):
-            return enum.Enum("Choice", {v: v for v in values})
+            return _choice(values)
     probe = dataclasses.make_dataclass("Probe", [("value", annotation, MISSING)])
     try:
         OmegaConf.structured(probe)

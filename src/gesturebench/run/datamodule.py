@@ -18,6 +18,7 @@ from torch.utils.data import DataLoader, Dataset, Sampler
 
 from gesturebench.data.beat2 import AudioCheck, Beat2Dataset
 from gesturebench.data.records import SequenceRecord
+from gesturebench.metrics.motion_features import Encoder
 
 
 class UnrepeatedSampler(Sampler[int]):
@@ -50,7 +51,8 @@ def _first(batch: list[SequenceRecord]) -> SequenceRecord:
 class Beat2Source:
     """A dataset in BEAT2's layout (`conf/dataset/*`): where it is and what of it is read; `open`
     gives a split's records. With `generate`, mini-BEAT2 (`seed`, `size`) is generated into `root`
-    on first use."""
+    on first use. `feature_encoder` is the learned metrics' encoder that fits its motion (FGD,
+    Density and Coverage of the presets that do not pin one: ``${dataset.feature_encoder}``)."""
 
     name: str
     root: str
@@ -66,6 +68,7 @@ class Beat2Source:
     #: checked) is refused, or with `audio_mismatch=skip` left out (its audio metrics skipped)
     max_audio_gap: float | None = None
     audio_mismatch: str = "refuse"
+    feature_encoder: Encoder = "motion_ae"
 
     def open(
         self, split: str | None = None, load_audio: bool | None = None
