@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 import sys
 import threading
-import time
 from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
@@ -383,10 +382,8 @@ def test_failing_command_is_one_clear_error_and_is_not_cached(fault, message, re
     )
     model = source(CommandSource, tmp_path, command=line, timeout=3 if fault == "hang" else 120)
     record = records[0]
-    start = time.monotonic()
     with pytest.raises(ModelCommandError, match=re.escape(message)) as err:
         model.generate(record)
-    assert time.monotonic() - start < 30
     text = str(err.value)
     assert f"sequence {record.id}" in text and str(SCRIPT) in text and "\n" not in text
     if fault == "fail":

@@ -23,8 +23,7 @@ from gesturebench.body.procedural import (
 )
 from gesturebench.data.records import Motion
 from gesturebench.runtime.errors import CheckpointError, ConfigError
-
-from .conftest import REPO
+from tests.helpers import REPO
 
 IDS = vertex_ids["smplx"]
 SMPLX_KEYS = {
