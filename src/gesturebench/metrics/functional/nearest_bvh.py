@@ -21,6 +21,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from gesturebench.runtime.numba_lock import cached_kernel
+
 #: Points per leaf (queries searched together; points scanned per visited box).
 LEAF = 16
 #: Query points searched together: the hierarchy's nodes of at most this many points.
@@ -32,7 +34,7 @@ SLACK = 1e-9
 STACK = 256
 
 
-@numba.njit(nogil=True, cache=True)
+@cached_kernel(nogil=True)
 def build(points: np.ndarray, leaf: int):
     """The hierarchy of `points` (N,3): the point order that makes each node's points contiguous,
     and per node its first and past-the-last point and its two children (-1: a leaf). Children
@@ -67,7 +69,7 @@ def build(points: np.ndarray, leaf: int):
     return perm, first[:count], last[:count], left[:count], right[:count]
 
 
-@numba.njit(nogil=True, cache=True)
+@cached_kernel(nogil=True)
 def groups(tree, size):
     """The nodes of `tree` of at most `size` points whose parent has more (queries searched
     together)."""
@@ -84,7 +86,7 @@ def groups(tree, size):
     return np.array(out, np.int64)
 
 
-@numba.njit(nogil=True, cache=True)
+@cached_kernel(nogil=True)
 def _refit(xyz, tree, box):
     """Each node's box (`box` (nodes,6): lo xyz, hi xyz) over the sorted points `xyz` (3,N)."""
     _, first, last, left, right = tree
@@ -218,7 +220,7 @@ def _sorted(points, perm):
     return xyz
 
 
-@numba.njit(nogil=True, cache=True)
+@cached_kernel(nogil=True)
 def nearest_frames(a: np.ndarray, b: np.ndarray, d_ab: np.ndarray, d_ba: np.ndarray) -> None:
     """Per frame of `a` (T,N,3) and `b` (T,M,3), float64, N and M ≥ 1: each point's distance to the
     other cloud (`d_ab` (T,N), `d_ba` (T,M), written in place); frame t starts from frame t−1's
