@@ -4,6 +4,7 @@ functional/surface.py, functional/nearest_kernel.py) against brute force."""
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -105,10 +106,29 @@ def test_nearest_distances_auto_is_the_bvh_on_cpu_and_validates(monkeypatch):
     auto, kd = nearest_distances(a, b), nearest_distances(a, b, "kdtree")
     assert calls and torch.equal(auto[0], kd[0]) and torch.equal(auto[1], kd[1])
     assert auto[0].shape == (2, 50) and auto[1].shape == (2, 60) and auto[0].dtype == torch.float64
-    with pytest.raises(ConfigError, match="method"):
+    with pytest.raises(ValueError, match="method"):
         nearest_distances(a, b, "faiss")
-    with pytest.raises(ConfigError, match="num_points"):
+    with pytest.raises(ConfigError, match=r"^metric chamfer: num_points"):
         Chamfer(num_points=0)
+
+
+@pytest.mark.parametrize(
+    "a_shape, b_shape",
+    [
+        ((2, 50), (2, 60, 3)),
+        ((2, 50, 2), (2, 60, 2)),
+        ((2, 50, 3), (3, 60, 3)),
+        ((2, 0, 3), (2, 6, 3)),
+    ],
+)
+def test_clouds_of_the_wrong_shape_are_a_value_error_naming_the_shapes(a_shape, b_shape):
+    """Pure maths: a ValueError with both shapes, never the run's ConfigError."""
+    a, b = torch.zeros(a_shape), torch.zeros(b_shape)
+    shapes = re.escape(f"{tuple(a_shape)} and {tuple(b_shape)}")
+    for compute in (nearest_distances, chamfer_hausdorff):
+        with pytest.raises(ValueError, match=shapes) as err:
+            compute(a, b)
+        assert not isinstance(err.value, ConfigError)
 
 
 def test_surface_is_zero_for_identical_and_known_for_a_shift():

@@ -19,6 +19,7 @@ from gesturebench.metrics.functional.surface import (
     subsample_indices,
 )
 from gesturebench.metrics.pair import MotionPair
+from gesturebench.runtime.errors import ConfigError
 
 #: Frames root-aligned at a time (bounds the extra memory to a chunk of vertices).
 FRAME_CHUNK = 256
@@ -68,7 +69,10 @@ class SurfaceMetric(SequenceMetric):
         **kwargs: Any,
     ):
         super().__init__(**kwargs)
-        check_options(method, num_points)
+        try:
+            check_options(method, num_points)
+        except ValueError as err:
+            raise ConfigError(f"metric {self.name}: {err}") from None
         self.method, self.num_points, self.seed = method, num_points, seed
 
     def sequence_values(self, pair: MotionPair) -> tuple[list[float | None], float]:

@@ -8,6 +8,9 @@ distances; on the GPU a fused Triton kernel (`nearest_kernel.py`, when Triton is
 chunked `torch.cdist` with the non-matrix-multiply kernel. Both GPU paths choose each neighbour in
 float32 and then measure its distance in float64, so that all paths agree to float32 rounding of
 the neighbour choice.
+
+Pure maths: bad input raises `ValueError` with the shapes or values it got (the metric classes turn
+a bad option into the run's configuration error).
 """
 
 from __future__ import annotations
@@ -20,7 +23,6 @@ import torch
 from scipy.spatial import cKDTree
 
 from gesturebench.metrics.functional import nearest_bvh, nearest_kernel
-from gesturebench.runtime.errors import ConfigError
 
 METHODS = ("auto", "bvh", "kdtree", "cdist", "triton")
 #: KD-tree build options: unbalanced, uncompacted trees with 32-point leaves build and query fastest
@@ -32,12 +34,28 @@ CDIST_BLOCK = 1 << 26
 
 
 def check_options(method: str, num_points: int | None = None) -> None:
-    """Raise `ConfigError` for an unknown method or a non-positive `num_points`."""
+    """Raise `ValueError` for an unknown method or a non-positive `num_points`."""
     if method not in METHODS:
-        raise ConfigError(f"nearest-neighbour method must be one of {METHODS}, got {method!r}")
+        raise ValueError(f"nearest-neighbour method must be one of {METHODS}, got {method!r}")
     if num_points is not None and num_points < 1:
-        raise ConfigError(
+        raise ValueError(
             f"num_points must be a positive number of vertices or null, got {num_points}"
+        )
+
+
+def check_clouds(a: torch.Tensor, b: torch.Tensor) -> None:
+    """Raise `ValueError` unless `a` (T,N,3) and `b` (T,M,3) are two clouds of at least one point
+    in each of the same T frames."""
+    if not (
+        a.ndim == b.ndim == 3
+        and a.shape[2] == b.shape[2] == 3
+        and a.shape[0] == b.shape[0]
+        and a.shape[1] > 0
+        and b.shape[1] > 0
+    ):
+        raise ValueError(
+            "expected two point clouds per frame, (T,N,3) and (T,M,3) with N, M >= 1, got "
+            f"{tuple(a.shape)} and {tuple(b.shape)}"
         )
 
 
@@ -129,9 +147,11 @@ def nearest_distances(
 
     Returns float64 tensors (T,N) and (T,M) on `a`'s device. `method="auto"` uses the hierarchy on
     CPU, the Triton kernel elsewhere when it builds there (`nearest_kernel.usable`), else cdist;
-    `block` bounds the cdist path's memory (elements of one distance block).
+    `block` bounds the cdist path's memory (elements of one distance block). Raises `ValueError`
+    for other shapes (N, M >= 1) or an unknown method.
     """
     check_options(method)
+    check_clouds(a, b)
     if method == "auto":
         if a.device.type == "cpu":
             method = "bvh"
@@ -155,8 +175,11 @@ def chamfer_hausdorff(
     Chamfer = mean_a min_g ‖a−g‖² + mean_g min_a ‖a−g‖²; Hausdorff = max(max_a min_g ‖a−g‖, max_g
     min_a ‖a−g‖), from one nearest-neighbour pass. Frames whose two clouds are identical point for
     point are exactly 0 and skip the search (every frame of a model that returns the reference).
-    Returns two float64 (T,) tensors.
+    Returns two float64 (T,) tensors; raises `ValueError` for other shapes (N, M >= 1) or an
+    unknown method.
     """
+    check_options(method)
+    check_clouds(ref, gen)
     chamfer = torch.zeros(ref.shape[0], dtype=torch.float64, device=ref.device)
     hausdorff = torch.zeros_like(chamfer)
     differ = torch.ones_like(chamfer, dtype=torch.bool)
