@@ -147,7 +147,7 @@ def test_typo_in_an_override_fails_at_once():
         "study.analysis.bootstrap=many",
         "metrics.fgd.encoder=emag",
         "metrics.density.encoder=motionae",
-        "metrics.bc.variant=emage2023",
+        "metrics.bc.threshold_frame=onset",
         "model=gesturelsm model.variant=shortcut2",
     ],
 )
@@ -379,7 +379,7 @@ def test_emage_presets_pin_each_convention(preset, offset):
     }
     assert set(metrics) == {"fgd", "bc", "diversity", "div_sample"}
     assert metrics["fgd"].encoder_name == "emage" and metrics["fgd"].covariance_offset == offset
-    assert metrics["bc"].options()["variant"] == preset
+    assert metrics["bc"].options()["audio_segment"] == preset
     diversity = metrics["diversity"].options()
     assert (diversity["joints"], diversity["weighting"]) == ("all", "frames")
     # the 2025 code runs the body with zero global orientation for L1div too, the 2024 code does not

@@ -8,13 +8,13 @@ over the dataset's train split, computed once through the body model and cached 
 cache folder. The speech onsets of each segment depend on its audio alone, so they are cached there
 too (keyed by a hash of the samples): every model scored on the same data reuses them.
 
-`variant` names a whole convention (`VARIANTS`): ``paper`` (ours), or ``emage2024`` / ``emage2025``,
-which reproduce EMAGE's evaluation code (2024 `utils/metric.py` with its trainer, 2025
-`emage_evaltools`), or ``genea_a2m`` / ``genea_m2a``, the GENEA Leaderboard's two BA values (the
-2025 code, one per alignment direction). Each fixes where the speed threshold is tested
-(`threshold_frame`), how the body model runs (`translation`, `global_orient`), the speed
-normaliser (`mean_speed_file`) and how the audio is cut (`audio_segment`). Each of these knobs left
-unset takes the variant's value.
+The defaults are the paper's convention. The other variants are option files of the knobs they
+set (conf/metrics/bc/*.yaml, chosen by the presets): ``emage2024`` / ``emage2025`` reproduce
+EMAGE's evaluation code (2024 `utils/metric.py` with its trainer, 2025 `emage_evaltools`),
+``genea_a2m`` / ``genea_m2a`` the GENEA Leaderboard's two BA values (the 2025 code, one per
+alignment direction). Each fixes where the speed threshold is tested (`threshold_frame`), how the
+body model runs (`translation`, `global_orient`), the speed normaliser (`mean_speed_file`) and how
+the audio is cut (`audio_segment`).
 """
 
 from __future__ import annotations
@@ -37,7 +37,6 @@ from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.convention import BodyConvention
 from gesturebench.metrics.emage_eval_files import MEAN_SPEED
 from gesturebench.metrics.functional.bc import (
-    ALIGNMENTS,
     audio_onsets,
     beat_consistency,
     emage_segment_samples,
@@ -55,48 +54,12 @@ from gesturebench.runtime.weights import resolve_weights, sha256_file
 #: EMAGE's fixed per-joint speed normaliser (55 values, computed with SMPL-X over BEAT2), published
 #: with its evaluation code; this name is resolved like released weights (`emage_eval_files`).
 EMAGE_MEAN_SPEED = Path(MEAN_SPEED.files[0]).name
-#: a BC variant (`VARIANTS`); the config schema offers only these
-Variant = Literal["paper", "emage2024", "emage2025", "genea_a2m", "genea_m2a"]
-#: BC variants: the value of each knob that the configuration leaves unset (None).
-VARIANTS: dict[str, dict[str, Any]] = {
-    "paper": {
-        "threshold": 0.1,
-        "direction": "motion_to_audio",
-        "threshold_frame": "minimum",
-        "translation": "keep",
-        "global_orient": "keep",
-        "mean_speed_file": None,
-        "audio_segment": "paper",
-    },
-    "emage2024": {
-        "threshold": 0.3,
-        "direction": "audio_to_motion",
-        "threshold_frame": "official_offset",
-        "translation": "zero",
-        "global_orient": "keep",
-        "mean_speed_file": EMAGE_MEAN_SPEED,
-        "audio_segment": "emage2024",
-    },
-    "emage2025": {
-        "threshold": 0.1,
-        "direction": "audio_to_motion",
-        "threshold_frame": "official_offset",
-        "translation": "zero",
-        "global_orient": "zero",
-        "mean_speed_file": EMAGE_MEAN_SPEED,
-        "audio_segment": "emage2025",
-    },
-}
-# The GENEA Leaderboard (GENEALeaderboard/objective_metric) calls the 2025 `emage_evaltools` BC on
-# the same inputs and reports both alignments: BA_a2m (mean over onsets) and BA_m2a (over beats).
-VARIANTS["genea_a2m"] = {**VARIANTS["emage2025"], "direction": "audio_to_motion"}
-VARIANTS["genea_m2a"] = {**VARIANTS["emage2025"], "direction": "motion_to_audio"}
-#: the allowed values of each variant knob that takes a name.
-CHOICES = {
-    "direction": ALIGNMENTS,
-    "threshold_frame": ("minimum", "official_offset"),
-    "audio_segment": ("paper", "emage2024", "emage2025"),
-}
+#: the BC alignments (`functional.bc.ALIGNMENTS`), where the speed threshold is tested, how the
+#: body model runs, how the audio is cut (module docstring)
+Alignment = Literal["motion_to_audio", "audio_to_motion"]
+ThresholdFrame = Literal["minimum", "official_offset"]
+Convention = Literal["keep", "zero"]
+AudioSegment = Literal["paper", "emage2024", "emage2025"]
 
 
 def body_positions(body: BodyOutput, root_aligned: bool) -> torch.Tensor:
@@ -184,27 +147,23 @@ class BeatConsistency(SequenceMetric):
         self,
         sigma: float = 0.3,
         order: int = 7,
-        threshold: float | None = None,
+        threshold: float = 0.1,
         trim: float = 2.0,
-        direction: str | None = None,
+        direction: Alignment = "motion_to_audio",
         joints: Sequence[int] = UPPER,
         root_aligned: bool = False,
         hop_length: int = 512,
         mean_speed: Sequence[float] | None = None,
-        variant: Variant = "paper",
-        threshold_frame: str | None = None,
-        translation: str | None = None,
-        global_orient: str | None = None,
+        threshold_frame: ThresholdFrame = "minimum",
+        translation: Convention = "keep",
+        global_orient: Convention = "keep",
         mean_speed_file: str | None = None,
-        audio_segment: str | None = None,
+        audio_segment: AudioSegment = "paper",
         **kwargs: Any,
     ):
         super().__init__(**kwargs)
-        if variant not in VARIANTS:
-            raise ConfigError(
-                f"metric {self.name}: variant must be one of {tuple(VARIANTS)}, got {variant!r}"
-            )
-        given = {
+        #: the convention's knobs (recorded in `options`)
+        self.settings: dict[str, Any] = {
             "threshold": threshold,
             "direction": direction,
             "threshold_frame": threshold_frame,
@@ -213,16 +172,6 @@ class BeatConsistency(SequenceMetric):
             "mean_speed_file": mean_speed_file,
             "audio_segment": audio_segment,
         }
-        #: the knobs in effect: the given ones, the variant's for the rest
-        self.settings: dict[str, Any] = {
-            k: VARIANTS[variant][k] if v is None else v for k, v in given.items()
-        }
-        for knob, allowed in CHOICES.items():
-            if self.settings[knob] not in allowed:
-                raise ConfigError(
-                    f"metric {self.name}: {knob} must be one of {allowed}, "
-                    f"got {self.settings[knob]!r}"
-                )
         if mean_speed is not None and len(mean_speed) != N_JOINTS:
             raise ConfigError(
                 f"metric {self.name}: mean_speed needs one value per SMPL-X joint ({N_JOINTS})"
