@@ -1,6 +1,8 @@
 """The package layout shows its architecture: the package root holds only the entry points, and
 the imports between its subpackages run down the layers only (read from the source with `ast`, every
-import counted, those inside functions and under `TYPE_CHECKING` included)."""
+import counted, those inside functions and under `TYPE_CHECKING` included); the pure maths of
+`metrics/functional` raises no error class of the run; no test module imports from another (shared
+helpers live in tests/support/, shared fixtures in conftest.py)."""
 
 from __future__ import annotations
 
@@ -99,3 +101,45 @@ def test_the_import_graph_between_subpackages_is_acyclic():
         TopologicalSorter(graph).prepare()
     except CycleError as err:
         raise AssertionError(f"import cycle: {' → '.join(err.args[1])}") from None
+
+
+def test_pure_maths_uses_no_error_class_of_the_run():
+    """metrics/functional raises Python's own errors (ValueError with the shapes), never the
+    CLI's."""
+    functional = PACKAGE / "metrics" / "functional"
+    offenders = sorted(
+        f"{_module(path)} imports {target}"
+        for path in functional.rglob("*.py")
+        for target in _imports(path)
+        if target.startswith("gesturebench.runtime.errors")
+    )
+    assert not offenders, offenders
+
+
+def _test_imports(path: Path) -> set[str]:
+    """The modules a file of tests/ or benchmarks/ imports, relative imports resolved (`from tests
+    import x` counted as `tests.x`)."""
+    package = list(path.relative_to(REPO).parent.parts)
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join([*package[: len(package) - node.level + 1], *filter(None, [base])])
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+            found.add(base)
+    return found
+
+
+def test_no_test_module_imports_another():
+    offenders = sorted(
+        f"{path.relative_to(REPO)} imports {module}"
+        for folder in (REPO / "tests", REPO / "benchmarks")
+        for path in folder.rglob("*.py")
+        for module in _test_imports(path)
+        if module.split(".")[0] == "tests"
+        and any(part.startswith("test_") for part in module.split(".")[1:])
+    )
+    assert not offenders, offenders
