@@ -30,6 +30,7 @@ from tests.support.smooth_motions import mixing, smooth_motion
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
+
 def records(seed: int, n: int, n_frames: int) -> list[SequenceRecord]:
     rng, mix = np.random.default_rng(seed), mixing()
     return [SequenceRecord(f"s{seed}_{i}", 1, smooth_motion(rng, n_frames, mix)) for i in range(n)]

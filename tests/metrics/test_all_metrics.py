@@ -254,4 +254,3 @@ def test_vertex_metrics_ask_for_vertices():
     from gesturebench.metrics.hausdorff import Hausdorff
 
     assert Chamfer.needs_vertices and Hausdorff.needs_vertices and FootContact.needs_vertices
-
