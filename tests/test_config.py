@@ -264,7 +264,7 @@ def test_models_build(tmp_path):
 
 def binds(options: Any, **run_time: Any) -> None:
     """Every `_target_` of the plain config `options` resolves and takes its arguments (`run_time`:
-    those given when it is built), without building anything."""
+    those given when it is built; a `_partial_` one: some of them), without building anything."""
     if isinstance(options, list):
         for value in options:
             binds(value)
@@ -277,7 +277,9 @@ def binds(options: Any, **run_time: Any) -> None:
         arguments = {k: v for k, v in options.items() if not k.startswith("_")}
         if isinstance(target, type) and issubclass(target, GestureModel):
             arguments = {k: v for k, v in arguments.items() if k not in MODEL_KEYS_NAMES}
-        inspect.signature(target).bind(**{**run_time, **arguments})
+        signature = inspect.signature(target)
+        bind = signature.bind_partial if options.get("_partial_") else signature.bind
+        bind(**{**run_time, **arguments})
 
 
 #: what a group's object is given when it is built, beside its config
@@ -312,7 +314,13 @@ def test_every_option_of_every_group_composes_and_binds():
 
 def test_a_mistyped_key_or_target_fails_the_binding_check():
     with pytest.raises(TypeError, match="levle"):
-        binds({"_target_": "gesturebench.models.perturbed.Perturbed", "name": "p", "levle": 1})
+        binds(
+            {
+                "_target_": "gesturebench.models.perturbed.Perturbed",
+                "perturbation": {"_target_": "gesturebench.models.perturbed.Jitter"},
+                "levle": 1,
+            }
+        )
     with pytest.raises(ImportError):
         binds({"_target_": "gesturebench.models.perturbed.Perturbd", "name": "p"})
 
