@@ -24,7 +24,8 @@ WORKFLOWS = {
     "test_main_job": ("python launch.py",),
     "test_sweeps_and_leaderboard": (
         "python launch.py -m model=ground_truth,mean_pose,random_clip",
-        "python launch.py -m model=perturbed model/perturbation=rotation_noise model.level=0,0.05,0.1,0.2",
+        "python launch.py -m model=perturbed model/perturbation=rotation_noise"
+        " model.level=0,0.05,0.1,0.2",
         "python launch.py task=leaderboard",
     ),
     "test_your_own_models_files": (
@@ -49,8 +50,9 @@ WORKFLOWS = {
         " +metrics.pck_5cm.name=pck_5cm +metrics.pck_5cm.threshold=0.05",
     ),
     "test_beat_collapse_sgp": (
-        "python launch.py -m model=perturbed model/perturbation=beat_collapse model.level=0.25,0.5,1"
-        " metrics=none +metrics.sgp._target_=gesturebench.metrics.sgp.SemanticGesturePreservation"
+        "python launch.py -m model=perturbed model/perturbation=beat_collapse"
+        " model.level=0.25,0.5,1 metrics=none"
+        " +metrics.sgp._target_=gesturebench.metrics.sgp.SemanticGesturePreservation"
         " '+metrics.sgp.annotator=${annotator}'",
     ),
     "test_prepare_beat2": (
