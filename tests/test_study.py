@@ -383,7 +383,8 @@ def test_a_model_term_without_its_metric_is_dropped_with_a_note(metrics_table):
 
 def record(seconds: float, sem: list[SemInterval]) -> SequenceRecord:
     n = int(seconds * 30)
-    poses = np.arange(n * 165, dtype=np.float32).reshape(n, 165)
+    # a distinct value per frame and joint, within the motion contract's rotations
+    poses = (np.arange(n * 165, dtype=np.float32) * 1e-5).reshape(n, 165)
     motion = Motion(poses, np.zeros((n, 3)), np.zeros(10), np.zeros((n, 100)))
     audio = np.arange(int(seconds * SAMPLE_RATE), dtype=np.float32)
     words = [Word("a", 1.0, 1.5), Word("b", 11.8, 12.4), Word("c", 20.0, 20.5)]
