@@ -20,7 +20,7 @@ from gesturebench.study.server.app import link_signature
 from gesturebench.study.server.manifest import read_manifest
 from tests.study_support import Page, asked_answer, free_port, participate, wait_ready
 from tests.support.requires import BEAT2_SAMPLE, require_shared
-from tests.workflows.blocks import blocks, commands, documented, yaml_block
+from tests.workflows.blocks import Block, blocks, commands, documented, yaml_block
 from tests.workflows.registry import WORKFLOWS, covered
 from tests.workflows.shell import Shell, ok
 from tests.workflows.substitutions import NOT_PROGRAMS, NOT_WORKFLOWS, SETUP, fill
@@ -50,8 +50,8 @@ def test_every_documented_command_is_run_by_a_workflow_or_listed_with_a_reason()
 
 
 def test_the_collector_reads_blocks_as_bash_does():
-    from tests.workflows.blocks import Block
-
+    """Continuation lines joined, comments and blank lines dropped, `&&` and `;` split, but not
+    inside quotes."""
     block = Block("x.md", 1, "bash", "a && b  # c\n# d\n\nx y \\\n    z 'p # q; r'; s")
     assert commands(block) == ["a", "b", "x y z 'p # q; r'", "s"]
 
@@ -62,11 +62,13 @@ def sample() -> Path:
 
 
 def shell(sandbox, tmp_path: Path, **values: str) -> Shell:
+    """A user's shell in a fresh working folder under `tmp_path`, the table's fields `values`."""
     sandbox.train_encoders()  # once per session, rather than in the first launched process
     return Shell(tmp_path / "work", sandbox, **values)
 
 
 def steps(test: str) -> tuple[str, ...]:
+    """The documented commands `test` runs, in order (registry.WORKFLOWS)."""
     return WORKFLOWS[test]
 
 
