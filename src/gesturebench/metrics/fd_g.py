@@ -14,14 +14,13 @@ from typing import Any
 import numpy as np
 import torch
 
+from gesturebench.data.records import POSE_DIM
 from gesturebench.metrics.base import GestureMetric
 from gesturebench.metrics.functional.frechet import batch_moments, frechet_distance, merge_moments
 from gesturebench.metrics.pair import MotionPair
 
 #: state index of each motion: reference, generated.
 SIDES = (0, 1)
-#: values per frame: 55 axis-angle rotations.
-POSE_DIM = 165
 
 
 class PoseFrechet(GestureMetric):

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from gesturebench.body.output import BodyOutput
-from gesturebench.data.records import Motion, SemInterval, Word
+from gesturebench.data.records import SAMPLE_RATE, Motion, SemInterval, Word
 
 T = TypeVar("T")
 
@@ -33,7 +33,7 @@ class MotionPair:
     gen_body: BodyOutput
     ref_body: BodyOutput
     audio: np.ndarray | None = None
-    sample_rate: int = 16000
+    sample_rate: int = SAMPLE_RATE
     words: list[Word] | None = None
     sem: list[SemInterval] | None = None
     model_name: str = ""

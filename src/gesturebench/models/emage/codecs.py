@@ -9,6 +9,7 @@ from typing import cast
 import torch
 from torch import nn
 
+from gesturebench.data.records import FPS, N_JOINTS
 from gesturebench.encoders.representation import rotation_6d
 from gesturebench.models.emage.config import CodecConfig
 from gesturebench.models.emage.layers import conv_decoder, conv_encoder
@@ -19,10 +20,8 @@ UPPER_JOINTS = (3, 6, 9, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21)
 LOWER_JOINTS = (0, 1, 2, 4, 5, 7, 8, 10, 11)
 HANDS_JOINTS = tuple(range(25, 55))
 JAW = 22
-N_JOINTS = 55
 #: the subfolders of ``emage_vq/`` in the released layout, in the order `BodyCodec` holds them
 PARTS = ("face", "upper", "hands", "lower", "global")
-FPS = 30
 
 
 class Codebook(nn.Module):

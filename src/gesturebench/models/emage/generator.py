@@ -7,6 +7,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from gesturebench.data.records import N_JOINTS
 from gesturebench.models.emage.config import GeneratorConfig
 from gesturebench.models.emage.layers import MLP, PeriodicPositions, WaveEncoder, conv_encoder
 
@@ -15,7 +16,7 @@ BODY = ("upper", "hands", "lower")
 #: loaded (strictly, like every key) but never run
 TEMPLATE_PREFIXES = ("transformer_en_layer.", "audio_motion_cross_attn_layer.")
 #: per frame: 55 joints as 6D rotations, root translation (3), foot contact (4)
-MOTION_DIM = 55 * 6 + 3 + 4
+MOTION_DIM = N_JOINTS * 6 + 3 + 4
 
 
 class EmageGenerator(nn.Module):

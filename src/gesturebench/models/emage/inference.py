@@ -10,7 +10,8 @@ from collections.abc import Callable
 
 import torch
 
-from gesturebench.models.emage.codecs import N_JOINTS, BodyCodec
+from gesturebench.data.records import N_JOINTS
+from gesturebench.models.emage.codecs import BodyCodec
 from gesturebench.models.emage.generator import MOTION_DIM, EmageGenerator
 from gesturebench.runtime.errors import DataError
 

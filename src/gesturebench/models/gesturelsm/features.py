@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gesturebench.data.records import Word
+from gesturebench.data.records import SAMPLE_RATE, Word
 from gesturebench.runtime.errors import DataError
 
 ENVELOPE_WINDOW = 1024
@@ -29,7 +29,7 @@ def amplitude_envelope(wave: np.ndarray, window: int = ENVELOPE_WINDOW) -> np.nd
     return np.pad(peaks, (0, window - 1), mode="edge")
 
 
-def onset_amplitude(wave: np.ndarray, sr: int = 16000) -> np.ndarray:
+def onset_amplitude(wave: np.ndarray, sr: int = SAMPLE_RATE) -> np.ndarray:
     """16 kHz mono `wave` (S,) → (S, 2) float: envelope, and 1 at each onset *frame* index (the
     quirk in the module docstring)."""
     from gesturebench.runtime.librosa_lock import librosa

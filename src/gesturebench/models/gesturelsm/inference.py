@@ -17,12 +17,12 @@ from dataclasses import dataclass
 
 import torch
 
+from gesturebench.data.records import FPS, N_JOINTS, SAMPLE_RATE
 from gesturebench.encoders.representation import rotation_6d
 from gesturebench.models.emage.codecs import (
     HANDS_JOINTS,
     JAW,
     LOWER_JOINTS,
-    N_JOINTS,
     UPPER_JOINTS,
 )
 from gesturebench.models.emage.rotations import rotation_6d_to_axis_angle
@@ -41,7 +41,7 @@ from gesturebench.runtime.errors import DataError
 JOINTS = {"upper": UPPER_JOINTS, "hands": HANDS_JOINTS, "lower": LOWER_JOINTS}
 #: audio samples per motion frame as upstream slices the 16 kHz features (16000 // 30, not
 #: 533.3: later windows' audio drifts ahead of the motion by 1/3 sample per frame)
-SAMPLES_PER_FRAME = 16000 // 30
+SAMPLES_PER_FRAME = SAMPLE_RATE // FPS
 #: the default variant's sampling (shortcut with reflow: 2 steps, guidance 2)
 PAPER = SAMPLINGS[Variant.shortcut_reflow]
 
