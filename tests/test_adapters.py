@@ -35,8 +35,9 @@ from gesturebench.models.sources.outputs import OutputsSource
 from gesturebench.run.config import build_model
 from gesturebench.runtime.errors import CheckpointError, ConfigError, DataError
 from gesturebench.tasks import common, evaluate
-from gesturebench.tasks.common import make_body_model, open_dataset
+from gesturebench.tasks.common import Job, make_body_model, open_dataset
 from tests.fake_official_model import fake_model
+from tests.fake_official_model import module as fake_module
 from tests.fake_official_model.fake_model import FORMATS, fake_gesture, write_result
 from tests.helpers import REPO, composed
 
@@ -109,7 +110,8 @@ def score(cfg, records, out, body_model, monkeypatch) -> dict:
             "_target_": "gesturebench.metrics.diversity.Diversity",
             "name": "diversity",
         }
-    return evaluate.score(cfg, records, out, OmegaConf.to_container(cfg, resolve=True), "test")
+    config = OmegaConf.to_container(cfg, resolve=True)
+    return evaluate.score(cfg, records, out, config, "test", job=Job())
 
 
 def assert_same_metrics(res: dict, ref: dict) -> None:
@@ -291,7 +293,7 @@ def test_module_with_checkpoint_matches_precomputed(
         tmp_path,
         "model=semtalk",
         "model/source=module",
-        "model.target=tests.fake_official_model.module:FakeGestureModule",
+        "model.network._target_=tests.fake_official_model.module.FakeGestureModule",
     )
     assert_same_metrics(
         score(cfg, records, tmp_path / "run", body_model, monkeypatch), precomputed_results
@@ -299,23 +301,21 @@ def test_module_with_checkpoint_matches_precomputed(
 
 
 @pytest.mark.parametrize(
-    "target, input", [("generate", "dict"), ("generate_from_record", "record")]
+    "network, input", [(fake_module.generate, "dict"), (fake_module.generate_from_record, "record")]
 )
-def test_module_callables_take_a_dict_or_the_record(target, input, records, tmp_path):
-    model = source(
-        ModuleSource, tmp_path, target=f"tests.fake_official_model.module:{target}", input=input
-    )
+def test_module_callables_take_a_dict_or_the_record(network, input, records, tmp_path):
+    model = source(ModuleSource, tmp_path, network=network, input=input)
     for record in records:
         assert_motion_close(model.generate(record), expected(record))
 
 
 def test_module_checkpoint_problems_say_what_to_do(tmp_path):
-    target = "tests.fake_official_model.module:FakeGestureModule"
+    network = fake_module.FakeGestureModule()
     missing = tmp_path / "ckpt" / "model.pt"
     with pytest.raises(
         CheckpointError, match=re.escape(f"no weights at {missing}. Put Fake's weights there")
     ) as err:
-        source(ModuleSource, tmp_path, target=target, checkpoint=str(missing))
+        source(ModuleSource, tmp_path, network=network, checkpoint=str(missing))
     assert "torch.save(model.state_dict()" in str(err.value) and "model.checkpoint=null" in str(
         err.value
     )
@@ -324,9 +324,12 @@ def test_module_checkpoint_problems_say_what_to_do(tmp_path):
     with pytest.raises(
         CheckpointError, match=re.escape("not loadable with torch.load(weights_only=True)")
     ):
-        source(ModuleSource, tmp_path, target=target, checkpoint=str(pickled))
-    with pytest.raises(CheckpointError, match="cannot import it"):
-        source(ModuleSource, tmp_path, target="tests.no_such_module:Model")
+        source(ModuleSource, tmp_path, network=network, checkpoint=str(pickled))
+    cfg = model_cfg(
+        tmp_path, "model=semtalk", "model/source=module", "model.network._target_=tests.no.Model"
+    )
+    with pytest.raises(ConfigError, match=r"Error locating target 'tests\.no\.Model'"):
+        build_model(cfg.model)
 
 
 # ---------------------------------------------------------------- copied fields
@@ -497,7 +500,9 @@ def test_model_source_picks_the_class_and_its_own_options(tmp_path):
     only; an option it does not offer fails at composition, naming it."""
     options = {
         "command": {"command": command("--out {out}")},
-        "module": {"target": "tests.fake_official_model.module:generate"},
+        "module": {
+            "network": {"_target_": "tests.fake_official_model.module.generate", "_partial_": True}
+        },
     }
     for cls in (CommandSource, ModuleSource):
         cfg = model_cfg(tmp_path, "model=semtalk", f"model/source={cls.kind}")
@@ -553,7 +558,7 @@ def test_bring_your_model_examples_run_from_a_searchpath_folder(records, test_sp
     overrides = {
         "my_model": [f"model.dir={tmp_path / 'out'}"],
         "my_model_cmd": [],
-        "my_model_module": [f"model.target={fake}:FakeGestureModule"],
+        "my_model_module": [f"model.network._target_={fake}.FakeGestureModule"],
         "my_gesture_model": [f"model._target_={fake}.FakeGestureModel"],
     }
     context = SimpleNamespace(cache_dir=tmp_path / "cache")

@@ -272,7 +272,7 @@ def binds(options: Any, **run_time: Any) -> None:
         return
     for value in options.values():
         binds(value)
-    if "_target_" in options:
+    if options.get("_target_", "???") != "???":  # "???": the user's (model/source=module's network)
         target = get_object(options["_target_"])
         arguments = {k: v for k, v in options.items() if not k.startswith("_")}
         if isinstance(target, type) and issubclass(target, GestureModel):

@@ -1,30 +1,16 @@
-"""A `source=module` model's Python object, imported by name, and its weights, loaded without
-unpickling arbitrary objects."""
+"""A `source=module` network's weights, loaded without unpickling arbitrary objects."""
 
 from __future__ import annotations
 
 import hashlib
-import pkgutil
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import torch
 
 from gesturebench.runtime.atomic import one_line
 from gesturebench.runtime.caches import check_weights
 from gesturebench.runtime.errors import CheckpointError
-
-
-def load_target(spec: str) -> Any:
-    """The object named `package.module:Name` (or `package.module.Name`)."""
-    try:
-        return pkgutil.resolve_name(spec)
-    except (ImportError, AttributeError, ValueError) as exc:
-        raise CheckpointError(
-            f"model.target={spec}: cannot import it ({one_line(exc)}); install the package or "
-            f"put it on PYTHONPATH, and write the target as package.module:Name"
-        ) from exc
 
 
 def load_weights(module: torch.nn.Module, path: Path, target: str) -> None:

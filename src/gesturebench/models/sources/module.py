@@ -1,13 +1,14 @@
-"""`ModuleSource` (``model/source=module``): an importable object (``package.module:Name``) — a
-LightningModule (`predict_step`) or any callable — given a batch (a dict of numpy inputs and the
-`device` its parameters are on, or the `SequenceRecord`) and returning SMPL-X parameters (a `Motion`
-or a dict of arrays), with weights from `checkpoint` (``torch.load(weights_only=True)``); its
-results are cached like a command's."""
+"""`ModuleSource` (``model/source=module``): a network built from its `_target_` node
+(``model.network``) — a LightningModule (`predict_step`) or any callable — given a batch (a dict of
+numpy inputs and the `device` its parameters are on, or the `SequenceRecord`) and returning SMPL-X
+parameters (a `Motion` or a dict of arrays), with weights from `checkpoint`
+(``torch.load(weights_only=True)``); its results are cached like a command's."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from types import FunctionType
+from typing import Any, Literal
 
 import numpy as np
 import pytorch_lightning as pl
@@ -16,7 +17,7 @@ from typing_extensions import Unpack
 
 from gesturebench.data.records import SequenceRecord
 from gesturebench.models.batch import record_batch, result_arrays
-from gesturebench.models.loading import file_digest, load_target, load_weights
+from gesturebench.models.loading import file_digest, load_weights
 from gesturebench.models.sources.base import ModelCommandError, SharedOptions
 from gesturebench.models.sources.runs import RunSource
 from gesturebench.runtime.atomic import atomic_path, one_line
@@ -24,7 +25,7 @@ from gesturebench.runtime.errors import CheckpointError, ConfigError, DataError,
 
 
 class ModuleSource(RunSource):
-    """`target` (a class is built with `target_args`) called once per sequence with `input` (dict |
+    """`network` (built from its `_target_` node) called once per sequence with `input` (dict |
     record); `checkpoint`: its weights (None: the object loads its own)."""
 
     kind = "module"
@@ -32,31 +33,21 @@ class ModuleSource(RunSource):
     def __init__(
         self,
         name: str,
-        target: str | None = None,
-        target_args: dict | None = None,
-        input: str = "dict",
+        network: Any,
+        input: Literal["dict", "record"] = "dict",
         checkpoint: str | None = None,
         **shared: Unpack[SharedOptions],
     ):
-        target_args = target_args or {}
-        super().__init__(
-            name, {"target": target, "target_args": target_args, "input": input}, **shared
-        )
-        if not target:
+        func = getattr(network, "func", network)  # a `_partial_` function: the function's name
+        owner = func if isinstance(func, FunctionType) else type(func)
+        self.target = f"{owner.__module__}.{owner.__qualname__}"
+        super().__init__(name, {"network": self.target, "input": input}, **shared)
+        if not callable(network):
             raise ConfigError(
-                f"model={name}: model/source=module needs model.target=package.module:Name"
+                f"model={name}: model.network ({self.target}) is not callable: give a class "
+                f"or, with model.network._partial_=true, a function"
             )
-        if input not in ("dict", "record"):
-            raise ConfigError(f"model={name}: model.input={input!r} is not one of dict, record")
-        self.target, self.input, self.checkpoint = target, input, checkpoint
-        self.net = load_target(target)
-        if isinstance(self.net, type):
-            self.net = self.net(**target_args)
-        if not callable(self.net):
-            raise ConfigError(
-                f"model={name}: model.target={target} is a {type(self.net).__name__}, "
-                f"not a callable"
-            )
+        self.net, self.input, self.checkpoint = network, input, checkpoint
         self.options["weights_sha256"] = self._load_weights()
 
     def _load_weights(self) -> str | None:
