@@ -37,7 +37,7 @@ def run_one(args) -> dict:
 
     from gesturebench.reporting.results import config_hash
     from gesturebench.run.config import register_configs
-    from gesturebench.tasks.common import open_dataset
+    from gesturebench.tasks.common import Job, open_dataset
     from gesturebench.tasks.evaluate import score
 
     register_configs()
@@ -64,7 +64,7 @@ def run_one(args) -> dict:
     start = time.perf_counter()
     if profiler:
         profiler.enable()
-    results = score(cfg, dataset, out, config, config_hash(config))
+    results = score(cfg, dataset, out, config, config_hash(config), job=Job())
     if profiler:
         profiler.disable()
         profiler.dump_stats(args.profile)

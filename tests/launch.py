@@ -158,14 +158,12 @@ def run(*overrides: str, encoders: bool = True) -> Any:
 @contextmanager
 def isolated() -> Iterator[None]:
     """Put back what a run in this process changes process-wide, as a fresh process would start:
-    the exit status, Hydra's config, the root logger (INFO, as Hydra's job logging sets it; its
-    handlers), the loggers' filters and levels, any W&B run left open, torch's thread count, the
-    stages' bars, the warnings filters and the environment (W&B offline and quiet, as in
-    `launch`), the handlers of the stopping signals."""
+    Hydra's config, the root logger (INFO, as Hydra's job logging sets it; its handlers), the
+    loggers' filters and levels, any W&B run left open, torch's thread count, the warnings filters
+    and the environment (W&B offline and quiet, as in `launch`), the handlers of the stopping
+    signals. (The exit status and the stages' bars are the launch's own: nothing to put back.)"""
     from hydra.core.global_hydra import GlobalHydra
     from hydra.core.hydra_config import HydraConfig
-
-    from gesturebench.runtime import stages, status
 
     root = logging.getLogger()
     handlers = set(root.handlers)
@@ -180,8 +178,6 @@ def isolated() -> Iterator[None]:
         for key, value in RUN_ENV.items():
             mp.setenv(key, value)
         mp.delenv("HYDRA_FULL_ERROR", raising=False)
-        mp.setattr(status, "_code", 0)
-        mp.setitem(stages._shown, "bars", stages._shown["bars"])
         environ = dict(os.environ)
         root.setLevel(logging.INFO)
         try:

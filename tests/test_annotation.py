@@ -43,7 +43,7 @@ from gesturebench.data.records import SemInterval, SequenceRecord, Word
 from gesturebench.render.clips import Camera, clip_frames, write_clip
 from gesturebench.render.skeleton import render_frames
 from gesturebench.runtime.errors import ConfigError, DataError
-from gesturebench.tasks.common import build
+from gesturebench.tasks.common import Job, build
 
 ANSWER = {
     "word": "big",
@@ -485,7 +485,7 @@ def test_every_annotator_config_composes(annotate_cfg):
 
 def run(cfg):
     """`task=annotate` as the CLI runs it: the task built from its `_target_`, called on `cfg`."""
-    return build(cfg.task)(cfg)
+    return build(cfg.task)(cfg, Job.of_hydra())
 
 
 def test_task_annotate_then_resume_then_model_source(annotate_cfg, tmp_path, monkeypatch):

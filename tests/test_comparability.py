@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 
 import pandas as pd
 from omegaconf import OmegaConf
@@ -87,7 +86,7 @@ def test_the_sweep_callback_logs_the_warnings(tmp_path, monkeypatch, caplog):
     callback.on_multirun_start(config)
     for name, preset, bc in (("a", "paper", BC_PAPER), ("b", "emage2024", BC_EMAGE)):
         (tmp_path / name).mkdir()
-        doc = job(name, preset, bc, sweep_id=os.environ["GESTUREBENCH_SWEEP_ID"])
+        doc = job(name, preset, bc, sweep_id=callback.sweep_id)
         (tmp_path / name / "results.json").write_text(json.dumps(doc))
     with caplog.at_level(logging.WARNING, logger="gesturebench.reporting.summary"):
         callback.on_multirun_end(config)

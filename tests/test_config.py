@@ -184,7 +184,6 @@ def test_mandatory_value_left_unset_is_one_line(capsys):
     cfg = composed("dataset=beat2", "metrics=none")
     with pytest.raises(SystemExit) as exit_:
         cli.run_task(cfg)
-    status._code = 0
     assert exit_.value.code == 2
     err = capsys.readouterr().err.strip()
     assert err == "error: dataset.root is not set: add dataset.root=... to the command line"
@@ -200,17 +199,17 @@ def test_an_unexpected_exception_is_one_line_and_a_recorded_failure(
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         cfg = compose(config_name="config", return_hydra_config=True)
     cfg.hydra.runtime.output_dir, cfg.hydra.mode = str(tmp_path), mode
-    monkeypatch.setattr(status, "_code", 0)
     monkeypatch.setattr(cli, "run_config", lambda cfg: np.random.default_rng([-1]))
     previous = HydraConfig.instance().cfg
     HydraConfig.instance().set_config(cfg)
     try:
-        if mode == RunMode.RUN:
-            with pytest.raises(SystemExit) as exit_:
-                cli.run_task(cfg)
-            assert exit_.value.code == 1
-        else:
-            assert cli.run_task(cfg) is None and status.exit_code() == 1
+        with status.opened() as launched:
+            if mode == RunMode.RUN:
+                with pytest.raises(SystemExit) as exit_:
+                    cli.run_task(cfg)
+                assert exit_.value.code == 1
+            else:
+                assert cli.run_task(cfg) is None and launched.code == 1
     finally:
         HydraConfig.instance().cfg = previous
     assert capsys.readouterr().err.splitlines() == [

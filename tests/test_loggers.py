@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 
 import pandas as pd
 import pytest
@@ -30,7 +29,6 @@ def late_wandb_service(monkeypatch):
 
 def test_offline_run_is_readable_without_syncing(tmp_path, monkeypatch, late_wandb_service):
     monkeypatch.setenv("WANDB_MODE", "offline")
-    monkeypatch.setenv("GESTUREBENCH_SWEEP_ID", "sweep123")
     files = (tmp_path / "results.json", tmp_path / "per_sequence.csv")
     files[0].write_text("{}")
     files[1].write_text("sequence_id,mjd\na,0.5\n")
@@ -41,7 +39,7 @@ def test_offline_run_is_readable_without_syncing(tmp_path, monkeypatch, late_wan
     }
     tags = ("model:m", "dataset:d", "preset:fast")
     factory = logger_factory(composed("logger=wandb").logger)
-    logger = make_logger(factory, tmp_path, "m-d", {"seed": 0}, tags)
+    logger = make_logger(factory, tmp_path, "m-d", {"seed": 0}, tags, "sweep123")
     try:
         log_results(logger, results, None, files)
     finally:
@@ -64,12 +62,12 @@ def test_a_sweeps_summary_is_a_table_of_an_offline_run_of_its_group(
     tmp_path, monkeypatch, late_wandb_service
 ):
     monkeypatch.setenv("WANDB_MODE", "offline")
-    monkeypatch.setenv("GESTUREBENCH_SWEEP_ID", "unset")  # the callback sets it: put back after
+    monkeypatch.setenv("GESTUREBENCH_SWEEP_ID", "unset")  # the callback passes it to its jobs
     logger = OmegaConf.to_container(composed("logger=wandb").logger, resolve=True)
     config = OmegaConf.create({"hydra": {"sweep": {"dir": str(tmp_path)}}, "logger": logger})
     callback = SweepSummaryCallback()
     callback.on_multirun_start(config)
-    sweep_id = os.environ["GESTUREBENCH_SWEEP_ID"]
+    sweep_id = callback.sweep_id
     for model, mjd in (("a", 0.25), ("b", None)):
         (tmp_path / f"model={model}").mkdir()
         doc = result(model, mjd, sweep_id=sweep_id)

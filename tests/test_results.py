@@ -15,6 +15,7 @@ from gesturebench.reporting.leaderboard import collect
 from gesturebench.reporting.results import PAPER_METRICS
 from gesturebench.reporting.tables import write_summary
 from gesturebench.run.config import build
+from gesturebench.tasks.common import Job
 from gesturebench.tasks.sweep_summary import SweepSummaryCallback
 from tests.helpers import REPO, composed
 from tests.support.results_json import result
@@ -53,7 +54,7 @@ def test_each_sweep_keeps_its_own_summary(tmp_path, monkeypatch):
         callback.started = f"2026-11-30_0{i}"
         job = tmp_path / f"model={model}"
         job.mkdir()
-        doc = result(model, sweep_id=os.environ["GESTUREBENCH_SWEEP_ID"])
+        doc = result(model, sweep_id=callback.sweep_id)
         (job / "results.json").write_text(json.dumps(doc))
         callback.on_multirun_end(config)
     own = sorted((tmp_path / "sweeps").iterdir())
@@ -92,7 +93,7 @@ def test_leaderboard_task_writes_both_files(tmp_path, capsys):
     write_result(tmp_path / "outputs" / "run", result("a"), 1000)
     write_result(tmp_path / "multirun" / "sweep" / "job", result("b", mjd=None), 1000)
     cfg = composed("task=leaderboard", f"paths.root={tmp_path}")
-    assert build(cfg.task)(cfg)["results"] == 2
+    assert build(cfg.task)(cfg, Job.of_hydra())["results"] == 2
     out = tmp_path / "outputs" / "leaderboard"  # in outputs/, which git ignores, not the root
     assert "outputs/" in (REPO / ".gitignore").read_text().splitlines()
     md = (out / "leaderboard.md").read_text()
@@ -121,7 +122,7 @@ def test_tables_show_only_configured_metrics_and_the_leaderboard_separates_prese
     for root in ("outputs", "multirun"):
         write_result(tmp_path / root / "run", fast if root == "outputs" else paper, 1000)
     cfg = composed("task=leaderboard", f"paths.root={tmp_path}")
-    build(cfg.task)(cfg)
+    build(cfg.task)(cfg, Job.of_hydra())
     md = (tmp_path / "outputs" / "leaderboard" / "leaderboard.md").read_text()
     first, second = md.split("## metrics=paper")
     assert "## metrics=fast" in first and "sgp" not in first.split("### Diagnostics")[0]

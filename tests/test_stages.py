@@ -71,11 +71,8 @@ def test_a_bar_of_slow_items_counts_their_frames(capsys):
 
 
 def test_bars_follow_enable_progress_bar(capsys):
-    stages.show_bars(False)
-    try:
+    with stages.bars_shown(False):
         assert list(stages.track(range(2), "hidden")) == [0, 1]
-    finally:
-        stages.show_bars(True)
     assert capsys.readouterr().out == ""
     with stages.bar("unknown length") as update:  # no total: "--", as Lightning shows it
         update(advance=5)

@@ -13,7 +13,7 @@ from gesturebench.body.model import BodyModel
 from gesturebench.body.output import BodyOutput
 from gesturebench.run.evaluator import Evaluator
 from gesturebench.tasks import evaluate
-from gesturebench.tasks.common import open_dataset
+from gesturebench.tasks.common import Job, open_dataset
 
 
 def live_body_outputs() -> int:
@@ -42,6 +42,7 @@ def scored(cfg, tmp_path) -> dict:
         tmp_path / "run",
         OmegaConf.to_container(cfg, resolve=True),
         "test",
+        job=Job(),
     )
 
 

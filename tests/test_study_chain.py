@@ -18,6 +18,7 @@ from gesturebench.study.server.design import AttentionChecks, EntryLimit, StudyD
 from gesturebench.study.server.manifest import read_manifest
 from gesturebench.study.server.store import Store, open_engine
 from gesturebench.tasks.analyze import analyze_study
+from gesturebench.tasks.common import Job
 from gesturebench.tasks.render import RenderTask, render_stimuli
 from gesturebench.tasks.study_export import StudyExportTask
 from tests.study_support import Page, asked_answer, participate
@@ -71,7 +72,7 @@ def chain(config, tmp_path_factory):
     (root / "export").mkdir()
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(root / "export")  # the run folder outside Hydra
-        StudyExportTask(manifest=rendered["manifest"])(config(f"study_server.db_url={url}"))
+        StudyExportTask(manifest=rendered["manifest"])(config(f"study_server.db_url={url}"), Job())
     return rendered, root / "export" / "ratings.csv"
 
 
@@ -85,7 +86,7 @@ def test_analyze_scores_exactly_the_rendered_and_rated_windows(chain, config, tm
         zip(windows["sequence_id"], windows["start"], windows["end"])
     )
     summary = analyze_study(
-        study_config(config, f"study.path={ratings}", "study.analysis.bootstrap=50"), tmp_path
+        study_config(config, f"study.path={ratings}", "study.analysis.bootstrap=50"), Job(tmp_path)
     )
     analysed = [(w["sequence_id"], w["start"], w["end"]) for w in summary["windows"]]
     assert analysed == list(zip(windows["sequence_id"], windows["start"], windows["end"]))
@@ -103,7 +104,7 @@ def test_analyze_refuses_the_ratings_as_ratings_of_other_windows(chain, config, 
     _, ratings = chain
     other = study_config(config, f"study.path={ratings}", "study.windows.seconds=4")
     with pytest.raises(DataError) as err:
-        analyze_study(other, tmp_path)
+        analyze_study(other, Job(tmp_path))
     message = str(err.value)
     assert message.startswith(str(ratings)) and "\n" not in message
     assert "rated on [" in message and "study.windows.file" in message

@@ -24,6 +24,7 @@ from gesturebench.study.pairwise import (
     read_pairwise,
     win_matrix,
 )
+from gesturebench.tasks.common import Job
 
 SOURCES = ["ground_truth", "a", "b", "c"]
 PLANTED = {"ground_truth": 1200.0, "a": 1000.0, "b": 1000.0, "c": 800.0}
@@ -143,7 +144,7 @@ def test_analyze_task_with_study_pairwise(config, tmp_path, monkeypatch):
     cfg = config(
         "task=analyze", "study=pairwise", f"study.path={path}", "study.analysis.bootstrap=50"
     )
-    summary = build(cfg.task)(cfg)
+    summary = build(cfg.task)(cfg, Job.of_hydra())
     table = pd.read_csv(tmp_path / "pairwise_elo.csv")
     assert set(table["source"]) == set(SOURCES) and (table["dimension"] == "hl").all()
     assert json.loads((tmp_path / "analysis.json").read_text())["elo"] == summary["elo"]

@@ -41,6 +41,7 @@ from gesturebench.study.server.manifest import read_manifest
 from gesturebench.study.server.serve import ServerOptions, save_config
 from gesturebench.study.server.store import SCHEMA_VERSION, Store, open_engine, responses
 from gesturebench.study.synthetic import SyntheticStudy, latent_ratings, usable_terms
+from gesturebench.tasks.common import Job
 from gesturebench.tasks.study_server import database_url
 from tests.conftest import RENDERED_WINDOWS
 from tests.helpers import REPO
@@ -711,7 +712,7 @@ def test_export_and_server_tasks_from_the_config(config, manifest, tmp_path, mon
     participate(client_of(study), "p1", honest())
     participate(client_of(study), "p2", honest(3))
     cfg = config("task=study_export", f"task.manifest={manifest}")
-    summary = build(cfg.task)(cfg)
+    summary = build(cfg.task)(cfg, Job.of_hydra())
     assert set(summary["files"]) == {"ratings", "progress_participants", "progress_stimuli"}
     assert (tmp_path / "ratings.csv").read_text() == ratings_csv(ratings_table(study.store))
     people = pd.read_csv(tmp_path / "progress_participants.csv")
@@ -730,7 +731,7 @@ def test_the_database_is_study_server_db_url_for_both_tasks(
     participate(client_of(study), "p1", honest())
     assert (tmp_path / "elsewhere.db").is_file() and not (tmp_path / "outputs").exists()
     cfg = config("task=study_export", f"study_server.db_url={url}")
-    build(cfg.task)(cfg)
+    build(cfg.task)(cfg, Job.of_hydra())
     assert (tmp_path / "ratings.csv").read_text() == ratings_csv(ratings_table(study.store))
     for typo in ("task.db_url=x", "study_server.db_ur=x"):  # the old key, a typo: compose errors
         with pytest.raises(ConfigCompositionException, match="db_ur"):

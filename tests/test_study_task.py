@@ -18,7 +18,7 @@ from gesturebench.metrics.composite import predict
 from gesturebench.reporting.results import config_hash
 from gesturebench.study.ratings import RatingsError
 from gesturebench.tasks.analyze import analyze_study, source_config, study_windows, windows_spec
-from gesturebench.tasks.common import dataset_source
+from gesturebench.tasks.common import Job, dataset_source
 from gesturebench.tasks.evaluate import score
 from tests.fake_llm import ANSWER, FakeLLM
 from tests.launch import error_line, stopped
@@ -64,7 +64,7 @@ def composed(config):
 @pytest.fixture(scope="module")
 def run(composed, tmp_path_factory):
     out = tmp_path_factory.mktemp("analyze")
-    return out, analyze_study(composed(), out)
+    return out, analyze_study(composed(), Job(out))
 
 
 def test_synthetic_study_writes_every_table_and_figure(run, composed):
@@ -143,7 +143,7 @@ def test_rerun_reuses_the_sources_and_csv_study_reproduces_the_analysis(run, com
     stamps = {p: p.stat().st_mtime_ns for p in (out / "sources").glob("*/results.json")}
     ratings = tmp_path / "ratings.csv"
     shutil.copy(out / "ratings.csv", ratings)
-    again = analyze_study(composed("study=csv", f"study.path={ratings}"), out)
+    again = analyze_study(composed("study=csv", f"study.path={ratings}"), Job(out))
     assert {
         p: p.stat().st_mtime_ns for p in stamps
     } == stamps  # same windows and config: nothing re-evaluated
@@ -166,8 +166,10 @@ def test_bad_rows_stop_the_analysis_unless_dropped(run, composed, tmp_path):
     bad.write_text("\n".join(lines) + "\n")
     n = len(lines)
     with pytest.raises(RatingsError, match=f"line\\(s\\) {n - 2}, {n - 1}, {n} "):
-        analyze_study(composed("study=csv", f"study.path={bad}"), out)
-    kept = analyze_study(composed("study=csv", f"study.path={bad}", "study.drop_invalid=true"), out)
+        analyze_study(composed("study=csv", f"study.path={bad}"), Job(out))
+    kept = analyze_study(
+        composed("study=csv", f"study.path={bad}", "study.drop_invalid=true"), Job(out)
+    )
     assert kept["invalid_rows"] == [n - 2, n - 1, n]
     assert kept["table3"] == summary["table3"]
     assert pd.read_csv(out / "qc_invalid_rows.csv")["line"].tolist() == [n - 2, n - 1, n]
@@ -188,7 +190,7 @@ def test_composite_metrics_in_an_evaluate_run_predict_from_the_per_sequence_metr
     _, records = study_windows(windows_spec(cfg.study.windows), dataset_source(cfg.dataset))
     src = source_config(cfg, "jitter", cfg.study.sources.jitter)
     config = OmegaConf.to_container(src, resolve=True)
-    results = score(src, records, tmp_path, config, config_hash(config))
+    results = score(src, records, tmp_path, config, config_hash(config), job=Job())
     composites = json.loads((out / "composites.json").read_text())["composites"]
     study_rows = json.loads((out / "sources" / "jitter" / "results.json").read_text())[
         "per_sequence"

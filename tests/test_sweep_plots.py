@@ -4,7 +4,6 @@ combination of the other swept options, beside the sweep's own summary."""
 from __future__ import annotations
 
 import json
-import os
 
 import numpy as np
 from matplotlib.colors import to_rgb
@@ -109,7 +108,7 @@ def test_the_sweep_callback_writes_the_plots_beside_its_own_summary(tmp_path, mo
     for level in LEVELS:
         folder = tmp_path / f"model.level={level}"
         folder.mkdir()
-        doc = job("jitter", level, sweep_id=os.environ["GESTUREBENCH_SWEEP_ID"])
+        doc = job("jitter", level, sweep_id=callback.sweep_id)
         (folder / "results.json").write_text(json.dumps(doc))
     callback.on_multirun_end(config)
     (own,) = (tmp_path / "sweeps").iterdir()

@@ -1,6 +1,11 @@
 """The entry point (`launch.py` in a checkout, the `gesturebench` console script once installed):
 compose the config, build the task from its `_target_` and run it; errors and stopping signals
-become one line."""
+become one line.
+
+What the job's process holds beyond the config is read here, once, and handed down as values: the
+job (`tasks.common.Job`: run folder, choices, overrides, and the multirun's id from the environment
+that carries it to a launcher's workers), whether bars are drawn (`runtime.stages.bars_shown`) and
+the launch's exit status (`runtime.status`)."""
 
 from __future__ import annotations
 
@@ -27,7 +32,8 @@ from gesturebench.runtime import signals, status
 from gesturebench.runtime.atomic import one_line, write_atomic
 from gesturebench.runtime.errors import ConfigError, GestureBenchError, Interrupted, os_problem
 from gesturebench.runtime.quiet import silence_known_noise
-from gesturebench.runtime.stages import show_bars
+from gesturebench.runtime.stages import bars_shown
+from gesturebench.tasks.common import SWEEP_ID_VARIABLE, Job
 
 #: a failed job's traceback, beside its error.json
 TRACEBACK_FILE = "traceback.txt"
@@ -41,15 +47,15 @@ _HYDRA_RAISES = "GESTUREBENCH_HYDRA_RAISES"
 
 
 def run_config(cfg: DictConfig):
-    """Build `task` and run it on `cfg` (the command line and the Python API alike), the stages'
-    bars shown as `trainer.enable_progress_bar` says; a mandatory value left unset (`???`) is a
-    `ConfigError` naming it."""
+    """Build `task` and run it on `cfg` and this process's job (the command line and the Python API
+    alike), the stages' bars shown as `trainer.enable_progress_bar` says; a mandatory value left
+    unset (`???`) is a `ConfigError` naming it."""
     silence_known_noise()
-    show_bars(cfg.trainer.get("enable_progress_bar", True))
     if cfg.get("threads"):
         torch.set_num_threads(cfg.threads)
     try:
-        return build(cfg.task)(cfg)
+        with bars_shown(cfg.trainer.get("enable_progress_bar", True)):
+            return build(cfg.task)(cfg, _job())
     except MissingMandatoryValue as err:
         raise ConfigError(
             f"{err.full_key} is not set: add {err.full_key}=... to the command line"
@@ -87,6 +93,16 @@ def run_task(cfg: DictConfig):
     return result
 
 
+def _job() -> Job:
+    """The job this process runs, of the multirun whose id the environment carries (if any)."""
+    return Job.of_hydra(_sweep_id())
+
+
+def _sweep_id() -> str | None:
+    """The id of the multirun this job belongs to, as its launcher passed it (None: no multirun)."""
+    return os.environ.get(SWEEP_ID_VARIABLE)
+
+
 def _is_multirun() -> bool:
     return HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN
 
@@ -105,7 +121,7 @@ def _fail(
     line, code = _describe(err, config)
     where = _record_failure(err, line, code, cfg)
     print(f"error: {line}" + (f" (traceback: {where})" if where else ""), file=sys.stderr)
-    status.mark_failed(code)
+    status.current().mark_failed(code)
     return code
 
 
@@ -156,7 +172,7 @@ def _record_failure(
                 "signal": signal.Signals(err.signum).name if isinstance(err, Interrupted) else None,
                 "exit_code": code,
                 "traceback_file": TRACEBACK_FILE,
-                "sweep_id": os.environ.get("GESTUREBENCH_SWEEP_ID"),
+                "sweep_id": _sweep_id(),
             },
         )
     except OSError:
@@ -190,15 +206,17 @@ def launch(config_path: str = PACKAGED_CONFIGS) -> None:
     full = _full_error()
     if not full:
         os.environ.update({"HYDRA_FULL_ERROR": "1", _HYDRA_RAISES: "1"})
-    try:
-        hydra.main(config_path=config_path, config_name="config", version_base="1.3")(run_task)()
-    except Interrupted as err:
-        sys.exit(_fail(err, None))
-    except Exception as err:
-        if full:
-            raise
-        sys.exit(_fail(err, None, (config_path, args)))
-    sys.exit(status.exit_code())
+    with status.opened() as launched:
+        try:
+            main = hydra.main(config_path=config_path, config_name="config", version_base="1.3")
+            main(run_task)()
+        except Interrupted as err:
+            sys.exit(_fail(err, None))
+        except Exception as err:
+            if full:
+                raise
+            sys.exit(_fail(err, None, (config_path, args)))
+    sys.exit(launched.code)
 
 
 def main() -> None:

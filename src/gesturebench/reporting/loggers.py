@@ -45,16 +45,17 @@ def make_logger(
     run_name: str,
     config: dict,
     tags: tuple[str, ...] = (),
+    sweep_id: str | None = None,
 ) -> Logger | None:
     """The logger `factory` makes (None: no logger) for a run named `run_name`, its files in
-    `run_dir`, with the run's resolved `config` as hyperparameters; a W&B run also grouped by the
-    sweep id (GESTUREBENCH_SWEEP_ID, none outside a sweep) and tagged with `tags`."""
+    `run_dir`, with the run's resolved `config` as hyperparameters; a W&B run also grouped by
+    `sweep_id` (its multirun's; None outside one) and tagged with `tags`."""
     if factory is None:
         return None
     os.environ.setdefault("WANDB_SILENT", "true")
     run: dict[str, Any] = {}
     if is_wandb(factory):
-        run = {"group": os.environ.get("GESTUREBENCH_SWEEP_ID"), "tags": list(tags)}
+        run = {"group": sweep_id, "tags": list(tags)}
     logger: Logger = drop_anonymous(factory(save_dir=str(run_dir), name=run_name, **run))
     logger.log_hyperparams(config)
     return logger
@@ -123,15 +124,15 @@ def write_offline(run: Any, **contents: Any) -> None:
 
 
 def log_sweep_tables(
-    factory: LoggerFactory | None, folder: Path, name: str, tables: dict[str, Path]
+    factory: LoggerFactory | None, folder: Path, sweep_id: str, tables: dict[str, Path]
 ) -> None:
     """With a W&B `factory`: the CSV `tables` (key → file: the sweep's summary and comparisons) as
-    W&B tables of a run `name` in `folder`, grouped by the sweep id, and as {"columns", "data"} in
-    its offline summary; nothing with another logger."""
+    W&B tables of a run `sweep-<id>` in `folder`, grouped by `sweep_id`, and as {"columns", "data"}
+    in its offline summary; nothing with another logger."""
     if not is_wandb(factory):
         return
     frames = {key: pd.read_csv(path) for key, path in tables.items()}
-    logger = make_logger(factory, folder, name, {}, ("sweep",))
+    logger = make_logger(factory, folder, f"sweep-{sweep_id[:8]}", {}, ("sweep",), sweep_id)
     assert isinstance(logger, WandbLogger)
     try:
         for key, frame in frames.items():  # empty cells as None, not NaN, in a text column

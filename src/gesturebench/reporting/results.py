@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import platform
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from hydra.core.hydra_config import HydraConfig
 
 from gesturebench.runtime.atomic import write_atomic
 from gesturebench.runtime.commit import verified
@@ -146,6 +144,7 @@ def build_results(
     chash: str,
     dataset_name: str,
     preset: str,
+    sweep_id: str | None,
     dataset: Any,
     model: GestureModel,
     metrics: dict[str, GestureMetric],
@@ -153,9 +152,9 @@ def build_results(
     protocol: dict | None = None,
 ) -> dict:
     """The results.json document (docs/design.md), with every paper metric key present; `config`:
-    the resolved config it records (its hash `chash`), `preset`: the `metrics` choice, `dataset`:
-    the records scored, `protocol`: the preset's checked
-    pin (`protocol.protocol_check`), None without one."""
+    the resolved config it records (its hash `chash`), `preset`: the `metrics` choice, `sweep_id`:
+    the id of the multirun of the job (None outside one), `dataset`: the records scored,
+    `protocol`: the preset's checked pin (`protocol.protocol_check`), None without one."""
     values = {k: finite_or_none(v) for k, v in raw["metrics"].items()}
     skipped = dict(raw["skipped"])
     for key in PAPER_METRICS:
@@ -200,7 +199,7 @@ def build_results(
         "config": config,
         "versions": versions(),
         "config_hash": chash,
-        "sweep_id": os.environ.get("GESTUREBENCH_SWEEP_ID"),
+        "sweep_id": sweep_id,
         "complete": True,
     }
 
@@ -217,11 +216,6 @@ def display_values(metrics: dict[str, GestureMetric], values: dict) -> dict:
             shown = None if value is None else value / m.display_scale
             out[name] = {"value": shown, "scale": m.display_scale}
     return out
-
-
-def cfg_choice(group: str) -> str:
-    """The Hydra choice of config group `group` in this job ("?" outside Hydra)."""
-    return HydraConfig.get().runtime.choices.get(group, "?") if HydraConfig.initialized() else "?"
 
 
 #: a key one config has and the other has not

@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
+from typing import NamedTuple
 
 from gesturebench.reporting.comparability import mixed_conventions
 from gesturebench.reporting.comparisons import write_comparisons
 from gesturebench.reporting.results import ERROR_FILE, RESULTS_FILE, read_results
 from gesturebench.reporting.sweep_plots import write_sweep_plots
 from gesturebench.reporting.tables import write_summary
-from gesturebench.runtime import status
 from gesturebench.runtime.atomic import write_atomic
 
 log = logging.getLogger(__name__)
@@ -43,13 +43,19 @@ def _job_doc(path: Path) -> dict | None:
         return None
 
 
-def write_sweep_summary(
-    sweep_dir: Path, sweep_id: str, started: str
-) -> tuple[Path, dict[str, Path]] | None:
+class SweepSummary(NamedTuple):
+    """What `write_sweep_summary` wrote: the sweep's own folder, its CSV tables by name (summary,
+    then comparisons where written), and whether any job failed."""
+
+    folder: Path
+    tables: dict[str, Path]
+    failed: bool
+
+
+def write_sweep_summary(sweep_dir: Path, sweep_id: str, started: str) -> SweepSummary | None:
     """The summary (and comparisons) of the jobs of multirun `sweep_id` in `sweep_dir`, written into
     its own folder `sweeps/<started>_<id>/` and, as the latest, into `sweep_dir`; the comparability
-    warnings logged. Returns the own folder and its CSV tables by name (summary, then comparisons
-    where written), or None where the sweep has no job."""
+    warnings logged. None where the sweep has no job."""
     if not sweep_dir.is_dir():
         return None
     rows = collect_jobs(sweep_dir, sweep_id)
@@ -72,6 +78,5 @@ def write_sweep_summary(
         sweep_dir,
         (own / "summary.md").read_text(),
     )
-    if any(r["status"] != "ok" for r in rows):
-        status.mark_failed()
-    return own, {Path(name).stem: own / name for name in names if name.endswith(".csv")}
+    tables = {Path(name).stem: own / name for name in names if name.endswith(".csv")}
+    return SweepSummary(own, tables, any(r["status"] != "ok" for r in rows))

@@ -6,7 +6,11 @@ a rich progress bar with the columns and theme of Lightning's `RichProgressBar` 
 evaluation and of encoder training), so that every bar of a run looks the same: `stage` (no loop),
 `progress` (a stage with a bar over its items), `track` (a bar alone, inside a stage), `bar` (a bar
 updated by a callback) and `Deferred` (a stage whose work is spread over another loop, e.g. a cache
-filled as the sequences are scored)."""
+filled as the sequences are scored).
+
+Whether bars are drawn at all is the run's (`trainer.enable_progress_bar`): `bars_shown` sets it
+for the run's block only (a context variable, reset when it ends), so that nothing outlives a run
+in the same process."""
 
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sized
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 from pytorch_lightning.callbacks import RichProgressBar
@@ -25,14 +30,18 @@ from rich.text import Text
 
 log = logging.getLogger("gesturebench.runtime.stages")
 T = TypeVar("T")
-#: whether bars are drawn at all (`trainer.enable_progress_bar`, set by `show_bars`)
-_shown = {"bars": True}
+_shown: ContextVar[bool] = ContextVar("gesturebench_bars", default=True)
 
 
-def show_bars(enabled: bool) -> None:
-    """Draw the bars of this process (or not): the command line sets it from
+@contextmanager
+def bars_shown(enabled: bool) -> Iterator[None]:
+    """Draw the bars within the block (or not): the command line sets it for a run from
     `trainer.enable_progress_bar`, like Lightning's own bars."""
-    _shown["bars"] = bool(enabled)
+    token = _shown.set(bool(enabled))
+    try:
+        yield
+    finally:
+        _shown.reset(token)
 
 
 def _say(text: str) -> None:
@@ -87,7 +96,7 @@ def bar(
             SpeedColumn(unit, c.style) if isinstance(c, ProcessingSpeedColumn) else c
             for c in columns
         ]
-    shown = enabled and _shown["bars"]
+    shown = enabled and _shown.get()
     with Progress(*columns, disable=not shown, transient=transient) as progress:
         task = progress.add_task(description, total=math.inf if total is None else total)
 

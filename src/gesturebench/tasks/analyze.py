@@ -60,7 +60,7 @@ from gesturebench.study.windows import (
     select_windows,
     write_windows,
 )
-from gesturebench.tasks.common import dataset_source, logger_factory, run_dir
+from gesturebench.tasks.common import Job, dataset_source, logger_factory
 from gesturebench.tasks.evaluate import score
 
 log = logging.getLogger(__name__)
@@ -76,19 +76,14 @@ class AnalyzeTask:
 
     name: str = "analyze"
 
-    def __call__(self, cfg: DictConfig) -> dict:
-        return build(cfg.study.analyze)(cfg, run_dir())
+    def __call__(self, cfg: DictConfig, job: Job) -> dict:
+        return build(cfg.study.analyze)(cfg, job)
 
 
 def analysis_options(study: DictConfig) -> AnalysisOptions:
     """`study.analysis` built (its `_target_`: AnalysisOptions), predictors as a tuple."""
     options: AnalysisOptions = build(study.analysis)
-    options = dataclasses.replace(options, predictors=tuple(options.predictors))
-    if options.correction not in ("holm", "bh"):
-        raise ConfigError(
-            f"study.analysis.correction must be holm or bh, got {options.correction!r}"
-        )
-    return options
+    return dataclasses.replace(options, predictors=tuple(options.predictors))
 
 
 def windows_spec(node: Any) -> StudyWindowsConfig:
@@ -175,11 +170,13 @@ def evaluate_sources(
     records: StudyWindows,
     root: Path,
     resume: bool,
+    job: Job,
 ) -> tuple[pd.DataFrame, dict, dict]:
     """Each source's evaluation (its evaluate config, `source_config`: a nested `task=evaluate` run
     on `records`, into `root`/<name>, reused under `resume` where complete). Returns the metrics
     table (index (source, sequence_id)), per configured metric the reason a source skipped it, and
-    per metric its direction (results.json `directions`)."""
+    per metric its direction (results.json `directions`). `job`: the analysis's own, whose metrics
+    preset and sweep the evaluations record."""
     frames: list[pd.DataFrame] = []
     skipped: dict[str, str] = {}
     directions: dict[str, str] = {}
@@ -193,7 +190,7 @@ def evaluate_sources(
             log.info("source %s: reusing %s", name, out / "results.json")
         else:
             log.info("source %s: evaluating %d windows", name, len(records))
-            results = score(src, records, out, config, chash)
+            results = score(src, records, out, config, chash, job=job)
         configured = results.get("directions", {})  # the metrics preset's values
         for metric, reason in results.get("skipped", {}).items():
             if metric in configured:
@@ -358,9 +355,11 @@ def export_composites(
     )
 
 
-def analyze_pairwise(cfg: DictConfig, out: Path) -> dict:
+def analyze_pairwise(cfg: DictConfig, job: Job) -> dict:
     """`study=pairwise`: Bradley–Terry Elo scores with bootstrap intervals per dimension and source
-    (pairwise_elo.csv), participants' attention checks (qc_participants.csv), analysis.json."""
+    (pairwise_elo.csv), participants' attention checks (qc_participants.csv), analysis.json, in
+    `job`'s run folder."""
+    out = job.run_dir
     options: PairwiseOptions = build(cfg.study.analysis)
     comparisons = read_pairwise(cfg.study.path)
     with stage(
@@ -395,8 +394,9 @@ def analyze_pairwise(cfg: DictConfig, out: Path) -> dict:
     return summary
 
 
-def analyze_study(cfg: DictConfig, out: Path) -> dict:
-    """The whole task into run folder `out`; returns the analysis.json document."""
+def analyze_study(cfg: DictConfig, job: Job) -> dict:
+    """The whole task into `job`'s run folder; returns the analysis.json document."""
+    out = job.run_dir
     study = cfg.study
     options = analysis_options(study)
     source = dataset_source(cfg.dataset)
@@ -428,7 +428,7 @@ def analyze_study(cfg: DictConfig, out: Path) -> dict:
     records = window_records(spec, source, windows)
     write_windows(out / "windows.csv", windows)
     metrics, skipped, directions = evaluate_sources(
-        evaluations, windows, records, out / "sources", cfg.resume
+        evaluations, windows, records, out / "sources", cfg.resume, job
     )
     generator_notes = (
         synthetic_ratings(generator, study.reference_source, metrics, windows, path)
@@ -468,7 +468,7 @@ def analyze_study(cfg: DictConfig, out: Path) -> dict:
     }
     write_json(out / "analysis.json", summary)
     name = f"analyze-{study.name}-{source.name}"
-    logger = make_logger(logger_factory(cfg.logger), out, name, config)
+    logger = make_logger(logger_factory(cfg.logger), out, name, config, (), job.sweep_id)
     try:
         log_analysis(logger, analysis, files)
     finally:

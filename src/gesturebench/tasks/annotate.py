@@ -53,10 +53,10 @@ from gesturebench.runtime.errors import ConfigError
 from gesturebench.study.windows import StudyWindows
 from gesturebench.tasks.analyze import study_windows, windows_spec
 from gesturebench.tasks.common import (
+    Job,
     dataset_source,
     logger_factory,
     make_context,
-    run_dir,
 )
 
 log = logging.getLogger(__name__)
@@ -89,15 +89,15 @@ class AnnotateTask:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     review: ReviewOptions = field(default_factory=ReviewOptions)
 
-    def __call__(self, cfg: DictConfig) -> dict:
-        return run(cfg, self)
+    def __call__(self, cfg: DictConfig, job: Job) -> dict:
+        return run(cfg, job, self)
 
 
-def run(cfg: DictConfig, t: AnnotateTask) -> dict:
+def run(cfg: DictConfig, job: Job, t: AnnotateTask) -> dict:
     """The task: its objects built from `cfg`, then each motion source annotated (or reviewed)."""
     if t.mode not in MODES:
         raise ConfigError(f"task.mode={t.mode!r} is not one of {', '.join(MODES)}")
-    out = run_dir()
+    out = job.run_dir
     config = resolved(cfg)
     source = dataset_source(cfg.dataset)
     context = make_context(
@@ -118,7 +118,8 @@ def run(cfg: DictConfig, t: AnnotateTask) -> dict:
         raise ConfigError("task.mode=review reviews one store: use task.source=reference or model")
 
     def logger_of(name: str):
-        return make_logger(factory, out, f"annotate-{name}-{annotator.name}", config)
+        name = f"annotate-{name}-{annotator.name}"
+        return make_logger(factory, out, name, config, (), job.sweep_id)
 
     def one(name: str, motion_of: Callable[[SequenceRecord], Motion]) -> dict:
         return run_source(

@@ -4,7 +4,6 @@ per_sequence.csv and the clips into the run folder together."""
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,7 +24,6 @@ from gesturebench.reporting.results import (
     PER_SEQUENCE_FILE,
     RESULTS_FILE,
     build_results,
-    cfg_choice,
     config_hash,
     load_complete,
     stage_results,
@@ -36,12 +34,12 @@ from gesturebench.run.evaluator import Evaluator
 from gesturebench.run.protocol import metric_nodes, protocol_check, read_pin
 from gesturebench.runtime.commit import staged
 from gesturebench.tasks.common import (
+    Job,
     claim_run_dir,
     dataset_source,
     device_for,
     logger_factory,
     make_context,
-    run_dir,
 )
 
 log = logging.getLogger(__name__)
@@ -58,22 +56,23 @@ class EvaluateTask:
     render_seconds: float = 4.0
     camera: Camera = field(default_factory=lambda: Camera(style="mesh"))
 
-    def __call__(self, cfg: DictConfig) -> dict:
-        return run(cfg, self)
+    def __call__(self, cfg: DictConfig, job: Job) -> dict:
+        return run(cfg, job, self)
 
 
 #: what an evaluation inside another task renders: no clips
 NO_CLIPS = EvaluateTask(render_clips=0)
 
 
-def run(cfg: DictConfig, task: EvaluateTask = NO_CLIPS) -> dict:
-    """The task: refused before any data is prepared where the GPU asked for is missing, the run is
-    off its preset's pinned split or its folder holds another configuration's results
-    (`claim_run_dir`); skipped where the run folder holds its complete results."""
+def run(cfg: DictConfig, job: Job, task: EvaluateTask = NO_CLIPS) -> dict:
+    """The task, in `job`'s run folder: refused before any data is prepared where the GPU asked for
+    is missing, the run is off its preset's pinned split or its folder holds another
+    configuration's results (`claim_run_dir`); skipped where the run folder holds its complete
+    results."""
     device_for(cfg.trainer.accelerator)
     source = dataset_source(cfg.dataset)
-    protocol_check(read_pin(cfg.metrics), source, cfg_choice("metrics"))
-    out = run_dir()
+    protocol_check(read_pin(cfg.metrics), source, job.choice("metrics"))
+    out = job.run_dir
     config = resolved(cfg)
     chash = config_hash(config)
     claim_run_dir(out, config, chash)
@@ -82,10 +81,10 @@ def run(cfg: DictConfig, task: EvaluateTask = NO_CLIPS) -> dict:
             "%s already holds complete results for this config: skipped (resume=true)",
             out / RESULTS_FILE,
         )
-        _mark_sweep(out, done)
+        _mark_sweep(out, done, job.sweep_id)
         return done
 
-    return score(cfg, source.open(), out, config, chash, task)
+    return score(cfg, source.open(), out, config, chash, task, job=job)
 
 
 def score(
@@ -95,15 +94,18 @@ def score(
     config: dict,
     chash: str,
     task: EvaluateTask = NO_CLIPS,
+    *,
+    job: Job,
 ) -> dict:
     """Evaluate `cfg.model` on `dataset` (any sequence of SequenceRecords, e.g. study windows) into
-    `out`, recording `config` (resolved, hash `chash`); clips as `task` says. Every object of the
-    evaluation is built here, in the order its seeds expect; `test` runs it.
+    `out`, recording `config` (resolved, hash `chash`) and `job`'s metrics preset and sweep; clips
+    as `task` says. Every object of the evaluation is built here, in the order its seeds expect;
+    `test` runs it.
 
     Returns the results.json document on global rank 0 and `{}` on the other ranks.
     """
     source = dataset_source(cfg.dataset)
-    preset = cfg_choice("metrics")
+    preset = job.choice("metrics")
     protocol = protocol_check(read_pin(cfg.metrics), source, preset)  # refused before any work
     pl.seed_everything(cfg.seed, workers=True)
     # Scores must not depend on the device (docs/metrics.md): no TF32 in cuDNN convolutions (the
@@ -133,7 +135,7 @@ def score(
     datamodule = GestureDataModule(dataset, source.num_workers)
     tags = (f"model:{model.name}", f"dataset:{source.name}", f"preset:{preset}")
     name = f"{model.name}-{source.name}"
-    logger = make_logger(logger_factory(cfg.logger), out, name, config, tags)
+    logger = make_logger(logger_factory(cfg.logger), out, name, config, tags, job.sweep_id)
     try:
         trainer = build(
             cfg.trainer,
@@ -152,6 +154,7 @@ def score(
             chash,
             source.name,
             preset,
+            job.sweep_id,
             dataset,
             model,
             {**metric_sets[0], **across},
@@ -219,10 +222,9 @@ def render_clips(task: EvaluateTask, dataset, model, evaluator: Evaluator, out: 
     return paths
 
 
-def _mark_sweep(out, results: dict) -> None:
-    """A resumed job joins the current sweep's summary (its results.json recommitted, the other
-    files kept)."""
-    sweep = os.environ.get("GESTUREBENCH_SWEEP_ID")
+def _mark_sweep(out, results: dict, sweep: str | None) -> None:
+    """A resumed job joins the summary of its multirun `sweep` (its results.json recommitted, the
+    other files kept)."""
     if sweep and results.get("sweep_id") != sweep:
         results["sweep_id"] = sweep
         with staged(out, carry=True) as stage:

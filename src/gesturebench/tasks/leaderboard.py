@@ -10,6 +10,7 @@ from pathlib import Path
 from omegaconf import DictConfig
 
 from gesturebench.reporting.leaderboard import collect, write_leaderboard
+from gesturebench.tasks.common import Job
 
 log = logging.getLogger(__name__)
 
@@ -23,7 +24,7 @@ class LeaderboardTask:
     roots: list[str] = field(default_factory=lambda: ["outputs", "multirun"])
     out_dir: str = "outputs/leaderboard"
 
-    def __call__(self, cfg: DictConfig) -> dict:
+    def __call__(self, cfg: DictConfig, job: Job) -> dict:
         rows = collect(list(self.roots))
         out = Path(self.out_dir)
         write_leaderboard(out, rows)

@@ -12,6 +12,7 @@ from gesturebench.run.config import build
 from gesturebench.run.datamodule import Beat2Source
 from gesturebench.runtime.errors import ConfigError
 from gesturebench.synthesis.mini.dataset import ensure_mini_beat2
+from gesturebench.tasks.common import Job
 
 log = logging.getLogger(__name__)
 
@@ -22,7 +23,7 @@ class MakeDataTask:
 
     name: str = "make_data"
 
-    def __call__(self, cfg: DictConfig) -> dict:
+    def __call__(self, cfg: DictConfig, job: Job) -> dict:
         return run(build(cfg.dataset))
 
 

@@ -17,7 +17,7 @@ from gesturebench.runtime.atomic import write_atomic
 from gesturebench.runtime.errors import ConfigError, DataError
 from gesturebench.runtime.stages import stage
 from gesturebench.runtime.weights import Downloader, hub_downloader
-from gesturebench.tasks.common import run_dir
+from gesturebench.tasks.common import Job
 
 log = logging.getLogger(__name__)
 
@@ -38,9 +38,12 @@ class PrepareBeat2Task:
     revision: str | None = None
     audio: bool = True
 
-    def __call__(self, cfg: DictConfig, downloader: Downloader | None = None) -> dict:
+    def __call__(self, cfg: DictConfig, job: Job, downloader: Downloader | None = None) -> dict:
         return self.prepare(
-            Path(str(cfg.dataset.root)).expanduser(), str(cfg.dataset.split), run_dir(), downloader
+            Path(str(cfg.dataset.root)).expanduser(),
+            str(cfg.dataset.split),
+            job.run_dir,
+            downloader,
         )
 
     def prepare(self, root: Path, split: str, out: Path, downloader: Downloader | None) -> dict:

@@ -33,9 +33,9 @@ from gesturebench.study.schema import CONDITIONS, MANIFEST_COLUMNS
 from gesturebench.study.windows import StudyWindows, Window, write_windows
 from gesturebench.tasks.analyze import source_config, study_windows, windows_spec
 from gesturebench.tasks.common import (
+    Job,
     dataset_source,
     make_context,
-    run_dir,
 )
 
 log = logging.getLogger(__name__)
@@ -52,8 +52,8 @@ class RenderTask:
     camera: Camera = field(default_factory=lambda: Camera(size=512, style="mesh"))
     folder: str = "stimuli"
 
-    def __call__(self, cfg: DictConfig) -> dict:
-        return render_stimuli(cfg, self, run_dir())
+    def __call__(self, cfg: DictConfig, job: Job) -> dict:
+        return render_stimuli(cfg, self, job.run_dir)
 
 
 def stimulus_id(source: str, sequence_id: str, start: float, end: float, condition: str) -> str:

@@ -21,7 +21,7 @@ from gesturebench.study.ratings import ratings_csv
 from gesturebench.study.server.export import pairwise_table, progress_tables, ratings_table
 from gesturebench.study.server.manifest import read_manifest
 from gesturebench.study.server.store import Store, open_engine
-from gesturebench.tasks.common import run_dir
+from gesturebench.tasks.common import Job
 from gesturebench.tasks.study_server import database_url
 
 log = logging.getLogger(__name__)
@@ -38,11 +38,11 @@ class StudyExportTask:
     manifest: str | None = None
     exclude_at: int = 2
 
-    def __call__(self, cfg: DictConfig) -> dict:
+    def __call__(self, cfg: DictConfig, job: Job) -> dict:
         store = Store(
             open_engine(database_url(cfg.study_server.db_url, cfg.paths.root, self.study))
         )
-        return self.export(store, run_dir())
+        return self.export(store, job.run_dir)
 
     def export(self, store: Store, out: Path) -> dict:
         """The tables of `store` into `out`; returns the files written."""

@@ -18,6 +18,7 @@ from pathlib import Path
 from omegaconf import DictConfig
 
 from gesturebench.study.server.serve import ServerOptions, save_config
+from gesturebench.tasks.common import Job
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +43,7 @@ class StudyServerTask(ServerOptions):
     name: str = "study_server"
     study: str = "study"
 
-    def __call__(self, cfg: DictConfig) -> dict:
+    def __call__(self, cfg: DictConfig, job: Job) -> dict:
         folder = study_folder(cfg.paths.root, self.study)
         url = database_url(cfg.study_server.db_url, cfg.paths.root, self.study)
         save_config(folder, self, url)

@@ -8,10 +8,11 @@ from dataclasses import dataclass
 
 from omegaconf import DictConfig
 
+from gesturebench.data.records import FPS
 from gesturebench.encoders.training_common import EncoderConfig
 from gesturebench.reporting.loggers import finish, make_logger
 from gesturebench.run.config import build, resolved
-from gesturebench.tasks.common import dataset_source, logger_factory, run_dir
+from gesturebench.tasks.common import Job, dataset_source, logger_factory
 
 log = logging.getLogger(__name__)
 
@@ -24,7 +25,7 @@ class TrainEncoderTask:
     name: str = "train_encoder"
     dry_run: bool = False
 
-    def __call__(self, cfg: DictConfig) -> dict:
+    def __call__(self, cfg: DictConfig, job: Job) -> dict:
         encoder: EncoderConfig = build(cfg.encoder)
         source = dataset_source(cfg.dataset)
         out_path = encoder.checkpoint_path(cfg.paths.checkpoints, source.name)
@@ -33,14 +34,15 @@ class TrainEncoderTask:
         frames = sum(r.n_frames for r in train)  # a pass over the motion files: validates them
         plan = (
             f"train {encoder.name} on {source.name} ({source.root}): {len(train)} train "
-            f"sequences ({frames / 30 / 3600:.2f} h), {len(val)} val sequences; options "
+            f"sequences ({frames / FPS / 3600:.2f} h), {len(val)} val sequences; options "
             f"{vars(encoder)}; checkpoint -> {out_path}"
         )
         log.info(plan)
         if self.dry_run:
             return {"plan": plan, "checkpoint": str(out_path)}
         name = f"train_{encoder.name}-{source.name}"
-        logger = make_logger(logger_factory(cfg.logger), run_dir(), name, resolved(cfg))
+        factory = logger_factory(cfg.logger)
+        logger = make_logger(factory, job.run_dir, name, resolved(cfg), (), job.sweep_id)
         try:
             path = encoder.train(
                 train, val, out_path, logger=logger, checkpoints_dir=cfg.paths.checkpoints
