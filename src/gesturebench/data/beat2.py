@@ -20,6 +20,7 @@ import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -204,6 +205,10 @@ class Beat2Dataset:
         )
 
 
+#: what to do with audio whose length disagrees with its motion's (`dataset.audio_mismatch`)
+AudioMismatch = Literal["refuse", "skip"]
+
+
 @dataclass(frozen=True)
 class AudioCheck:
     """Audio against its motion: a length gap above `max_gap` seconds (None: not checked) is a
@@ -211,11 +216,7 @@ class AudioCheck:
     the audio metrics skip the sequence, saying why, rather than score a misaligned one."""
 
     max_gap: float | None = None
-    mismatch: str = "refuse"
-
-    def __post_init__(self) -> None:
-        if self.mismatch not in ("refuse", "skip"):
-            raise ConfigError(f"dataset.audio_mismatch={self.mismatch!r}: use refuse or skip")
+    mismatch: AudioMismatch = "refuse"
 
     def __call__(self, path: Path, audio: np.ndarray, motion: Motion) -> str | None:
         """None when `audio` goes with `motion`; else, with `mismatch="skip"`, why it is left out

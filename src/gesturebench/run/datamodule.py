@@ -16,9 +16,10 @@ import pytorch_lightning as pl
 import torch.distributed as dist
 from torch.utils.data import DataLoader, Dataset, Sampler
 
-from gesturebench.data.beat2 import AudioCheck, Beat2Dataset
+from gesturebench.data.beat2 import AudioCheck, AudioMismatch, Beat2Dataset
 from gesturebench.data.records import SequenceRecord
 from gesturebench.metrics.motion_features import Encoder
+from gesturebench.synthesis.mini.dataset import MiniSize
 
 
 class UnrepeatedSampler(Sampler[int]):
@@ -63,11 +64,11 @@ class Beat2Source:
     num_workers: int = 0
     generate: bool = False
     seed: int = 0
-    size: str = "default"
+    size: MiniSize = "default"
     #: audio whose length differs from its motion's by more than this many seconds (null: not
     #: checked) is refused, or with `audio_mismatch=skip` left out (its audio metrics skipped)
     max_audio_gap: float | None = None
-    audio_mismatch: str = "refuse"
+    audio_mismatch: AudioMismatch = "refuse"
     feature_encoder: Encoder = "motion_ae"
 
     def open(

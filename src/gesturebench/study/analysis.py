@@ -26,7 +26,7 @@ from gesturebench.runtime.errors import ConfigError
 from gesturebench.runtime.stages import track
 from gesturebench.study.aggregate import clip_ratings, rating_matrix, source_means
 from gesturebench.study.composites import evaluate_composite, fit_composite
-from gesturebench.study.correlation import adjust, correlation_table, stars
+from gesturebench.study.correlation import Correction, adjust, correlation_table, stars
 from gesturebench.study.quality import kept_ratings, participant_qc, qc_summary
 from gesturebench.study.schema import PREDICTORS
 
@@ -60,7 +60,7 @@ class AnalysisOptions(StudyStatistics):
 
     reference_source: str = "ground_truth"
     predictors: tuple[str, ...] = PREDICTORS
-    correction: str = "holm"
+    correction: Correction = "holm"
     ridge_alpha: float | None = None
     permutations: int = 99
 

@@ -4,12 +4,15 @@ multiple-test correction."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Literal, get_args
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-CORRECTIONS = ("holm", "bh")
+#: the multiple-test corrections (`study.analysis.correction`)
+Correction = Literal["holm", "bh"]
+CORRECTIONS = get_args(Correction)
 
 
 def stars(p: float) -> str:

@@ -10,7 +10,7 @@ import json
 import shlex
 import string
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from typing_extensions import Unpack
 
@@ -51,7 +51,7 @@ class CommandSource(RunSource):
         self,
         name: str,
         command: str | None = None,
-        command_scope: str = "sequence",
+        command_scope: Literal["sequence", "split"] = "sequence",
         timeout: float | None = 3600.0,
         data_root: str | None = None,
         **shared: Unpack[SharedOptions],
@@ -64,11 +64,6 @@ class CommandSource(RunSource):
             raise ConfigError(
                 f"model={name}: model/source=command needs model.command='<shell line writing "
                 f"result files into {{out}}>' (its YAML in conf/model/ shows an example)"
-            )
-        if command_scope not in PLACEHOLDERS:
-            raise ConfigError(
-                f"model={name}: model.command_scope={command_scope!r} is not one of "
-                f"{', '.join(PLACEHOLDERS)}"
             )
         unknown = sorted(template_fields(command) - set(PLACEHOLDERS[command_scope]))
         if unknown:

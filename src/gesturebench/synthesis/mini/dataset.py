@@ -13,6 +13,7 @@ import shutil
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -21,7 +22,7 @@ from gesturebench.data.annotations_io import write_sem, write_textgrid_words
 from gesturebench.data.audio import write_wav
 from gesturebench.data.beat2 import SPLIT_FILE, sequence_paths, write_motion_npz
 from gesturebench.data.records import FPS, Motion
-from gesturebench.runtime.errors import ConfigError, DataError
+from gesturebench.runtime.errors import DataError
 from gesturebench.runtime.stages import progress
 from gesturebench.synthesis.mini.motion import synthesize_motion
 from gesturebench.synthesis.mini.plan import SequencePlan, plan_sequence
@@ -32,7 +33,8 @@ from gesturebench.synthesis.mini.speech import synthesize_speech
 # are solved on the procedural body's rest skeleton.
 GENERATOR_VERSION = 2
 MARKER = ".complete"
-SIZES = ("default", "standard")
+#: the sizes of mini-BEAT2 (`dataset.size`)
+MiniSize = Literal["default", "standard"]
 
 
 @dataclass(frozen=True)
@@ -56,10 +58,8 @@ class GeneratedSequence:
     audio: np.ndarray
 
 
-def sequence_specs(seed: int, size: str) -> list[SequenceSpec]:
-    """The sequences of a mini-BEAT2 `size` ("default" or "standard"), in split-file order."""
-    if size not in SIZES:
-        raise ConfigError(f"mini-BEAT2 size {size!r} is not one of {SIZES}")
+def sequence_specs(seed: int, size: MiniSize) -> list[SequenceSpec]:
+    """The sequences of a mini-BEAT2 `size`, in split-file order."""
     rng = np.random.default_rng([seed, 2])
     if size == "default":
         plan = [
@@ -123,7 +123,7 @@ def _install(tmp: Path, root: Path, marker: dict) -> None:
             ) from exc
 
 
-def generate_mini_beat2(root: str | Path, seed: int = 0, size: str = "default") -> Path:
+def generate_mini_beat2(root: str | Path, seed: int = 0, size: MiniSize = "default") -> Path:
     """Write mini-BEAT2 (`size` "default" or "standard") under `root` in BEAT2's layout and return
     `root`.
 
@@ -183,7 +183,7 @@ def _write_sequences(folder: Path, seed: int, specs) -> None:
         write_sem(paths.sem, seq.plan.sem)
 
 
-def ensure_mini_beat2(root: str | Path, seed: int = 0, size: str = "default") -> Path:
+def ensure_mini_beat2(root: str | Path, seed: int = 0, size: MiniSize = "default") -> Path:
     """The mini-BEAT2 folder at `root`, generated first if it is missing or from another seed, size
     or version."""
     return generate_mini_beat2(root, seed, size)
