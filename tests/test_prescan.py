@@ -8,7 +8,6 @@ import re
 
 import numpy as np
 import pytest
-from hydra.core.hydra_config import HydraConfig
 
 from gesturebench.data.beat2 import write_motion_npz
 from gesturebench.data.records import SAMPLE_RATE, SequenceRecord
@@ -198,11 +197,8 @@ def test_train_command_carries_the_data_and_paths_overrides(tmp_path):
             overrides=["dataset=beat2", "dataset.root=/data/my beat2", "paths.checkpoints=/c"],
             return_hydra_config=True,
         )
-    HydraConfig.instance().set_config(cfg)
-    try:
-        command = train_command(motion_ae_path("/c", "beat2"), "motion_ae")
-    finally:
-        HydraConfig.instance().cfg = None
+    overrides = cfg.hydra.overrides.task
+    command = train_command(motion_ae_path("/c", "beat2"), "motion_ae", overrides)
     assert command == (
         "python launch.py task=train_encoder encoder=motion_ae dataset=beat2 "
         "'dataset.root=/data/my beat2' paths.checkpoints=/c"

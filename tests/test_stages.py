@@ -33,7 +33,7 @@ class StubConfig(MotionAEConfig):
         Path(out_path).write_text("w")
         return Path(out_path)
 
-    def load(self, path):
+    def load(self, path, overrides=()):
         return path.read_text(), {}
 
 

@@ -19,13 +19,12 @@ from __future__ import annotations
 import hashlib
 import io
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pytorch_lightning as pl
 import torch
-from hydra.core.hydra_config import HydraConfig
 
 from gesturebench.encoders.motion_ae import MotionAutoencoder
 from gesturebench.runtime.atomic import one_line
@@ -60,15 +59,15 @@ def encoder_path(checkpoints_dir: str | Path, encoder: str, dataset: str) -> Pat
     return Path(checkpoints_dir) / "encoders" / f"{encoder}-{dataset}.pt"
 
 
-def train_command(path: Path, encoder: str) -> str:
+def train_command(path: Path, encoder: str, overrides: Sequence[str] = ()) -> str:
     """The command that creates `encoder`'s checkpoint at `path` (named
-    `<encoder>-<dataset>.pt`), with this run's ``dataset.*`` and ``paths.*`` overrides (where the
-    data is, where the checkpoint goes)."""
+    `<encoder>-<dataset>.pt`), with the ``dataset.*`` and ``paths.*`` ones of the run's command-line
+    `overrides` (where the data is, where the checkpoint goes)."""
     prefix = f"{encoder}-"
     dataset = path.stem[len(prefix) :] if path.stem.startswith(prefix) else ""
     carried = [
         shlex.quote(override)
-        for override in (HydraConfig.get().overrides.task if HydraConfig.initialized() else [])
+        for override in overrides
         if override.lstrip("+~").startswith(("dataset.", "paths."))
     ]
     return " ".join(
@@ -97,13 +96,17 @@ def save_encoder(module: pl.LightningModule, entry: CacheEntry, config: dict, su
 
 
 def load_encoder(
-    path: str | Path, module_cls: type[Encoder], fmt: str, encoder: str
+    path: str | Path,
+    module_cls: type[Encoder],
+    fmt: str,
+    encoder: str,
+    overrides: Sequence[str] = (),
 ) -> tuple[Encoder, dict]:
     """A frozen module in eval mode and its info {"path", "sha256", "config"}; `CheckpointError` if
-    unusable."""
+    unusable, naming the command that creates it (`train_command` with `overrides`)."""
     path = Path(path)
     if not path.is_file():
-        command = train_command(path, encoder)
+        command = train_command(path, encoder, overrides)
         raise CheckpointError(
             f"{path}: no {encoder} encoder checkpoint; create it with `{command}`"
         )
@@ -117,7 +120,7 @@ def load_encoder(
     except Exception as exc:  # any unreadable or mismatched file is the same user-facing problem
         raise CheckpointError(
             f"{path}: not a usable {encoder} checkpoint ({one_line(exc)}); "
-            f"recreate it with `{train_command(path, encoder)}`"
+            f"recreate it with `{train_command(path, encoder, overrides)}`"
         ) from exc
     check_weights(payload["state_dict"], path)
     module.eval().requires_grad_(False)
@@ -138,5 +141,7 @@ def save_motion_ae(module: MotionAutoencoder, path: str | Path, config: dict, su
     )
 
 
-def load_motion_ae(path: str | Path) -> tuple[MotionAutoencoder, dict]:
-    return load_encoder(path, MotionAutoencoder, MOTION_AE_FORMAT, MOTION_AE)
+def load_motion_ae(
+    path: str | Path, overrides: Sequence[str] = ()
+) -> tuple[MotionAutoencoder, dict]:
+    return load_encoder(path, MotionAutoencoder, MOTION_AE_FORMAT, MOTION_AE, overrides)

@@ -60,8 +60,8 @@ class MotionAEConfig(EncoderConfig):
                 f"encoder.hop={self.hop} and encoder.train_hop={self.train_hop} must be positive"
             )
 
-    def load(self, path: Path):
-        return load_motion_ae(path)
+    def load(self, path: Path, overrides: Sequence[str] = ()):
+        return load_motion_ae(path, overrides)
 
     def checkpoint_path(self, checkpoints_dir: str | Path, dataset: str) -> Path:
         return motion_ae_path(checkpoints_dir, dataset)

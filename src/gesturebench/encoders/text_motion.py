@@ -235,10 +235,12 @@ def save_text_motion(model: TextMotionModel, path: str | Path, config: dict, sum
     return save_encoder(model, encoder_entry(path, FORMAT, load_text_motion), config, summary)
 
 
-def load_text_motion(path: str | Path) -> tuple[TextMotionModel, dict]:
+def load_text_motion(
+    path: str | Path, overrides: Sequence[str] = ()
+) -> tuple[TextMotionModel, dict]:
     """A frozen model in eval mode and its info {"path", "sha256", "config"}; `CheckpointError` if
-    unusable."""
-    return load_encoder(path, TextMotionModel, FORMAT, ENCODER)
+    unusable, naming the command (with the run's `overrides`) that creates it."""
+    return load_encoder(path, TextMotionModel, FORMAT, ENCODER, overrides)
 
 
 # ---------- scoring ----------

@@ -66,8 +66,8 @@ class TextMotionConfig(EncoderConfig):
 
     checkpoint_format = FORMAT
 
-    def load(self, path: Path):
-        return load_text_motion(path)
+    def load(self, path: Path, overrides: Sequence[str] = ()):
+        return load_text_motion(path, overrides)
 
     def checkpoint_path(self, checkpoints_dir: str | Path, dataset: str) -> Path:
         return text_motion_path(checkpoints_dir, dataset)

@@ -64,8 +64,9 @@ class EncoderConfig:
         """Where the encoder of `dataset` is stored."""
         raise NotImplementedError
 
-    def load(self, path: Path) -> tuple[Any, dict]:
-        """The module stored at `path` and its info; `CheckpointError` when missing or unusable."""
+    def load(self, path: Path, overrides: Sequence[str] = ()) -> tuple[Any, dict]:
+        """The module stored at `path` and its info; `CheckpointError` when missing or unusable,
+        naming the command (with the run's command-line `overrides`) that creates it."""
         raise NotImplementedError
 
     def load_or_train(
@@ -75,10 +76,12 @@ class EncoderConfig:
         split: Callable[[str], Sequence[SequenceRecord]],
         auto_train: bool,
         path: str | Path | None = None,
+        overrides: Sequence[str] = (),
     ) -> tuple[Any, dict]:
         """The encoder at `path` (default `checkpoint_path`) and its info, after training it on
         `split("train")`/`split("val")` when it is missing and `auto_train`; without `auto_train` a
-        missing checkpoint is `load`'s `CheckpointError` naming the command that creates it."""
+        missing checkpoint is `load`'s `CheckpointError` naming the command that creates it (with
+        the run's command-line `overrides`)."""
         path = Path(path) if path is not None else self.checkpoint_path(checkpoints_dir, dataset)
         if auto_train and (loaded := self.entry(path).read()) is not None:
             return loaded
@@ -89,7 +92,7 @@ class EncoderConfig:
                 kept=str(path),
             ):
                 self.train(split("train"), split("val"), path, checkpoints_dir=checkpoints_dir)
-        return self.load(path)
+        return self.load(path, overrides)
 
     def entry(self, path: Path) -> CacheEntry[tuple[Any, dict]]:
         """The checkpoint at `path` as a cache entry (`encoders.checkpoint.encoder_entry`)."""

@@ -17,7 +17,8 @@ class MetricContext:
 
     `split(name)` returns the records of a split ("train", "val", "test"; lazy, without audio).
     `auto_train` is True where a missing encoder may be trained on the fly (mini_beat2); elsewhere a
-    missing checkpoint must raise `CheckpointError` with the command that creates it.
+    missing checkpoint must raise `CheckpointError` with the command that creates it, carrying the
+    run's command-line `overrides` (its ``dataset.*`` and ``paths.*`` ones).
     """
 
     dataset_name: str
@@ -27,3 +28,4 @@ class MetricContext:
     body_model: Any
     device: str = "cpu"
     auto_train: bool = False
+    overrides: tuple[str, ...] = ()

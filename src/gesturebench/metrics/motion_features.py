@@ -97,7 +97,11 @@ class MotionFeatureMetric(GestureMetric):
             }
             return
         encoder, info = self.encoder_config.load_or_train(
-            context.checkpoints_dir, context.dataset_name, context.split, context.auto_train
+            context.checkpoints_dir,
+            context.dataset_name,
+            context.split,
+            context.auto_train,
+            overrides=context.overrides,
         )
         latent_dim = encoder.hparams["latent_dim"]
         if latent_dim != self.encoder_config.latent_dim:

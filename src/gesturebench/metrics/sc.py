@@ -61,6 +61,7 @@ class SemanticScore(SequenceMetric):
                 context.split,
                 context.auto_train,
                 path=self.checkpoint,
+                overrides=context.overrides,
             )
             self.encoder = TextMotionEncoder(model, info, context.device, context.checkpoints_dir)
         except TextModelUnavailable as err:

@@ -153,11 +153,13 @@ def make_context(
     accelerator: str,
     cache: str | Path,
     checkpoints: str | Path,
+    overrides: tuple[str, ...] = (),
 ) -> MetricContext:
     """The context models and metrics `prepare` from: this process's device for `accelerator`
     (`device_for`) and the body model of `body_node` (`cfg.body_model`) on it (`cache`,
     `checkpoints`: `paths.cache`, `paths.checkpoints`); mini_beat2 (generated data) may auto-train
-    encoders."""
+    encoders; a missing one is named with the command that creates it, with the job's
+    command-line `overrides`."""
     device = device_for(accelerator)
     body_model = make_body_model(body_node, device)
     return MetricContext(
@@ -168,4 +170,5 @@ def make_context(
         body_model=body_model,
         device=device,
         auto_train=bool(source.generate),
+        overrides=overrides,
     )

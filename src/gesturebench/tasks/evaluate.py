@@ -113,7 +113,12 @@ def score(
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
     context = make_context(
-        source, cfg.body_model, cfg.trainer.accelerator, cfg.paths.cache, cfg.paths.checkpoints
+        source,
+        cfg.body_model,
+        cfg.trainer.accelerator,
+        cfg.paths.cache,
+        cfg.paths.checkpoints,
+        job.overrides,
     )
     body_model = context.body_model
     model = build_model(cfg.model)
