@@ -1,8 +1,10 @@
 """The package layout shows its architecture: the package root holds only the entry points, and
 the imports between its subpackages run down the layers only (read from the source with `ast`, every
 import counted, those inside functions and under `TYPE_CHECKING` included); the pure maths of
-`metrics/functional` raises no error class of the run; no test module imports from another (shared
-helpers live in tests/support/, shared fixtures in conftest.py)."""
+`metrics/functional` raises no error class of the run; nothing below the tasks reads Hydra's global
+config, and nothing below the command line reads run state from the environment (the job's folder,
+choices and sweep come down as values); no test module imports from another (shared helpers live
+in tests/support/, shared fixtures in conftest.py)."""
 
 from __future__ import annotations
 
@@ -33,6 +35,19 @@ LAYERS: list[set[str]] = [
 ]
 #: Root modules: the entry points only.
 ROOT_MODULES = {"__init__.py", "api.py", "cli.py"}
+#: The environment variables read below the command line, by module: a library's own setting or
+#: the process's rank, a secret whose variable the config names, and the variable that carries a
+#: multirun's id to the command line of its jobs (set by the sweep's callback); never run state.
+#: Each key as written: a string literal, or the expression naming the variable.
+ENVIRONMENT_READS = {
+    "tasks/common.py": {"'LOCAL_RANK'"},  # this process's GPU under DDP
+    "tasks/sweep_summary.py": {"SWEEP_ID_VARIABLE"},  # set for the jobs, removed at the end
+    "reporting/loggers.py": {"'WANDB_SILENT'"},
+    "encoders/training_common.py": {"'CUBLAS_WORKSPACE_CONFIG'"},
+    "metrics/functional/nearest_kernel.py": {"'TRITON_INTERPRET'"},
+    "annotation/backends/base.py": {"variable"},  # the annotator's API key
+    "study/server/serve.py": {"self.admin_token_env", "self.link_secret_env"},
+}
 
 
 def _module(path: Path) -> str:
@@ -143,3 +158,50 @@ def test_no_test_module_imports_another():
         and any(part.startswith("test_") for part in module.split(".")[1:])
     )
     assert not offenders, offenders
+
+
+def test_nothing_below_the_tasks_reads_hydras_global_config():
+    """A task reads its job once (`tasks.common.Job`) and hands the values down."""
+    below = [p for p in PACKAGE.rglob("*.py") if _layer(_unit(_module(p))) < _layer("tasks")]
+    offenders = sorted(
+        str(path.relative_to(PACKAGE))
+        for path in below
+        if any(
+            isinstance(node, ast.ImportFrom) and node.module == "hydra.core.hydra_config"
+            for node in ast.walk(ast.parse(path.read_text()))
+        )
+    )
+    assert not offenders, offenders
+
+
+def _environment_keys(path: Path) -> set[str]:
+    """The keys `path` reads or writes through `os.environ` or `os.getenv` (as written; "*" for
+    the whole environment)."""
+    tree = ast.parse(path.read_text())
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    keys: set[str] = set()
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
+            continue
+        if (node.value.id, node.attr) not in (("os", "environ"), ("os", "getenv")):
+            continue
+        use = parents[node]
+        if isinstance(use, ast.Attribute) and isinstance(parents[use], ast.Call):
+            use = parents[use]  # os.environ.get(...), .pop(...), .setdefault(...)
+        if isinstance(use, ast.Call) and use.args:
+            keys.add(ast.unparse(use.args[0]))
+        elif isinstance(use, ast.Subscript):
+            keys.add(ast.unparse(use.slice))
+        else:
+            keys.add("*")
+    return keys
+
+
+def test_nothing_below_the_command_line_reads_run_state_from_the_environment():
+    found = {
+        name: keys
+        for path in PACKAGE.rglob("*.py")
+        if (name := str(path.relative_to(PACKAGE))) not in {"cli.py", "api.py"}
+        and (keys := _environment_keys(path))
+    }
+    assert found == ENVIRONMENT_READS
