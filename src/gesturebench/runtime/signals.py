@@ -18,6 +18,10 @@ from gesturebench.runtime.errors import Interrupted
 #: the signals that stop a run
 STOPPING = (signal.SIGTERM, signal.SIGHUP)
 
+#: the process that installed the handlers and whether a stop is under way. Module state, unlike
+#: the run's own (its job, exit status, bars: objects handed down): a signal handler is the
+#: process's, installed with `signal.signal` and called by the interpreter with no argument of the
+#: run, so what it reads must be the process's too.
 _state: dict[str, int | bool] = {"owner": 0, "stopping": False}
 
 
