@@ -57,19 +57,22 @@ def _poisoned(workdir: Path, name: str, pattern: str, poisons: dict[str, Callabl
         return f"clean run: exit {code}, {err.strip()[-300:]}"
     clean = metrics_of(workdir / name / "clean")["bc"]
     for poison, rewrite in poisons.items():
-        entries = sorted(cache.glob(pattern))
+        # the payloads, not their sidecars (`<name>.meta.json`)
+        entries = [p for p in sorted(cache.glob(pattern)) if not p.name.endswith(".meta.json")]
         if not entries:
             return f"no cache entry {pattern} after the clean run"
+        poisoned = {}
         for entry in entries:
             rewrite(entry)
-        before = len(list(cache.rglob("*.corrupt*")))
+            poisoned[entry] = entry.read_bytes()
         run = workdir / name / poison
         code, _, err = _bc_run(workdir, cache, run)
         if code:
             return f"{poison}: exit {code}, {err.strip()[-300:]}"
         bc = metrics_of(run)["bc"]
-        if bc != clean or len(list(cache.rglob("*.corrupt*"))) <= before:
-            return f"{poison}: BC {bc} (clean {clean}), entries set aside: {before} before"
+        kept = [e.name for e, data in poisoned.items() if e.is_file() and e.read_bytes() == data]
+        if bc != clean or kept:
+            return f"{poison}: BC {bc} (clean {clean}), poisoned entries still read: {kept[:3]}"
     return None
 
 
