@@ -18,6 +18,7 @@ import imageio.v3 as iio
 import numpy as np
 import pytest
 import torch
+from hydra.errors import ConfigCompositionException
 
 from gesturebench.annotation.backends.base import AnnotatorUnavailable
 from gesturebench.annotation.clip import EventClip
@@ -31,8 +32,8 @@ from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.pair import MotionPair
 from gesturebench.metrics.sgp import SemanticGesturePreservation
 from gesturebench.render.clips import Camera, clip_frames
-from gesturebench.runtime.errors import ConfigError
 from tests.fake_llm import ANSWER, KEY, FakeLLM
+from tests.helpers import composed
 from tests.launch import REPO, command
 
 
@@ -155,8 +156,8 @@ def test_the_earlier_prompt_is_selectable_and_hashed_apart(server, monkeypatch, 
         assert record.prompt_sha256 == hashlib.sha256(template(prompt).encode()).hexdigest()
         assert record.prompt_sha256 == prompt_sha256(prompt)
     assert records["paper"].prompt_sha256 != records["hands_v1"].prompt_sha256
-    with pytest.raises(ConfigError, match=r"annotator\.prompt must be one of"):
-        OpenAICompatAnnotator(prompt="mine")
+    with pytest.raises(ConfigCompositionException, match=r"annotator\.prompt=mine"):
+        composed("annotator=openai", "annotator.prompt=mine")
 
 
 def test_unknown_is_stored_as_uncertain(backend, server, tmp_path):

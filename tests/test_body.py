@@ -8,6 +8,7 @@ import pytest
 import scipy.sparse as sp
 import smplx
 import torch
+from hydra.errors import ConfigCompositionException
 from scipy.sparse.csgraph import connected_components
 from scipy.spatial.transform import Rotation
 from smplx.vertex_ids import vertex_ids
@@ -22,8 +23,8 @@ from gesturebench.body.procedural import (
     write_procedural_model,
 )
 from gesturebench.data.records import Motion
-from gesturebench.runtime.errors import CheckpointError, ConfigError
-from tests.helpers import REPO
+from gesturebench.runtime.errors import CheckpointError
+from tests.helpers import REPO, composed
 
 IDS = vertex_ids["smplx"]
 SMPLX_KEYS = {
@@ -301,8 +302,8 @@ def test_float64_forward_matches_scipy_kinematics_to_float64_precision(model_fil
     torch.testing.assert_close(
         double(motion, vertices=False).joints, out.joints, atol=1e-12, rtol=0
     )
-    with pytest.raises(ConfigError, match="dtype"):
-        BodyModel(model_file, dtype="float16")
+    with pytest.raises(ConfigCompositionException, match=r"body_model\.dtype=float16"):
+        composed("body_model.dtype=float16")
 
 
 def test_betas_and_expressions(body, arrays):

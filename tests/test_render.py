@@ -10,6 +10,7 @@ import imageio.v2 as imageio
 import numpy as np
 import pytest
 import torch
+from hydra.errors import ConfigCompositionException
 from matplotlib.path import Path as Polygon
 
 from gesturebench.annotation.clip import EventClip
@@ -19,7 +20,7 @@ from gesturebench.data.records import Motion
 from gesturebench.render.clips import Camera, clip_frames, view_basis
 from gesturebench.render.layout import side_by_side
 from gesturebench.runtime.errors import ConfigError
-from tests.helpers import REPO
+from tests.helpers import REPO, composed
 
 GOLDEN = REPO / "tests" / "fixtures" / "render_mesh_golden.png"
 
@@ -121,8 +122,8 @@ def test_mesh_style_needs_a_surface_and_camera_options_are_checked():
     joints = np.zeros((1, 55, 3))
     with pytest.raises(ConfigError, match="no body surface"):
         clip_frames(joints, Camera(style="mesh"))
-    with pytest.raises(ConfigError, match=r"camera\.style"):
-        Camera(style="wireframe")
+    with pytest.raises(ConfigCompositionException, match=r"task\.camera\.style=wireframe"):
+        composed("task=render", "task.camera.style=wireframe")
     with pytest.raises(ConfigError, match="supersample"):
         Camera(supersample=0)
     assert Camera().tag != Camera(style="mesh").tag

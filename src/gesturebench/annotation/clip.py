@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from gesturebench.annotation.events import CONTEXT_SECONDS, Event
-from gesturebench.annotation.prompt import render_prompt
+from gesturebench.annotation.prompt import Prompt, render_prompt
 from gesturebench.data.records import SAMPLE_RATE, Motion
 from gesturebench.render.clips import Camera, clip_frames, write_clip
 
@@ -61,7 +61,7 @@ class EventClip:
     def seconds(self) -> float:
         return (self.f1 - self.f0) / self.fps
 
-    def prompt(self, version: str) -> str:
+    def prompt(self, version: Prompt) -> str:
         """The text of prompt template `version` for this clip."""
         return render_prompt(self.event, self.start_seconds, self.seconds, version)
 

@@ -15,32 +15,26 @@ from __future__ import annotations
 import hashlib
 from functools import cache
 from importlib import resources
+from typing import Literal
 
 from gesturebench.annotation.events import Event
-from gesturebench.runtime.errors import ConfigError
 
 #: The prompt templates (`annotator.prompt`), the first the default of the LLM annotators.
-PROMPTS = ("paper", "hands_v1")
-
-
-def check_prompt(version: str) -> str:
-    if version not in PROMPTS:
-        raise ConfigError(f"annotator.prompt must be one of {', '.join(PROMPTS)}, got {version!r}")
-    return version
+Prompt = Literal["paper", "hands_v1"]
 
 
 @cache
-def template(version: str) -> str:
-    path = resources.files("gesturebench.annotation") / "prompts" / f"{check_prompt(version)}.txt"
+def template(version: Prompt) -> str:
+    path = resources.files("gesturebench.annotation") / "prompts" / f"{version}.txt"
     return path.read_text("utf-8")
 
 
-def prompt_sha256(version: str) -> str:
+def prompt_sha256(version: Prompt) -> str:
     """Hash of the template text."""
     return hashlib.sha256(template(version).encode()).hexdigest()
 
 
-def render_prompt(event: Event, clip_start: float, clip_seconds: float, version: str) -> str:
+def render_prompt(event: Event, clip_start: float, clip_seconds: float, version: Prompt) -> str:
     """The prompt for `event` shown in a clip that starts at `clip_start` seconds and lasts
     `clip_seconds`."""
     return template(version).format(

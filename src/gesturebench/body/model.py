@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import smplx
@@ -23,7 +23,8 @@ from gesturebench.runtime.errors import CheckpointError, ConfigError, GestureBen
 
 #: `body_model.dtype`: float32 (default, fastest on CPU) or float64 (joints and vertices equal
 #: across devices to ~1e-15, so no threshold-based metric can flip between a CPU and a GPU run).
-DTYPES = {"float32": torch.float32, "float64": torch.float64}
+Dtype = Literal["float32", "float64"]
+DTYPES: dict[Dtype, torch.dtype] = {"float32": torch.float32, "float64": torch.float64}
 
 #: No chunk of a forward holds fewer frames than this unless the whole motion does: the CPU's
 #: matrix products take another path for a few rows (2-5 frames on one thread here), which rounds
@@ -133,14 +134,12 @@ class BodyModel(torch.nn.Module):
         flat_hand_mean: bool = False,
         chunk_size: int = 16,
         device: str | torch.device = "cpu",
-        dtype: str = "float32",
+        dtype: Dtype = "float32",
         checkpoints_dir: str | Path = "checkpoints",
     ):
         super().__init__()
         if chunk_size < 1:
             raise ConfigError(f"body_model.chunk_size must be at least 1, got {chunk_size}")
-        if dtype not in DTYPES:
-            raise ConfigError(f"body_model.dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
         self.chunk_size = int(chunk_size)
         self.float_dtype = DTYPES[dtype]
         self.model_path = ensure_model_file(model_path, checkpoints_dir)

@@ -34,7 +34,7 @@ from gesturebench.body.output import BodyOutput
 from gesturebench.data.records import N_JOINTS, SequenceRecord
 from gesturebench.metrics.base import SequenceMetric, sequences
 from gesturebench.metrics.context import MetricContext
-from gesturebench.metrics.convention import BodyConvention
+from gesturebench.metrics.convention import BodyConvention, Convention
 from gesturebench.metrics.emage_eval_files import MEAN_SPEED
 from gesturebench.metrics.functional.bc import (
     audio_onsets,
@@ -58,7 +58,6 @@ EMAGE_MEAN_SPEED = Path(MEAN_SPEED.files[0]).name
 #: body model runs, how the audio is cut (module docstring)
 Alignment = Literal["motion_to_audio", "audio_to_motion"]
 ThresholdFrame = Literal["minimum", "official_offset"]
-Convention = Literal["keep", "zero"]
 AudioSegment = Literal["paper", "emage2024", "emage2025"]
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from typing import Literal
 
 import numpy as np
 import torch
@@ -21,10 +22,10 @@ from gesturebench.metrics.pair import MotionPair
 from gesturebench.runtime.errors import ConfigError
 
 #: the values of the `translation` and `global_orient` options.
-SETTINGS = ("keep", "zero")
+Convention = Literal["keep", "zero"]
 
 
-def convention_motion(motion: Motion, translation: str, global_orient: str) -> Motion:
+def convention_motion(motion: Motion, translation: Convention, global_orient: Convention) -> Motion:
     """`motion` with its translation and/or global orientation (the first 3 pose values) zeroed."""
     poses = motion.poses.copy()
     if global_orient == "zero":
@@ -37,12 +38,9 @@ class BodyConvention:
     """The generated and reference bodies of a pair under one convention; the pair's own bodies
     when both parts are kept."""
 
-    def __init__(self, metric: str, translation: str = "keep", global_orient: str = "keep"):
-        for knob, value in (("translation", translation), ("global_orient", global_orient)):
-            if value not in SETTINGS:
-                raise ConfigError(
-                    f"metric {metric}: {knob} must be one of {SETTINGS}, got {value!r}"
-                )
+    def __init__(
+        self, metric: str, translation: Convention = "keep", global_orient: Convention = "keep"
+    ):
         self.metric, self.translation, self.global_orient = metric, translation, global_orient
         #: the body model's call (its bound method, not the module: a module attribute of a metric
         #: would become a submodule)

@@ -13,24 +13,27 @@ The GENEA Leaderboard's Div_k (its code's ``var_k``) is `PoseVariance` (div_k.py
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from gesturebench.body.joints import BODY_HANDS
 from gesturebench.data.records import N_JOINTS
 from gesturebench.metrics.base import SequenceMetric
 from gesturebench.metrics.context import MetricContext
-from gesturebench.metrics.convention import BodyConvention
+from gesturebench.metrics.convention import BodyConvention, Convention
 from gesturebench.metrics.functional.diversity import l1_diversity
 from gesturebench.metrics.pair import MotionPair
-from gesturebench.runtime.errors import ConfigError
 
-#: `joints` option → the joints summed over.
-JOINT_SETS = {"body_hands": BODY_HANDS, "all": tuple(range(N_JOINTS))}
+#: the `joints` options, and the joints each sums over.
+JointSet = Literal["body_hands", "all"]
+JOINT_SETS: dict[JointSet, tuple[int, ...]] = {
+    "body_hands": BODY_HANDS,
+    "all": tuple(range(N_JOINTS)),
+}
 #: `weighting` option: each sequence weighs 1, or its number of frames.
-WEIGHTINGS = ("sequence", "frames")
+Weighting = Literal["sequence", "frames"]
 
 
-def orient_convention(metric: str, global_orient: str) -> BodyConvention:
+def orient_convention(metric: str, global_orient: Convention) -> BodyConvention:
     """The bodies of a root-aligned joint metric under `global_orient` (``keep`` | ``zero``).
 
     The translation does not change root-aligned joints; where the orientation is zeroed it is
@@ -49,20 +52,12 @@ class Diversity(SequenceMetric):
 
     def __init__(
         self,
-        joints: str = "body_hands",
-        weighting: str = "sequence",
-        global_orient: str = "keep",
+        joints: JointSet = "body_hands",
+        weighting: Weighting = "sequence",
+        global_orient: Convention = "keep",
         **kwargs: Any,
     ):
         super().__init__(**kwargs)
-        if joints not in JOINT_SETS:
-            raise ConfigError(
-                f"metric {self.name}: joints must be one of {tuple(JOINT_SETS)}, got {joints!r}"
-            )
-        if weighting not in WEIGHTINGS:
-            raise ConfigError(
-                f"metric {self.name}: weighting must be one of {WEIGHTINGS}, got {weighting!r}"
-            )
         self.joint_ids, self.weighting = JOINT_SETS[joints], weighting
         self.convention = orient_convention(self.name, global_orient)
 

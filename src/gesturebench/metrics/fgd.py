@@ -17,7 +17,7 @@ code returns 1e10) → no value, with the reason (docs/protocols.md, FGD).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import torch
@@ -41,7 +41,7 @@ from gesturebench.stats.bootstrap import Resamples
 #: Feature spaces of FGD's values, in `value_names` order: encoder features, raw pose.
 SPACES = ("feat", "raw")
 #: The `sqrt_check` options: the exact square root, or EMAGE 2024's failure path.
-SQRT_CHECKS = ("none", "emage2024")
+SqrtCheck = Literal["none", "emage2024"]
 #: A feature set's mean and covariance.
 Moments = tuple[torch.Tensor, torch.Tensor]
 #: Resamples whose moments are held at once by `FGD.bootstrap`.
@@ -71,14 +71,10 @@ class FGD(MotionFeatureMetric):
         self,
         encoder_config: Mapping | None = None,
         covariance_offset: float = 0.0,
-        sqrt_check: str = "none",
+        sqrt_check: SqrtCheck = "none",
         **kwargs: Any,
     ):
         super().__init__(encoder_config, **kwargs)
-        if sqrt_check not in SQRT_CHECKS:
-            raise ConfigError(
-                f"metric {self.name}: sqrt_check must be one of {SQRT_CHECKS}, got {sqrt_check!r}"
-            )
         if sqrt_check == "emage2024" and covariance_offset:
             raise ConfigError(
                 f"metric {self.name}: sqrt_check emage2024 is the 2024 code's plain formula and "

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import torch
@@ -60,7 +60,7 @@ from gesturebench.runtime.errors import CheckpointError, ConfigError
 from gesturebench.stats.bootstrap import Resamples
 
 #: `valid_from` options: where the valid semantic events of a clip come from.
-VALID_FROM = ("beat2", "annotator")
+ValidFrom = Literal["beat2", "annotator"]
 
 
 def clip_sgp(generated: Sequence[str | None]) -> float | None:
@@ -102,16 +102,11 @@ class SemanticGesturePreservation(SequenceMetric):
         store_root: str | None = None,
         concurrency: int = 4,
         max_requests: int | None = None,
-        valid_from: str = "beat2",
+        valid_from: ValidFrom = "beat2",
         unvalidated: bool = False,
         **kwargs: Any,
     ):
         super().__init__(**kwargs)
-        if valid_from not in VALID_FROM:
-            raise ConfigError(
-                f"metrics.{self.name}.valid_from must be one of {', '.join(VALID_FROM)}, "
-                f"got {valid_from!r}"
-            )
         self.valid_from = valid_from
         if annotator is not None and not isinstance(annotator, Annotator):
             raise ConfigError(

@@ -13,11 +13,10 @@ from typing import Any
 
 from gesturebench.metrics.base import SequenceMetric
 from gesturebench.metrics.context import MetricContext
-from gesturebench.metrics.convention import BodyConvention
-from gesturebench.metrics.diversity import JOINT_SETS, WEIGHTINGS, orient_convention
-from gesturebench.metrics.functional.srgr import SEM_FRAMES, semantic_weights, srgr
+from gesturebench.metrics.convention import BodyConvention, Convention
+from gesturebench.metrics.diversity import JOINT_SETS, JointSet, Weighting, orient_convention
+from gesturebench.metrics.functional.srgr import SemFrames, semantic_weights, srgr
 from gesturebench.metrics.pair import MotionPair
-from gesturebench.runtime.errors import ConfigError
 
 
 class SemanticRelevanceRecall(SequenceMetric):
@@ -36,23 +35,14 @@ class SemanticRelevanceRecall(SequenceMetric):
     def __init__(
         self,
         threshold: float = 0.1,
-        joints: str = "body_hands",
-        global_orient: str = "keep",
-        sem_frames: str = "contains",
+        joints: JointSet = "body_hands",
+        global_orient: Convention = "keep",
+        sem_frames: SemFrames = "contains",
         weight_scale: float = 1.0,
-        weighting: str = "sequence",
+        weighting: Weighting = "sequence",
         **kwargs: Any,
     ):
         super().__init__(**kwargs)
-        for knob, value, allowed in (
-            ("joints", joints, tuple(JOINT_SETS)),
-            ("sem_frames", sem_frames, SEM_FRAMES),
-            ("weighting", weighting, WEIGHTINGS),
-        ):
-            if value not in allowed:
-                raise ConfigError(
-                    f"metric {self.name}: {knob} must be one of {allowed}, got {value!r}"
-                )
         self.threshold, self.joint_ids = threshold, JOINT_SETS[joints]
         self.sem_frames, self.weight_scale, self.weighting = sem_frames, weight_scale, weighting
         self.convention: BodyConvention = orient_convention(self.name, global_orient)

@@ -25,7 +25,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import torch
@@ -38,8 +38,6 @@ from gesturebench.runtime.atomic import atomic_path
 from gesturebench.runtime.errors import ConfigError, GestureBenchError
 
 _UP = np.array([0.0, 1.0, 0.0])
-STYLES = ("skeleton", "mesh")
-FRAMINGS = ("fixed", "body")
 #: Frames rasterised per batch (bounds the memory of the mesh renderer).
 MESH_BATCH = 8
 
@@ -55,18 +53,12 @@ class Camera:
     yaw_deg: float = 30.0
     zoom: float = 1.6
     height: float = 0.25
-    style: str = "skeleton"
+    style: Literal["skeleton", "mesh"] = "skeleton"
     supersample: int = 1
-    framing: str = "fixed"
+    framing: Literal["fixed", "body"] = "fixed"
     margin: float = 0.05
 
     def __post_init__(self) -> None:
-        for name, value, known in (
-            ("style", self.style, STYLES),
-            ("framing", self.framing, FRAMINGS),
-        ):
-            if value not in known:
-                raise ConfigError(f"camera.{name} must be one of {', '.join(known)}, got {value!r}")
         if self.supersample < 1:
             raise ConfigError(f"camera.supersample must be at least 1, got {self.supersample}")
         if not 0.0 <= self.margin < 0.5:

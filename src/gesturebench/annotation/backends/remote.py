@@ -19,7 +19,7 @@ from gesturebench.annotation.backends.base import (
     retry_after_seconds,
     transient_status,
 )
-from gesturebench.annotation.prompt import check_prompt, prompt_sha256
+from gesturebench.annotation.prompt import Prompt, prompt_sha256
 from gesturebench.annotation.validity import Validation
 
 #: the paper's protocol on real BEAT2 motion: its prompt, the clip of the study's avatar
@@ -35,7 +35,7 @@ class RemoteAnnotator(Annotator):
     and `ask`. A subclass's constructor takes its own options and passes the shared ones
     (`base_url`, `temperature`, `timeout_s`, `prompt`, and `Annotator`'s `context`, `camera`) on
     as `**remote`; its config schema lists them all. `prompt` names the template
-    (`annotation.prompt.PROMPTS`); its hash is every record's `prompt_sha256`."""
+    (`annotation.prompt.Prompt`); its hash is every record's `prompt_sha256`."""
 
     #: the backend's name in messages (`annotator=<backend>`)
     backend: str
@@ -51,11 +51,11 @@ class RemoteAnnotator(Annotator):
         base_url: str | None = None,
         temperature: float = 0.0,
         timeout_s: float = 120.0,
-        prompt: str = "paper",
+        prompt: Prompt = "paper",
         **annotator: Any,
     ):
         super().__init__(name, **annotator)
-        self.prompt = check_prompt(prompt)
+        self.prompt = prompt
         self.model = model
         self.api_key_env = api_key_env
         self.base_url = base_url

@@ -4,6 +4,7 @@ relevance."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 import numpy as np
 import torch
@@ -14,14 +15,14 @@ from gesturebench.metrics.functional.joint_error import joint_distances
 
 #: `semantic_weights` frame conventions: frames whose time lies in [start, end) (ours), or the
 #: GENEA Leaderboard's frames ⌊start·fps⌋ … ⌈end·fps⌉ − 1 of each interval with end > start.
-SEM_FRAMES = ("contains", "official")
+SemFrames = Literal["contains", "official"]
 
 
 def semantic_weights(
-    sem: Sequence[SemInterval], n_frames: int, fps: float, frames: str = "contains"
+    sem: Sequence[SemInterval], n_frames: int, fps: float, frames: SemFrames = "contains"
 ) -> np.ndarray:
     """w_t per frame (T,): the score of the `sem` interval holding frame t (`frames` says which
-    frames an interval holds: `SEM_FRAMES`).
+    frames an interval holds: `SemFrames`).
 
     Where intervals overlap the highest score wins; 0 outside every interval.
     """
