@@ -14,6 +14,7 @@ import torch
 
 from gesturebench.metrics.base import SequenceMetric
 from gesturebench.metrics.functional.surface import (
+    NearestMethod,
     chamfer_hausdorff,
     check_options,
     subsample_indices,
@@ -63,7 +64,7 @@ class SurfaceMetric(SequenceMetric):
 
     def __init__(
         self,
-        method: str = "auto",
+        method: NearestMethod = "auto",
         num_points: int | None = None,
         seed: int = 0,
         **kwargs: Any,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 from concurrent.futures import ThreadPoolExecutor
+from typing import Literal, get_args
 
 import numpy as np
 import torch
@@ -24,7 +25,9 @@ from scipy.spatial import cKDTree
 
 from gesturebench.metrics.functional import nearest_bvh, nearest_kernel
 
-METHODS = ("auto", "bvh", "kdtree", "cdist", "triton")
+#: the nearest-neighbour methods (`SurfaceMetric`'s `method`)
+NearestMethod = Literal["auto", "bvh", "kdtree", "cdist", "triton"]
+METHODS = get_args(NearestMethod)
 #: KD-tree build options: unbalanced, uncompacted trees with 32-point leaves build and query fastest
 #: on body meshes.
 KDTREE = {"balanced_tree": False, "compact_nodes": False, "leafsize": 32}
