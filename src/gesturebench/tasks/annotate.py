@@ -100,14 +100,7 @@ def run(cfg: DictConfig, job: Job, t: AnnotateTask) -> dict:
     out = job.run_dir
     config = resolved(cfg)
     source = dataset_source(cfg.dataset)
-    context = make_context(
-        source,
-        cfg.body_model,
-        cfg.trainer.accelerator,
-        cfg.paths.cache,
-        cfg.paths.checkpoints,
-        job.overrides,
-    )
+    context = make_context(source, cfg, job.overrides)
     body_model = context.body_model
     root = Path(t.store_root) if t.store_root else context.cache_dir / "annotations"
     annotator: Annotator = build(cfg.annotator)

@@ -148,25 +148,20 @@ def dataset_cache_dir(source: Beat2Source, cache: str | Path) -> Path:
 
 
 def make_context(
-    source: Beat2Source,
-    body_node: Any,
-    accelerator: str,
-    cache: str | Path,
-    checkpoints: str | Path,
-    overrides: tuple[str, ...] = (),
+    source: Beat2Source, cfg: DictConfig, overrides: tuple[str, ...] = ()
 ) -> MetricContext:
-    """The context models and metrics `prepare` from: this process's device for `accelerator`
-    (`device_for`) and the body model of `body_node` (`cfg.body_model`) on it (`cache`,
-    `checkpoints`: `paths.cache`, `paths.checkpoints`); mini_beat2 (generated data) may auto-train
-    encoders; a missing one is named with the command that creates it, with the job's
-    command-line `overrides`."""
-    device = device_for(accelerator)
-    body_model = make_body_model(body_node, device)
+    """The context models and metrics `prepare` from, for the run's config `cfg`: this process's
+    device for `trainer.accelerator` (`device_for`) and the `body_model` on it, the dataset's cache
+    under `paths.cache` and the encoders under `paths.checkpoints`; mini_beat2 (generated data)
+    may auto-train encoders; a missing one is named with the command that creates it, with the
+    job's command-line `overrides`."""
+    device = device_for(cfg.trainer.accelerator)
+    body_model = make_body_model(cfg.body_model, device)
     return MetricContext(
         dataset_name=source.name,
         split=lambda name: source.open(split=name, load_audio=False),
-        cache_dir=dataset_cache_dir(source, cache),
-        checkpoints_dir=Path(checkpoints),
+        cache_dir=dataset_cache_dir(source, cfg.paths.cache),
+        checkpoints_dir=Path(cfg.paths.checkpoints),
         body_model=body_model,
         device=device,
         auto_train=bool(source.generate),

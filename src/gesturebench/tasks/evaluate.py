@@ -112,14 +112,7 @@ def score(
     # encoders) or matmuls.
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
-    context = make_context(
-        source,
-        cfg.body_model,
-        cfg.trainer.accelerator,
-        cfg.paths.cache,
-        cfg.paths.checkpoints,
-        job.overrides,
-    )
+    context = make_context(source, cfg, job.overrides)
     body_model = context.body_model
     model = build_model(cfg.model)
     model.prepare(context)

@@ -84,9 +84,7 @@ def render_stimuli(cfg: DictConfig, task: RenderTask, out: Path) -> dict:
     sources = chosen_sources(list(cfg.study.sources), list(task.sources))
     source = dataset_source(cfg.dataset)
     windows, records = study_windows(windows_spec(cfg.study.windows), source)
-    context = make_context(
-        source, cfg.body_model, cfg.trainer.accelerator, cfg.paths.cache, cfg.paths.checkpoints
-    )
+    context = make_context(source, cfg)
     body_model = context.body_model
     cache = MotionCache(context.cache_dir / "generated")
     models = {name: source_config(cfg, name, cfg.study.sources[name]).model for name in sources}
