@@ -37,8 +37,9 @@ def run_one(args) -> dict:
 
     from gesturebench.reporting.results import config_hash
     from gesturebench.run.config import register_configs
-    from gesturebench.tasks.common import Job, open_dataset
+    from gesturebench.tasks.common import open_dataset
     from gesturebench.tasks.evaluate import score
+    from gesturebench.tasks.job import Job
 
     register_configs()
     overrides = [

@@ -35,7 +35,8 @@ from gesturebench.models.sources.outputs import OutputsSource
 from gesturebench.run.config import build_model
 from gesturebench.runtime.errors import CheckpointError, ConfigError, DataError
 from gesturebench.tasks import common, evaluate
-from gesturebench.tasks.common import Job, make_body_model, open_dataset
+from gesturebench.tasks.common import make_body_model, open_dataset
+from gesturebench.tasks.job import Job
 from tests.fake_official_model import fake_model
 from tests.fake_official_model import module as fake_module
 from tests.fake_official_model.fake_model import FORMATS, fake_gesture, write_result

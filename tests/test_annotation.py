@@ -43,7 +43,8 @@ from gesturebench.data.records import SemInterval, SequenceRecord, Word
 from gesturebench.render.clips import Camera, clip_frames, write_clip
 from gesturebench.render.skeleton import render_frames
 from gesturebench.runtime.errors import ConfigError, DataError
-from gesturebench.tasks.common import Job, build
+from gesturebench.tasks.common import build
+from gesturebench.tasks.job import Job
 
 ANSWER = {
     "word": "big",

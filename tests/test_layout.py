@@ -161,7 +161,7 @@ def test_no_test_module_imports_another():
 
 
 def test_nothing_below_the_tasks_reads_hydras_global_config():
-    """A task reads its job once (`tasks.common.Job`) and hands the values down."""
+    """A task reads its job once (`tasks.job.Job`) and hands the values down."""
     below = [p for p in PACKAGE.rglob("*.py") if _layer(_unit(_module(p))) < _layer("tasks")]
     offenders = sorted(
         str(path.relative_to(PACKAGE))

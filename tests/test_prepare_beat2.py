@@ -13,7 +13,7 @@ import pytest
 from gesturebench.data.beat2 import SPLIT_FILE, read_motion_npz, sequence_paths, write_motion_npz
 from gesturebench.run.config import build
 from gesturebench.runtime.errors import ConfigError, DataError
-from gesturebench.tasks.common import Job
+from gesturebench.tasks.job import Job
 from gesturebench.tasks.prepare_beat2 import NOT_DOWNLOADED
 
 SAMPLE_ID = "2_scott_0_1_1"

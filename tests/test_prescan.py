@@ -17,7 +17,7 @@ from gesturebench.models.prescan import SHOWN, OutputsError, prescan
 from gesturebench.models.sources.outputs import OutputsSource
 from gesturebench.runtime.errors import CheckpointError, DataError
 from gesturebench.tasks import common, evaluate
-from gesturebench.tasks.common import Job
+from gesturebench.tasks.job import Job
 from tests.helpers import composed, zero_motion
 
 N = 60  # frames per sequence: 2 s

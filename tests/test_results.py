@@ -15,7 +15,7 @@ from gesturebench.reporting.leaderboard import collect
 from gesturebench.reporting.results import PAPER_METRICS
 from gesturebench.reporting.tables import write_summary
 from gesturebench.run.config import build
-from gesturebench.tasks.common import Job
+from gesturebench.tasks.job import Job
 from gesturebench.tasks.sweep_summary import SweepSummaryCallback
 from tests.helpers import REPO, composed
 from tests.support.results_json import result

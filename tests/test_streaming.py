@@ -13,7 +13,8 @@ from gesturebench.body.model import BodyModel
 from gesturebench.body.output import BodyOutput
 from gesturebench.run.evaluator import Evaluator
 from gesturebench.tasks import evaluate
-from gesturebench.tasks.common import Job, open_dataset
+from gesturebench.tasks.common import open_dataset
+from gesturebench.tasks.job import Job
 
 
 def live_body_outputs() -> int:

@@ -18,7 +18,7 @@ from gesturebench.study.server.design import AttentionChecks, EntryLimit, StudyD
 from gesturebench.study.server.manifest import read_manifest
 from gesturebench.study.server.store import Store, open_engine
 from gesturebench.tasks.analyze import analyze_study
-from gesturebench.tasks.common import Job
+from gesturebench.tasks.job import Job
 from gesturebench.tasks.render import RenderTask, render_stimuli
 from gesturebench.tasks.study_export import StudyExportTask
 from tests.study_support import Page, asked_answer, participate

@@ -24,7 +24,7 @@ from gesturebench.study.pairwise import (
     read_pairwise,
     win_matrix,
 )
-from gesturebench.tasks.common import Job
+from gesturebench.tasks.job import Job
 
 SOURCES = ["ground_truth", "a", "b", "c"]
 PLANTED = {"ground_truth": 1200.0, "a": 1000.0, "b": 1000.0, "c": 800.0}

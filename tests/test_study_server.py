@@ -41,7 +41,7 @@ from gesturebench.study.server.manifest import read_manifest
 from gesturebench.study.server.serve import ServerOptions, save_config
 from gesturebench.study.server.store import SCHEMA_VERSION, Store, open_engine, responses
 from gesturebench.study.synthetic import SyntheticStudy, latent_ratings, usable_terms
-from gesturebench.tasks.common import Job
+from gesturebench.tasks.job import Job
 from gesturebench.tasks.study_server import database_url
 from tests.conftest import RENDERED_WINDOWS
 from tests.helpers import REPO

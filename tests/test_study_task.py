@@ -18,8 +18,9 @@ from gesturebench.metrics.composite import predict
 from gesturebench.reporting.results import config_hash
 from gesturebench.study.ratings import RatingsError
 from gesturebench.tasks.analyze import analyze_study, source_config, study_windows, windows_spec
-from gesturebench.tasks.common import Job, dataset_source
+from gesturebench.tasks.common import dataset_source
 from gesturebench.tasks.evaluate import score
+from gesturebench.tasks.job import Job
 from tests.fake_llm import ANSWER, FakeLLM
 from tests.launch import error_line, stopped
 from tests.support.study_analysis import CHEAP_METRICS

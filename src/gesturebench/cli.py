@@ -3,7 +3,7 @@ compose the config, build the task from its `_target_` and run it; errors and st
 become one line.
 
 What the job's process holds beyond the config is read here, once, and handed down as values: the
-job (`tasks.common.Job`: run folder, choices, overrides, and the multirun's id from the environment
+job (`tasks.job.Job`: run folder, choices, overrides, and the multirun's id from the environment
 that carries it to a launcher's workers), whether bars are drawn (`runtime.stages.bars_shown`) and
 the launch's exit status (`runtime.status`)."""
 
@@ -33,7 +33,7 @@ from gesturebench.runtime.atomic import one_line, write_atomic
 from gesturebench.runtime.errors import ConfigError, GestureBenchError, Interrupted, os_problem
 from gesturebench.runtime.quiet import silence_known_noise
 from gesturebench.runtime.stages import bars_shown
-from gesturebench.tasks.common import SWEEP_ID_VARIABLE, Job
+from gesturebench.tasks.job import SWEEP_ID_VARIABLE, Job
 
 #: a failed job's traceback, beside its error.json
 TRACEBACK_FILE = "traceback.txt"

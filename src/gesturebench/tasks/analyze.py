@@ -60,8 +60,9 @@ from gesturebench.study.windows import (
     select_windows,
     write_windows,
 )
-from gesturebench.tasks.common import Job, dataset_source, logger_factory
+from gesturebench.tasks.common import dataset_source, logger_factory
 from gesturebench.tasks.evaluate import score
+from gesturebench.tasks.job import Job
 
 log = logging.getLogger(__name__)
 

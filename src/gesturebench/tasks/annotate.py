@@ -53,11 +53,11 @@ from gesturebench.runtime.errors import ConfigError
 from gesturebench.study.windows import StudyWindows
 from gesturebench.tasks.analyze import study_windows, windows_spec
 from gesturebench.tasks.common import (
-    Job,
     dataset_source,
     logger_factory,
     make_context,
 )
+from gesturebench.tasks.job import Job
 
 log = logging.getLogger(__name__)
 MODES = ("annotate", "review")

@@ -1,19 +1,16 @@
-"""What several tasks build from their config pieces: the job (its run folder, choices and sweep,
-read once where it starts), the run folder (claimed for one configuration), the dataset, the
-device, the body model, the run context."""
+"""What several tasks build from their config pieces: the run folder (claimed for one
+configuration), the dataset, the device, the body model, the run context."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import torch
-from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
 from gesturebench.body.model import BodyModel
@@ -25,41 +22,6 @@ from gesturebench.run.config import build
 from gesturebench.run.datamodule import Beat2Source
 from gesturebench.runtime.commit import recover
 from gesturebench.runtime.errors import ConfigError, DataError
-
-#: the environment variable that carries a multirun's id from its launcher to its jobs (a worker
-#: process of the joblib or submitit launcher inherits it); only the command line reads it
-SWEEP_ID_VARIABLE = "GESTUREBENCH_SWEEP_ID"
-
-
-@dataclass(frozen=True)
-class Job:
-    """What a task knows of the Hydra job it runs in, read once where the job starts (the command
-    line) and handed down as values: its run folder, its config-group choices, its command-line
-    overrides and its multirun's id (None outside a multirun). The default: a job outside Hydra
-    (the working folder, no choice, no override)."""
-
-    run_dir: Path = field(default_factory=Path.cwd)
-    choices: Mapping[str, str] = field(default_factory=dict)
-    overrides: tuple[str, ...] = ()
-    sweep_id: str | None = None
-
-    @classmethod
-    def of_hydra(cls, sweep_id: str | None = None) -> Job:
-        """This process's Hydra job, of multirun `sweep_id`."""
-        if not HydraConfig.initialized():
-            return cls(sweep_id=sweep_id)
-        hydra = HydraConfig.get()
-        out = OmegaConf.select(cast(DictConfig, hydra), "runtime.output_dir")  # unset under --cfg
-        return cls(
-            Path(out) if out else Path.cwd(),
-            {group: str(option) for group, option in hydra.runtime.choices.items() if option},
-            tuple(hydra.overrides.task),
-            sweep_id,
-        )
-
-    def choice(self, group: str) -> str:
-        """The option chosen for config group `group` ("?" where the job chose none)."""
-        return self.choices.get(group, "?")
 
 
 def claim_run_dir(out: Path, config: dict, chash: str) -> None:

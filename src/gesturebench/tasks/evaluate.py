@@ -34,13 +34,13 @@ from gesturebench.run.evaluator import Evaluator
 from gesturebench.run.protocol import metric_nodes, protocol_check, read_pin
 from gesturebench.runtime.commit import staged
 from gesturebench.tasks.common import (
-    Job,
     claim_run_dir,
     dataset_source,
     device_for,
     logger_factory,
     make_context,
 )
+from gesturebench.tasks.job import Job
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from omegaconf import DictConfig
 
 from gesturebench.reporting.leaderboard import collect, write_leaderboard
-from gesturebench.tasks.common import Job
+from gesturebench.tasks.job import Job
 
 log = logging.getLogger(__name__)
 

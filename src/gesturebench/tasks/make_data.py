@@ -12,7 +12,7 @@ from gesturebench.run.config import build
 from gesturebench.run.datamodule import Beat2Source
 from gesturebench.runtime.errors import ConfigError
 from gesturebench.synthesis.mini.dataset import ensure_mini_beat2
-from gesturebench.tasks.common import Job
+from gesturebench.tasks.job import Job
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from gesturebench.runtime.atomic import write_atomic
 from gesturebench.runtime.errors import ConfigError, DataError
 from gesturebench.runtime.stages import stage
 from gesturebench.runtime.weights import Downloader, hub_downloader
-from gesturebench.tasks.common import Job
+from gesturebench.tasks.job import Job
 
 log = logging.getLogger(__name__)
 

@@ -33,10 +33,10 @@ from gesturebench.study.schema import CONDITIONS, MANIFEST_COLUMNS
 from gesturebench.study.windows import StudyWindows, Window, write_windows
 from gesturebench.tasks.analyze import source_config, study_windows, windows_spec
 from gesturebench.tasks.common import (
-    Job,
     dataset_source,
     make_context,
 )
+from gesturebench.tasks.job import Job
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from gesturebench.study.ratings import ratings_csv
 from gesturebench.study.server.export import pairwise_table, progress_tables, ratings_table
 from gesturebench.study.server.manifest import read_manifest
 from gesturebench.study.server.store import Store, open_engine
-from gesturebench.tasks.common import Job
+from gesturebench.tasks.job import Job
 from gesturebench.tasks.study_server import database_url
 
 log = logging.getLogger(__name__)

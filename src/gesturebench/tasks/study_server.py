@@ -18,7 +18,7 @@ from pathlib import Path
 from omegaconf import DictConfig
 
 from gesturebench.study.server.serve import ServerOptions, save_config
-from gesturebench.tasks.common import Job
+from gesturebench.tasks.job import Job
 
 log = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
 """Hydra callback (`conf/config.yaml`'s `hydra.callbacks.summary`): tags a multirun with an id (the
-W&B group of its jobs, passed to them in the environment: `tasks.common.SWEEP_ID_VARIABLE`) and,
+W&B group of its jobs, passed to them in the environment: `tasks.job.SWEEP_ID_VARIABLE`) and,
 when it ends, writes the sweep's summary (`reporting/summary.py`), marks the launch failed where a
 job failed, and with W&B logs its tables to a run of the sweep's group."""
 
@@ -17,7 +17,8 @@ from omegaconf import DictConfig
 from gesturebench.reporting.loggers import log_sweep_tables
 from gesturebench.reporting.summary import write_sweep_summary
 from gesturebench.runtime import status
-from gesturebench.tasks.common import SWEEP_ID_VARIABLE, logger_factory
+from gesturebench.tasks.common import logger_factory
+from gesturebench.tasks.job import SWEEP_ID_VARIABLE
 
 
 class SweepSummaryCallback(Callback):

@@ -12,7 +12,8 @@ from gesturebench.data.records import FPS
 from gesturebench.encoders.training_common import EncoderConfig
 from gesturebench.reporting.loggers import finish, make_logger
 from gesturebench.run.config import build, resolved
-from gesturebench.tasks.common import Job, dataset_source, logger_factory
+from gesturebench.tasks.common import dataset_source, logger_factory
+from gesturebench.tasks.job import Job
 
 log = logging.getLogger(__name__)
 
