@@ -7,6 +7,8 @@ import logging
 import re
 from pathlib import Path
 
+import torch
+
 from gesturebench.encoders.motion_ae_training import MotionAEConfig
 from gesturebench.metrics.bc import BeatConsistency
 from gesturebench.runtime import stages
@@ -26,15 +28,24 @@ def test_stage_says_what_why_and_seconds(caplog):
     assert caplog.messages[2] == "analysing (every run) ..."
 
 
+class StubEncoder(torch.nn.Module):
+    """An encoder without weights that holds the text of its checkpoint."""
+
+    def __init__(self, text: str):
+        super().__init__()
+        self.text = text
+
+
 class StubConfig(MotionAEConfig):
-    """Trains by writing "w", loads by reading it."""
+    """Trains by writing the checkpoint entry "w" (with its sidecar, as training does), loads an
+    encoder holding it."""
 
     def train(self, train, val, out_path, logger=None, checkpoints_dir="checkpoints"):
-        Path(out_path).write_text("w")
+        self.entry(Path(out_path)).write(b"w")
         return Path(out_path)
 
     def load(self, path, overrides=()):
-        return path.read_text(), {}
+        return StubEncoder(path.read_text()), {}
 
 
 def test_encoder_training_is_announced_only_when_it_runs(tmp_path, caplog):
@@ -42,7 +53,7 @@ def test_encoder_training_is_announced_only_when_it_runs(tmp_path, caplog):
     path = tmp_path / "motion_ae-toy.pt"
     cfg = StubConfig()
     with caplog.at_level(logging.INFO, logger="gesturebench.runtime.stages"):
-        assert cfg.load_or_train(tmp_path, "toy", lambda s: [], True, path)[0] == "w"
+        assert cfg.load_or_train(tmp_path, "toy", lambda s: [], True, path)[0].text == "w"
         assert len(caplog.messages) == 2
         assert caplog.messages[0].startswith("training the motion_ae encoder on the train split")
         assert f"first use, kept in {path}" in caplog.messages[0]
