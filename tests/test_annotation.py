@@ -462,10 +462,10 @@ def test_beat_collapse_replaces_round_f_n_semantic_intervals_and_nothing_else(mi
 
 @pytest.fixture
 def annotate_cfg(config, tmp_path):
-    """The config of `task=annotate` on one mini-BEAT2 sequence (store under `tmp_path`) with
-    `overrides`."""
+    """The config of `task=annotate` (or another `task=...` first in `overrides`) on one mini-BEAT2
+    sequence (store under `tmp_path`) with `overrides`."""
     return lambda *overrides: config(
-        "task=annotate",
+        *(() if overrides and overrides[0].startswith("task=") else ("task=annotate",)),
         "logger=none",
         "trainer.enable_progress_bar=false",
         "dataset.max_sequences=1",
@@ -533,10 +533,10 @@ def test_task_review_writes_a_sheet_and_ingests_it(annotate_cfg, tmp_path, monke
         other.append(r.model_copy(update={"annotator": "person", "gesture_class": "iconic"}))
     out = run(
         annotate_cfg(
-            "task.mode=review",
-            "task.review.n=2",
+            "task=review",
+            "task.n=2",
             "annotator.camera.size=64",
-            "task.review.compare=person",
+            "task.compare=person",
         )
     )
     sheet = Path(out["sheet"]["csv"])
@@ -545,7 +545,7 @@ def test_task_review_writes_a_sheet_and_ingests_it(annotate_cfg, tmp_path, monke
     assert out["agreement"]["n"] == 6 and out["agreement"]["confusion"]
     table["correct_class"] = ["1", "0"]
     table.to_csv(sheet, index=False)
-    ingested = run(annotate_cfg("task.mode=review", f"task.review.filled={sheet}"))
+    ingested = run(annotate_cfg("task=review", f"task.filled={sheet}"))
     assert ingested["review"]["percent_correct"] == 50.0
     assert (tmp_path / "review_results.json").is_file()
 

@@ -87,10 +87,8 @@ NOT_WORKFLOWS = {
     "python launch.py task=annotate annotator=gemini dataset=beat2 dataset.root=..."
     " task.dry_run=true": _GEMINI,
     "python launch.py task=annotate task.windows=study task.source=study annotator=gemini": _GEMINI,
-    "python launch.py task=annotate annotator=gemini $B task.mode=review"
-    " task.review.compare=kinematic": _GEMINI,
-    "python launch.py task=annotate annotator=gemini $B task.mode=review"
-    " task.review.filled=<run>/review/review.csv": _GEMINI,
+    "python launch.py task=review annotator=gemini $B task.compare=kinematic": _GEMINI,
+    "python launch.py task=review annotator=gemini $B task.filled=<run>/review/review.csv": _GEMINI,
     "export GEMINI_API_KEY=...": _GEMINI,
     'B="dataset=beat2 dataset.root=/data/BEAT2/beat_english_v2.0.0"': _GEMINI,
     "python launch.py task=annotate annotator=gemini $B task.dry_run=true": _GEMINI,

@@ -110,7 +110,7 @@ def write_review_sheet(folder: str | Path, table: pd.DataFrame, title: str) -> t
         f"<h1>{html.escape(title)}</h1><p>Judge each component in <code>review.csv</code>: "
         f"{', '.join(JUDGED)} = 1 (correct) or 0 (incorrect), blank if not judged; "
         "optionally your own class in <code>reviewer_class</code>. "
-        "Then run the same command with <code>task.review.filled=review.csv</code>.</p>"
+        "Then run the same command with <code>task.filled=review.csv</code>.</p>"
         "<table><tr><th>clip</th><th>event</th><th>word</th><th>class</th>"
         "<th>gesture description</th>"
         f"<th>contextual meaning</th></tr>{''.join(cells)}</table></body></html>\n"
@@ -133,7 +133,7 @@ def read_review_sheet(path: str | Path) -> pd.DataFrame:
     if missing:
         raise DataError(
             path,
-            f"missing column(s) {', '.join(missing)}; write a sheet with task.mode=review first",
+            f"missing column(s) {', '.join(missing)}; write a sheet with task=review first",
         )
     for column in JUDGED:
         values = table[column].str.strip().str.lower()

@@ -7,20 +7,18 @@ model's output (store folder = the model's name), `task.source=study` every sour
 study windows instead of whole sequences: `study` (the study's windows, `study.windows`) or a
 windows CSV; event ids do not change under windowing (`annotation.events`), so `task=analyze`
 finds these annotations for SGP. Resumable: events already in the store for the
-same annotator model, prompt hash and motion are skipped. `task.mode=review` writes a review sheet
-of the store, ingests a filled one (`task.review.filled`) and compares classes with another
-annotator's store (`task.review.compare`). `task.dry_run=true` only counts what a run would ask.
+same annotator model, prompt hash and motion are skipped. `task.dry_run=true` only counts what a
+run would ask. `task=review` (`tasks.review`) reviews a store, from the same `Annotation` setup.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 from omegaconf import DictConfig, open_dict
@@ -29,16 +27,8 @@ from pytorch_lightning.loggers import Logger
 from gesturebench.annotation.backends.base import Annotator
 from gesturebench.annotation.clip import EventClip, make_clip, surface_of
 from gesturebench.annotation.events import collect_events
-from gesturebench.annotation.review import (
-    class_agreement,
-    read_review_sheet,
-    review_scores,
-    sample_records,
-    sheet_rows,
-    write_review_sheet,
-)
 from gesturebench.annotation.runner import AnnotationRunner, RequestBudget, RetryPolicy
-from gesturebench.annotation.store import FINAL, AnnotationStore, store_path
+from gesturebench.annotation.store import AnnotationStore, store_path
 from gesturebench.data.annotations_io import read_sem
 from gesturebench.data.beat2 import sequence_paths
 from gesturebench.data.lengths import align_lengths
@@ -60,18 +50,6 @@ from gesturebench.tasks.common import (
 from gesturebench.tasks.job import Job
 
 log = logging.getLogger(__name__)
-MODES = ("annotate", "review")
-
-
-@dataclass(frozen=True)
-class ReviewOptions:
-    """`task.review`: a sheet of `n` records sampled with `seed`; `filled`: a filled sheet to score;
-    `compare`: another annotator whose store's classes are compared with this one's."""
-
-    n: int = 50
-    seed: int = 0
-    filled: str | None = None
-    compare: str | None = None
 
 
 @dataclass
@@ -79,7 +57,6 @@ class AnnotateTask:
     """`task=annotate` (conf/task/annotate.yaml, where the options are described)."""
 
     name: str = "annotate"
-    mode: str = "annotate"
     source: str = "reference"
     windows: str | None = None
     store_root: str | None = None
@@ -87,65 +64,162 @@ class AnnotateTask:
     max_requests: int | None = None
     dry_run: bool = False
     retry: RetryPolicy = field(default_factory=RetryPolicy)
-    review: ReviewOptions = field(default_factory=ReviewOptions)
 
     def __call__(self, cfg: DictConfig, job: Job) -> dict:
-        return run(cfg, job, self)
-
-
-def run(cfg: DictConfig, job: Job, t: AnnotateTask) -> dict:
-    """The task: its objects built from `cfg`, then each motion source annotated (or reviewed)."""
-    if t.mode not in MODES:
-        raise ConfigError(f"task.mode={t.mode!r} is not one of {', '.join(MODES)}")
-    out = job.run_dir
-    config = resolved(cfg)
-    source = dataset_source(cfg.dataset)
-    context = make_context(source, cfg, job.overrides)
-    body_model = context.body_model
-    root = Path(t.store_root) if t.store_root else context.cache_dir / "annotations"
-    annotator: Annotator = build(cfg.annotator)
-    factory = logger_factory(cfg.logger)
-    annotator.prepare(context, root)
-    if t.windows is None:
-        dataset = source.open()
-    else:
-        dataset = window_records(windows_spec(cfg.study.windows), source, t.windows)
-    models = source_models(t.source, t.windows, cfg.model, cfg.study.get("sources"))
-    sources = motion_sources(models, context, cfg.length_policy, cfg.max_length_gap)
-    if t.mode == "review" and len(sources) > 1:
-        raise ConfigError("task.mode=review reviews one store: use task.source=reference or model")
-
-    def logger_of(name: str):
-        name = f"annotate-{name}-{annotator.name}"
-        return make_logger(factory, out, name, config, (), job.sweep_id)
-
-    def one(name: str, motion_of: Callable[[SequenceRecord], Motion]) -> dict:
-        return run_source(
-            t,
-            annotator,
-            root,
-            body_model,
-            dataset,
-            source,
-            name,
-            motion_of,
-            out,
-            logger_of,
-            cfg.seed,
-            bool(cfg.trainer.enable_progress_bar),
+        return run(
+            Annotation.of("annotate", cfg, job, self.source, self.windows, self.store_root), self
         )
 
-    if t.mode == "review" or len(sources) == 1:
-        (name, motion_of), *_ = sources
-        summary = one(name, motion_of)
+
+@dataclass
+class Annotation:
+    """What `task` (annotate or review) works on, built from the config: the annotator, the store
+    root, the body model, the records (`windows`: study windows) of the dataset `data`, each motion
+    source's name and motion per record, and the run's folder, config and loggers."""
+
+    task: str
+    annotator: Annotator
+    root: Path
+    body_model: Any
+    dataset: Any
+    data: Beat2Source
+    windows: str | None
+    sources: list[tuple[str, Callable[[SequenceRecord], Motion]]]
+    out: Path
+    config: dict
+    seed: int
+    progress: bool
+    logger_of: Callable[[str], Logger | None]
+
+    @classmethod
+    def of(
+        cls,
+        task: str,
+        cfg: DictConfig,
+        job: Job,
+        source: str,
+        windows: str | None,
+        store_root: str | None,
+    ) -> Annotation:
+        config = resolved(cfg)
+        data = dataset_source(cfg.dataset)
+        context = make_context(data, cfg, job.overrides)
+        root = Path(store_root) if store_root else context.cache_dir / "annotations"
+        annotator: Annotator = build(cfg.annotator)
+        factory = logger_factory(cfg.logger)
+        annotator.prepare(context, root)
+        if windows is None:
+            dataset = data.open()
+        else:
+            dataset = window_records(windows_spec(cfg.study.windows), data, windows)
+        models = source_models(source, windows, cfg.model, cfg.study.get("sources"))
+
+        def logger_of(name: str) -> Logger | None:
+            name = f"{task}-{name}-{annotator.name}"
+            return make_logger(factory, job.run_dir, name, config, (), job.sweep_id)
+
+        return cls(
+            task,
+            annotator,
+            root,
+            context.body_model,
+            dataset,
+            data,
+            windows,
+            motion_sources(models, context, cfg.length_policy, cfg.max_length_gap),
+            job.run_dir,
+            config,
+            cfg.seed,
+            bool(cfg.trainer.enable_progress_bar),
+            logger_of,
+        )
+
+    def store(self, source: str) -> AnnotationStore:
+        return AnnotationStore(store_path(self.root, source, self.annotator.name))
+
+    def clips(
+        self, source: str, motion_of: Callable[[SequenceRecord], Motion]
+    ) -> Callable[[Any], Iterator[EventClip]]:
+        """The event clips of records of `source` (its motion per record: `motion_of`)."""
+        body_model, annotator = self.body_model, self.annotator
+
+        def clips(records) -> Iterator[EventClip]:
+            for record in records:
+                motion = motion_of(record)
+                joints_of = _joints_of(body_model, motion)
+                for event in collect_events(record.id, record.sem, record.words):
+                    clip = make_clip(
+                        event,
+                        source,
+                        motion,
+                        joints_of,
+                        record.audio,
+                        context=annotator.context,
+                        camera=annotator.camera,
+                        clip_dir=self.root / "clips" / source,
+                        surface_of=surface_of(body_model, body_model.faces, motion),
+                    )
+                    if clip is None:
+                        log.warning(
+                            "%s: event %s (%.2f–%.2f s) lies beyond the motion; skipped",
+                            record.id,
+                            event.id,
+                            event.start,
+                            event.end,
+                        )
+                    else:
+                        yield clip
+
+        return clips
+
+    def logged(self, source: str, work: Callable[[AnnotationStore], dict]) -> dict:
+        """`work` on `source`'s store, its summary described and logged to its own logger."""
+        store = self.store(source)
+        logger = self.logger_of(source)
+        try:
+            summary = work(store)
+            summary.update(
+                {
+                    "task": self.task,
+                    "source": source,
+                    "annotator": self.annotator.describe(),
+                    "dataset": self.data.name,
+                    "split": self.data.split,
+                    "windows": self.windows,
+                    "store": str(store.path),
+                }
+            )
+            if logger is not None:
+                logger.log_metrics({f"{self.task}/{k}": v for k, v in _scalars(summary).items()})
+            return summary
+        finally:
+            finish(logger)
+
+    def finish(self, summary: dict, name: str) -> dict:
+        """`summary` with the config and versions, written as `name` in the run folder."""
+        summary.update(config=self.config, versions=versions())
+        write_json(self.out / name, summary)
+        return summary
+
+
+def run(a: Annotation, t: AnnotateTask) -> dict:
+    """Each motion source of `a` annotated into its store; annotate.json."""
+
+    def one(name: str, motion_of: Callable[[SequenceRecord], Motion]) -> dict:
+        clips = a.clips(name, motion_of)
+        return a.logged(
+            name,
+            lambda store: annotate(t, a.annotator, store, a.dataset, clips, a.seed, a.progress),
+        )
+
+    if len(a.sources) == 1:
+        summary = one(*a.sources[0])
     else:
-        per_source = {name: one(name, motion_of) for name, motion_of in sources}
+        per_source = {name: one(name, motion_of) for name, motion_of in a.sources}
         keys = ("events", "ok", "invalid", "error", "skipped", "unattempted", "requests")
         summary = {k: sum(s.get(k, 0) for s in per_source.values()) for k in keys}
-        summary.update(task="annotate", mode=t.mode, source=t.source, sources=per_source)
-    summary.update(config=config, versions=versions())
-    write_json(out / ("review_results.json" if t.mode == "review" else "annotate.json"), summary)
-    return summary
+        summary.update(task="annotate", source=t.source, sources=per_source)
+    return a.finish(summary, "annotate.json")
 
 
 def window_records(spec: StudyWindowsConfig, source: Beat2Source, windows: str) -> StudyWindows:
@@ -153,76 +227,6 @@ def window_records(spec: StudyWindowsConfig, source: Beat2Source, windows: str) 
     if windows != "study":
         spec = dataclasses.replace(spec, file=windows)
     return study_windows(spec, source)[1]
-
-
-def run_source(
-    t: AnnotateTask,
-    annotator: Annotator,
-    root: Path,
-    body_model,
-    dataset,
-    data: Beat2Source,
-    source: str,
-    motion_of: Callable[[SequenceRecord], Motion],
-    out: Path,
-    logger_of: Callable[[str], Logger | None],
-    seed: int,
-    progress: bool,
-) -> dict:
-    """Annotate (or review) the events of one motion source into its store, logged to the logger
-    `logger_of(source)` opens; returns the summary."""
-    store = AnnotationStore(store_path(root, source, annotator.name))
-
-    def clips(records) -> Iterator[EventClip]:
-        for record in records:
-            motion = motion_of(record)
-            joints_of = _joints_of(body_model, motion)
-            for event in collect_events(record.id, record.sem, record.words):
-                clip = make_clip(
-                    event,
-                    source,
-                    motion,
-                    joints_of,
-                    record.audio,
-                    context=annotator.context,
-                    camera=annotator.camera,
-                    clip_dir=root / "clips" / source,
-                    surface_of=surface_of(body_model, body_model.faces, motion),
-                )
-                if clip is None:
-                    log.warning(
-                        "%s: event %s (%.2f–%.2f s) lies beyond the motion; skipped",
-                        record.id,
-                        event.id,
-                        event.start,
-                        event.end,
-                    )
-                else:
-                    yield clip
-
-    logger = logger_of(source)
-    try:
-        if t.mode == "review":
-            summary = review(t.review, annotator, store, root, dataset, data.split, clips, out)
-        else:
-            summary = annotate(t, annotator, store, dataset, clips, seed, progress)
-        summary.update(
-            {
-                "task": "annotate",
-                "mode": t.mode,
-                "source": source,
-                "annotator": annotator.describe(),
-                "dataset": data.name,
-                "split": data.split,
-                "windows": t.windows,
-                "store": str(store.path),
-            }
-        )
-        if logger is not None:
-            logger.log_metrics({f"annotate/{k}": v for k, v in _scalars(summary).items()})
-        return summary
-    finally:
-        finish(logger)
 
 
 def source_models(
@@ -369,93 +373,6 @@ def count_events(dataset) -> int:
     """Number of events of the split, from its sem files alone."""
     paths = (sequence_paths(dataset.root, sid).sem for sid in dataset.ids)
     return sum(len(read_sem(p)) for p in paths if p.is_file())
-
-
-def review(
-    r: ReviewOptions,
-    annotator: Annotator,
-    store: AnnotationStore,
-    root: Path,
-    dataset,
-    split: str,
-    clips,
-    out: Path,
-) -> dict:
-    """Write a review sheet of the store, ingest a filled one, compare classes with another
-    annotator (`dataset`: the records of `split`)."""
-    if not store.exists():
-        raise ConfigError(
-            f"task.mode=review: no annotations at {store.path}; annotate first (task.mode=annotate)"
-        )
-    latest = [rec for rec in store.latest().values() if rec.status in FINAL]
-    summary: dict = {"records": len(latest)}
-    if r.filled:
-        table = read_review_sheet(r.filled)
-        summary["review"] = review_scores(table)
-        judged = (
-            table[table["reviewer_class"].str.strip() != ""]
-            if "reviewer_class" in table
-            else table.iloc[:0]
-        )
-        summary["annotator_vs_reviewer"] = class_agreement(
-            list(judged["class"]), list(judged["reviewer_class"].str.strip().str.lower())
-        )
-        log.info(
-            "review of %s: %.1f%% correct over %d judgements",
-            r.filled,
-            summary["review"]["percent_correct"] or float("nan"),
-            summary["review"]["judgements"],
-        )
-    else:
-        picked = sample_records(latest, r.n, r.seed)
-        folder = out / "review"
-        wanted = {rec.event_id for rec in picked}
-        sequences = {rec.sequence_id for rec in picked}
-        paths = {}
-        for clip in clips(dataset[i] for i, sid in enumerate(dataset.ids) if sid in sequences):
-            if clip.event.id in wanted:
-                video = clip.video(with_audio=True)
-                paths[clip.event.id] = f"clips/{video.name}"
-                (folder / "clips").mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(video, folder / paths[clip.event.id])
-        shown = [rec for rec in picked if rec.event_id in paths]
-        if len(shown) < len(picked):
-            log.warning(
-                "%d sampled records are not in split '%s' of the dataset (or their motion "
-                "changed): left out",
-                len(picked) - len(shown),
-                split,
-            )
-        csv_path, html_path = write_review_sheet(
-            folder,
-            sheet_rows(shown, [paths[x.event_id] for x in shown]),
-            f"Review of {store.path.parent.name}/{store.path.name}",
-        )
-        summary["sheet"] = {"csv": str(csv_path), "html": str(html_path), "rows": len(shown)}
-        log.info("review sheet: %s and %s (%d annotations)", csv_path, html_path, len(shown))
-    if r.compare:
-        other = AnnotationStore(store_path(root, store.path.parent.name, r.compare))
-        if not other.exists():
-            raise ConfigError(f"task.review.compare={r.compare}: no annotations at {other.path}")
-        theirs = {k: v for k, v in other.latest().items() if v.status == "ok"}
-        shared = sorted(
-            rec.event_id for rec in latest if rec.status == "ok" and rec.event_id in theirs
-        )
-        mine = {rec.event_id: rec for rec in latest}
-        summary["agreement"] = {
-            "other": r.compare,
-            **class_agreement(
-                cast(list[str], [mine[e].gesture_class for e in shared]),
-                cast(list[str], [theirs[e].gesture_class for e in shared]),
-            ),
-        }
-        log.info(
-            "class agreement with %s over %d events: kappa %s",
-            r.compare,
-            len(shared),
-            summary["agreement"]["kappa"],
-        )
-    return summary
 
 
 def _scalars(summary: dict) -> dict[str, float]:

@@ -26,7 +26,7 @@ from gesturebench.annotation.validity import Validation
 PAPER_PROTOCOL = Validation(
     "beat2",
     "the paper's protocol (its prompt; Gemini 2.5 Pro's annotations of BEAT2 judged correct in 75% "
-    "of the paper's manual check); check another model with task=annotate task.mode=review",
+    "of the paper's manual check); check another model with task=review",
 )
 
 
