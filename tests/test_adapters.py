@@ -9,6 +9,7 @@ in-process evaluations use short windows of mini-BEAT2's test sequences.
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 import threading
@@ -299,6 +300,21 @@ def test_module_with_checkpoint_matches_precomputed(
     assert_same_metrics(
         score(cfg, records, tmp_path / "run", body_model, monkeypatch), precomputed_results
     )
+
+
+def test_a_module_networks_arguments_are_part_of_its_cache_key(records, tmp_path):
+    """Two networks of one class or function but other arguments are two models: the cache of
+    one is never the other's output."""
+    keys = {
+        source(ModuleSource, tmp_path, network=network).cache_key(records[0])
+        for network in (
+            functools.partial(fake_module.generate),
+            functools.partial(fake_module.generate, scale=2.0),
+            torch.nn.Linear(2, 3),
+            torch.nn.Linear(2, 4),
+        )
+    }
+    assert len(keys) == 4
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ parameters (a `Motion` or a dict of arrays), with weights from `checkpoint`
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from types import FunctionType
 from typing import Any, Literal
@@ -22,6 +23,17 @@ from gesturebench.models.sources.base import ModelCommandError, SharedOptions
 from gesturebench.models.sources.runs import RunSource
 from gesturebench.runtime.atomic import atomic_path, one_line
 from gesturebench.runtime.errors import CheckpointError, ConfigError, DataError, GestureBenchError
+
+
+def arguments(network: Any) -> dict:
+    """What of the built `network` besides its class and loaded weights decides its output (part
+    of the cache key, so that another argument is another model): a `_partial_` function's
+    arguments, a torch module's architecture, another object's attributes."""
+    if isinstance(network, functools.partial):
+        return {"args": list(network.args), "keywords": dict(network.keywords)}
+    if isinstance(network, torch.nn.Module):
+        return {"architecture": repr(network)}
+    return dict(vars(network)) if hasattr(network, "__dict__") else {}
 
 
 class ModuleSource(RunSource):
@@ -41,7 +53,8 @@ class ModuleSource(RunSource):
         func = getattr(network, "func", network)  # a `_partial_` function: the function's name
         owner = func if isinstance(func, FunctionType) else type(func)
         self.target = f"{owner.__module__}.{owner.__qualname__}"
-        super().__init__(name, {"network": self.target, "input": input}, **shared)
+        options = {"network": self.target, "arguments": arguments(network), "input": input}
+        super().__init__(name, options, **shared)
         if not callable(network):
             raise ConfigError(
                 f"model={name}: model.network ({self.target}) is not callable: give a class "
