@@ -149,6 +149,15 @@ def test_typo_in_an_override_fails_at_once():
         "metrics.density.encoder=motionae",
         "metrics.bc.threshold_frame=onset",
         "model=gesturelsm model.variant=shortcut2",
+        # enumerated options, checked at compose time (no check at build time any more)
+        "dataset.size=huge",
+        "metrics.sgp.valid_from=gemini",
+        "metrics.diversity.global_orient=random",
+        "metrics.diversity.joints=fingers",
+        "metrics.diversity.weighting=heavy",
+        "metrics.fgd.sqrt_check=scipy",
+        "metrics.srgr.sem_frames=floor",
+        "metrics.bc.global_orient=random",
     ],
 )
 def test_wrong_type_fails_at_once(override):

@@ -89,20 +89,16 @@ def test_wrong_frame_rate(beat2_sample, tmp_path, in_process, capsys):
 
 
 def test_failed_job_keeps_earlier_results(beat2_sample, tmp_path, in_process, capsys):
-    beat2_copy(beat2_sample, tmp_path / "data")
+    """The same configuration run again into its folder (`resume=false`) fails on a reference
+    damaged since: the earlier results stay. (Another configuration is refused before any work:
+    test_run_folders.)"""
+    data = beat2_copy(beat2_sample, tmp_path / "data")
     run = tmp_path / "run"
     in_process(*overrides(tmp_path / "data", run), encoders=False)
     before = (run / "results.json").read_bytes()
-    missing = tmp_path / "no_such_outputs"
-    error = failed(
-        capsys,
-        tmp_path / "data",
-        run,
-        "model=precomputed",
-        f"model.dir={missing}",
-        "resume=false",
-    )
-    assert_clear_error(error, missing)
+    data.write_bytes(b"not an npz")
+    error = failed(capsys, tmp_path / "data", run, "resume=false")
+    assert_clear_error(error, data)
     assert (run / "results.json").read_bytes() == before
 
 
@@ -173,6 +169,7 @@ def test_emage_fgd_weights_offline_is_one_line(beat2_sample, tmp_path, in_proces
         tmp_path / "data",
         tmp_path / "run",
         "+metrics.fgd._target_=gesturebench.metrics.fgd.FGD",
+        "+metrics.fgd.encoder=${dataset.feature_encoder}",  # as the paper preset takes it
         f"paths.checkpoints={checkpoints}",
     )
     assert_clear_error(

@@ -20,7 +20,6 @@ from gesturebench.metrics.functional.diversity import l1_diversity
 from gesturebench.metrics.pair import MotionPair
 from gesturebench.run.config import build
 from gesturebench.run.protocol import metric_nodes
-from gesturebench.runtime.errors import ConfigError
 from tests.helpers import composed
 from tests.metrics.genea import GENEA, genea_pairs
 
@@ -72,18 +71,13 @@ def test_all_joints_weighted_by_frames_equals_the_official_loop():
     assert abs(ours.compute()["diversity"] - values["diversity"]) > 1e-3 * values["diversity"]
 
 
-def test_options_are_recorded_and_checked():
+def test_options_are_recorded():
+    """(A bad value of these options is refused at compose time: test_config.)"""
     assert Diversity(joints="all", weighting="frames").options() == {
         "joints": "all",
         "weighting": "frames",
         "global_orient": "keep",
     }
-    with pytest.raises(ConfigError, match="global_orient must be one of"):
-        Diversity(global_orient="drop")
-    with pytest.raises(ConfigError, match="joints must be one of"):
-        Diversity(joints="upper")
-    with pytest.raises(ConfigError, match="weighting must be one of"):
-        Diversity(weighting="seconds")
 
 
 def test_genea_div_pose_equals_the_leaderboard_code_on_the_real_sample(beat2_sample, tmp_path):
