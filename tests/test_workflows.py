@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from gesturebench.study.schema import COLUMNS
 from gesturebench.study.server.app import link_signature
 from gesturebench.study.server.manifest import read_manifest
 from tests.study_support import Page, asked_answer, free_port, participate, wait_ready
@@ -367,15 +368,7 @@ def test_study_on_beat2(sandbox, tmp_path):
             for d in ("hl", "md", "ae") if condition == "muted" else ("st", "cm"):
                 rows.append([f"p{n}", condition, source, "2_scott_0_1_1", d, quality, ""])
         rows.append([f"p{n}", condition, "", "", "attention", "", "true"])
-    columns = [
-        "participant_id",
-        "condition",
-        "source",
-        "sequence_id",
-        "dimension",
-        "rating",
-        "passed",
-    ]
+    columns = [c for c in COLUMNS if c not in ("start", "end")]
     ratings = tmp_path / "ratings.csv"
     pd.DataFrame(rows, columns=columns).to_csv(ratings, index=False)
     sh = shell(sandbox, tmp_path, beat2_root=str(beat2), ratings=str(ratings))

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from gesturebench.runtime.errors import ConfigError
-from gesturebench.study.schema import ATTENTION, CONDITIONS, DIMENSIONS, SCALE
+from gesturebench.study.schema import ATTENTION, COLUMNS, CONDITIONS, DIMENSIONS, SCALE
 
 
 @dataclass(frozen=True)
@@ -157,18 +157,7 @@ def simulate_participants(
                 failed = rng.random(study.attention_checks) < study.lapse
             for f, j in zip(failed, rng.choice(k, size=study.attention_checks)):
                 rows.append((pid, condition, *seen[j], ATTENTION, None, not f))
-    return pd.DataFrame(
-        rows,
-        columns=[
-            "participant_id",
-            "condition",
-            "source",
-            "sequence_id",
-            "dimension",
-            "rating",
-            "passed",
-        ],
-    )
+    return pd.DataFrame(rows, columns=[c for c in COLUMNS if c not in ("start", "end")])
 
 
 def generate_study(
