@@ -17,7 +17,6 @@ from typing import Any, NamedTuple
 import numpy as np
 import pytest
 import torch
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gesturebench.body.procedural import model_entry
@@ -37,6 +36,7 @@ from gesturebench.runtime.caches import CORRUPT, CacheEntry
 from gesturebench.runtime.errors import CheckpointError
 from tests.helpers import zero_motion
 from tests.support.damage import damage
+from tests.support.fuzz import tiers
 
 
 class Counting(GestureModel):
@@ -267,10 +267,7 @@ def damage_bytes(data: bytes, draw) -> bytes:
     return data[:at] + draw(st.binary(min_size=1, max_size=64)) + data[at + 1 :]
 
 
-@pytest.mark.parametrize("name", list(KINDS))
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data())
-def test_a_damaged_or_poisoned_entry_reads_as_none_or_its_exact_value(name, data):
+def entry_property(name, data):
     """Any change to an entry's payload (bytes damaged; a valid file of a value that breaks the
     kind's schema, with the sidecar's checksum updated to match) or to its sidecar: the read gives
     the entry's exact value or None (then set aside as .corrupt), never another value."""
@@ -302,3 +299,12 @@ def test_a_damaged_or_poisoned_entry_reads_as_none_or_its_exact_value(name, data
             assert not entry.path.exists()
         else:
             assert kind.equal(value, kind.value)
+
+
+(
+    test_a_damaged_or_poisoned_entry_reads_as_none_or_its_exact_value,
+    test_a_damaged_or_poisoned_entry_reads_as_none_or_its_exact_value_many,
+) = (
+    pytest.mark.parametrize("name", list(KINDS))(test)
+    for test in tiers(data=st.data(), fast=12, slow=100)(entry_property)
+)

@@ -15,7 +15,6 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from omegaconf import OmegaConf
 
@@ -23,6 +22,7 @@ from gesturebench import cli
 from gesturebench.api import run_job
 from tests.helpers import CONF, composed
 from tests.launch import Stop, error_line, isolated
+from tests.support.fuzz import tiers
 
 
 def launched(capsys: pytest.CaptureFixture, *args: str) -> Stop:
@@ -169,12 +169,15 @@ OVERRIDE = st.one_of(
 )
 
 
-@settings(
-    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
-@given(st.lists(OVERRIDE, min_size=1, max_size=3))
-def test_random_overrides_compose_or_are_one_line(capsys, overrides):
+def overrides_property(capsys, overrides):
+    """Up to three drawn overrides compose, or end in one line, exit 2, no traceback."""
     stop = composes(capsys, *overrides)
     assert "Traceback" not in stop.err + stop.out
     if stop.code != 0:
         error_line(stop)
+
+
+(
+    test_random_overrides_compose_or_are_one_line,
+    test_random_overrides_compose_or_are_one_line_many,
+) = tiers(st.lists(OVERRIDE, min_size=1, max_size=3), fast=8, slow=120)(overrides_property)

@@ -103,7 +103,7 @@ def motion_property(arrays):
 (
     test_motion_is_valid_or_one_line_naming_the_file,
     test_motion_is_valid_or_one_line_naming_the_file_many,
-) = tiers(motion_files(), fast=80, slow=2000)(motion_property)
+) = tiers(motion_files(), fast=40, slow=2000)(motion_property)
 
 
 # ---------------------------------------------------------------------------------- audio
@@ -187,7 +187,7 @@ def audio_property(data):
 (
     test_audio_is_valid_or_one_line_naming_the_file,
     test_audio_is_valid_or_one_line_naming_the_file_many,
-) = tiers(wav_files(), fast=80, slow=1000)(audio_property)
+) = tiers(wav_files(), fast=40, slow=1000)(audio_property)
 
 
 @settings(BASE, max_examples=20)
