@@ -138,7 +138,9 @@ def test_a_folder_with_another_configurations_results_is_refused_before_any_work
 def test_metrics_none_generates_and_says_no_metrics(tmp_path, in_process, capsys):
     folder = tmp_path / "run"
     overrides = ("dataset.max_sequences=2", "logger=none", "task.render_clips=0")
-    results = in_process(*overrides, "metrics=none", "model=mean_pose", f"hydra.run.dir={folder}")
+    results = in_process(
+        *overrides, "metrics=none", "model=mean_pose", f"hydra.run.dir={folder}", encoders=False
+    )
     assert "no metrics configured (metrics=none)" in capsys.readouterr().out
     written = read_results(folder / "results.json")
     assert written is not None and written["complete"]
