@@ -175,6 +175,8 @@ def build_results(
     encoders = {}
     for m in metrics.values():
         encoders.update(m.provenance())
+    from gesturebench.reporting.inputs import input_hashes  # imports torch: not at module level
+
     return {
         "task": "evaluate",
         "model": model.name,
@@ -194,6 +196,7 @@ def build_results(
         "per_sequence": per_sequence,
         **({"samples": raw["samples"]} if raw.get("samples") else {}),
         "encoders": encoders,
+        "inputs": input_hashes(config, dataset),
         "options": {m.name: m.options() for m in metrics.values()},
         "timings": {stage: round(seconds, 4) for stage, seconds in raw["timings"].items()},
         "config": config,
