@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 from typing import NoReturn
 
@@ -51,3 +52,15 @@ def require_postgres() -> Path:
     if not found:
         missing("no /usr/lib/postgresql/*/bin/pg_ctl: apt-get install postgresql")
     return found[-1].parent
+
+
+def require_latex() -> dict[str, str]:
+    """pdflatex with booktabs, pdftoppm and pdftotext (name → path), or the test skipped (failed
+    under CI) naming the Debian packages (`.ci/run` installs them)."""
+    tex = "texlive-latex-base texlive-latex-recommended texlive-fonts-recommended"
+    paths = require_binary("pdflatex", "kpsewhich", package=tex)
+    paths += require_binary("pdftoppm", "pdftotext", package="poppler-utils")
+    found = subprocess.run([paths[1], "booktabs.sty"], capture_output=True, text=True).stdout
+    if not found.strip():
+        missing(f"booktabs.sty not found by kpsewhich: apt-get install {tex}")
+    return dict(zip(("pdflatex", "kpsewhich", "pdftoppm", "pdftotext"), paths))

@@ -89,3 +89,71 @@ def protocol_check(pin: Protocol | None, dataset: Beat2Source, preset: str) -> d
         "status": "mismatch" if differences else "matched",
         "differences": differences,
     }
+
+
+@dataclass(frozen=True)
+class Statement:
+    """What a metrics preset computes, in one clause that is exactly true (`text`), and, for a
+    preset that follows another project's official code, that code (`code`: its repository and
+    the files read) and the commit its conventions were read and its fixtures made at."""
+
+    text: str
+    code: str | None = None
+    commit: str | None = None
+
+
+#: Each shipped metrics preset's protocol statement: the one source of the LaTeX tables' captions
+#: (`reporting/latex.py`) and of docs/protocols.md's "Protocol statements" (a test checks each is
+#: there verbatim). The commits are those of the fixtures in tests/fixtures (`commit`).
+STATEMENTS: dict[str, Statement] = {
+    "paper": Statement(
+        "this benchmark's own metrics with the defaults of docs/metrics.md, "
+        "and Div_sample with several samples per input (no other project's code)"
+    ),
+    "emage2024": Statement(
+        "EMAGE's 2024 evaluation: FGD, BC and L1div with the conventions of PantoMatrix "
+        "scripts/EMAGE_2024 (emage_trainer.py test(), utils/metric.py) at commit 3a7c079, "
+        "and Div_sample with several samples per input",
+        "PantoMatrix scripts/EMAGE_2024",
+        "3a7c079",
+    ),
+    "emage2025": Statement(
+        "EMAGE's 2025 evaluation tools: FGD, BC and L1div with the conventions of PantoMatrix "
+        "emage_evaltools (mertic.py as train_*_audio.py's evaluation_fn calls it) at commit "
+        "0bbb03d, and Div_sample with several samples per input",
+        "PantoMatrix emage_evaltools",
+        "0bbb03d",
+    ),
+    "genea": Statement(
+        "the GENEA Leaderboard's objective metrics (FGD, FD_g, FD_k, BA_a2m, BA_m2a, SRGR, "
+        "Div_pose, Div_k; Div_sample with several samples per input) with the conventions of "
+        "GENEALeaderboard/objective_metric (exp_eval_metrics.py) at commit 49aab47",
+        "GENEALeaderboard/objective_metric",
+        "49aab47",
+    ),
+    "emage_parity": Statement(
+        "this benchmark's own metrics with BC averaged over audio onsets, kept for older runs, "
+        "and Div_sample with several samples per input (not EMAGE's computation; no other "
+        "project's code)"
+    ),
+    "fast": Statement(
+        "this benchmark's cheap joint-based metrics MJD and PCK, and Div_sample with several "
+        "samples per input (no other project's code)"
+    ),
+    "study": Statement(
+        "this benchmark's 13 composite predictors scored per clip, and Div_sample with several "
+        "samples per input (no other project's code)"
+    ),
+    "composite": Statement(
+        "perceptual ratings predicted by composites fitted with task=analyze "
+        "(no other project's code)"
+    ),
+    "none": Statement("no metrics (motion generated and cached only)"),
+}
+
+
+def statement(preset: str) -> Statement:
+    """The protocol statement of metrics preset `preset` (`STATEMENTS`); a preset without one (a
+    user's own, or a list of presets) is said to be that, its options being in results.json."""
+    unknown = "a metrics preset without a protocol statement (its options are in results.json)"
+    return STATEMENTS.get(preset, Statement(unknown))
