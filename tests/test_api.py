@@ -5,6 +5,7 @@ written."""
 from __future__ import annotations
 
 import json
+import logging
 import re
 
 import pandas as pd
@@ -12,9 +13,10 @@ import pytest
 
 import gesturebench
 from gesturebench import api
-from gesturebench.reporting.results import PAPER_METRICS
+from gesturebench.reporting.results import PAPER_METRICS, UNREADABLE
 from gesturebench.runtime.errors import CheckpointError, DataError
 from tests.helpers import CONF, REPO
+from tests.support.unreadable_results import PROBLEMS, committed, unreadable_runs
 
 
 def doc_example() -> str:
@@ -101,7 +103,26 @@ def test_load_results_names_the_path_that_holds_no_run(tmp_path):
     (tmp_path / "a" / "results.json").write_text(json.dumps({"model": "a", "complete": False}))
     with pytest.raises(DataError, match=r": 1 results\.json, none complete"):
         gesturebench.load_results(tmp_path)
-    (tmp_path / "b").mkdir()
-    (tmp_path / "b" / "results.json").write_text("{")
-    with pytest.raises(DataError, match=r"b/results\.json: not a readable results\.json"):
-        gesturebench.load_results(tmp_path)
+
+
+def test_load_results_names_and_marks_an_unreadable_results_json(tmp_path, caplog):
+    """The reader of the sweep summary and the leaderboard: each results.json that cannot be
+    taken is named in a warning line (file and problem) and its row marked unreadable, with the
+    problem under `error`; the readable runs are read as ever."""
+    committed(
+        tmp_path / "good", {"model": "a", "dataset": "d", "metrics": {"mjd": 1.0}, "complete": True}
+    )
+    paths = unreadable_runs(tmp_path, {"model": "b", "dataset": "d", "complete": True})
+    with caplog.at_level(logging.WARNING, "gesturebench.reporting.results"):
+        table = gesturebench.load_results(tmp_path)
+    assert table.loc[table["status"] == "ok", "model"].tolist() == ["a"]
+    assert table.loc[table["status"] == "ok", "mjd"].tolist() == [1.0]
+    unread = table[table["status"] == UNREADABLE].set_index("run")
+    assert sorted(unread.index) == sorted(str(p.parent) for p in paths.values())
+    for kind, path in paths.items():
+        assert unread.loc[str(path.parent), "error"].startswith(f"{path}: {PROBLEMS[kind]}")
+        assert pd.isna(unread.loc[str(path.parent), "mjd"])
+        assert f"{path}: {PROBLEMS[kind]}" in caplog.text
+    # a single unreadable file given by its path: the same row, not an exception
+    alone = gesturebench.load_results(paths["not_json"])
+    assert alone["status"].tolist() == [UNREADABLE]

@@ -6,19 +6,22 @@ in Markdown, skip reasons and errors as footnotes, 6 in CSV."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 
 import pandas as pd
 from omegaconf import OmegaConf
 
-from gesturebench.reporting.leaderboard import collect
-from gesturebench.reporting.results import PAPER_METRICS
+from gesturebench.reporting.leaderboard import collect, write_leaderboard
+from gesturebench.reporting.results import PAPER_METRICS, RESULTS_FILE, UNREADABLE
+from gesturebench.reporting.summary import write_sweep_summary
 from gesturebench.reporting.tables import write_summary
 from gesturebench.run.config import build
 from gesturebench.tasks.job import Job
 from gesturebench.tasks.sweep_summary import SweepSummaryCallback
 from tests.helpers import REPO, composed
 from tests.support.results_json import result
+from tests.support.unreadable_results import PROBLEMS, committed, unreadable_runs
 
 
 def test_summary_splits_headline_from_diagnostics_with_reasons(tmp_path):
@@ -36,11 +39,14 @@ def test_summary_splits_headline_from_diagnostics_with_reasons(tmp_path):
     assert "0.123457," in (tmp_path / "summary.csv").read_text()  # 6 significant digits
     md = (tmp_path / "summary.md").read_text()
     headline, diagnostics = md.split("## Diagnostics")
-    assert "| job | status | model | dataset | mjd ↓ | pck ↑ |" in headline
-    assert "| 0 | ok | a | d | 0.1235 | –[^2] |" in headline
-    assert "| 1 | failed[^1] | b | d |  |  |" in headline
-    assert "| job | status | model | dataset | ldlj_gen | sgp_invalid |" in diagnostics  # no arrows
-    assert "| 0 | ok | a | d | 2.5 | 3 |" in diagnostics
+    # each job by its number, its folder listed below the tables
+    assert "| # | status | model | dataset | mjd ↓ | pck ↑ |" in headline
+    assert "| 1 | ok | a | d | 0.1235 | –[^2] |" in headline
+    assert "| 2 | failed[^1] | b | d |  |  |" in headline
+    assert "| # | status | model | dataset | ldlj_gen | sgp_inv |" in diagnostics  # no arrows
+    assert "| 1 | ok | a | d | 2.5 | 3 |" in diagnostics
+    assert "Metric names: sgp_inv = sgp_invalid." in diagnostics
+    assert "Job folders:\n\n1. `0`\n2. `1`\n" in diagnostics
     assert "[^2]: no frames | all masked" in md and "[^1]: failed: boom" in md
     assert json.loads((tmp_path / "summary.json").read_text())["mjd"] == "lower"
 
@@ -98,8 +104,11 @@ def test_leaderboard_task_writes_both_files(tmp_path, capsys):
     assert "outputs/" in (REPO / ".gitignore").read_text().splitlines()
     md = (out / "leaderboard.md").read_text()
     assert md.startswith("# Leaderboard\n\n## metrics=fast\n\n### Headline metrics\n")
-    assert "| d | a | fast | abcdef01 |" in md and "| 0.1235 |" in md
-    assert "[^metrics-fast-1]: no frames | all masked" in md and "[^metrics-fast-2]: no value" in md
+    assert "| # | dataset | model | config | mjd ↓ | pck ↑ |" in md  # the preset: its heading
+    assert "| 1 | d | a | abcdef01 | 0.1235 | –[^1-1] |" in md
+    assert "[^1-1]: no frames | all masked" in md and "[^1-2]: no value" in md
+    runs = [str(tmp_path / "outputs" / "run"), str(tmp_path / "multirun" / "sweep" / "job")]
+    assert f"Run folders:\n\n1. `{runs[0]}`\n2. `{runs[1]}`\n" in md
     assert list(pd.read_csv(out / "leaderboard.csv")["model"]) == ["a", "b"]
     assert "# Leaderboard" in capsys.readouterr().out
 
@@ -118,7 +127,7 @@ def test_tables_show_only_configured_metrics_and_the_leaderboard_separates_prese
     paper["directions"] |= {"sgp": "higher"}
     write_summary(tmp_path, [{"job": "0", "status": "ok", **fast}])
     headline = (tmp_path / "summary.md").read_text().split("## Diagnostics")[0]
-    assert "| job | status | model | dataset | mjd ↓ | pck ↑ |\n" in headline
+    assert "| # | status | model | dataset | mjd ↓ | pck ↑ |\n" in headline
     for root in ("outputs", "multirun"):
         write_result(tmp_path / root / "run", fast if root == "outputs" else paper, 1000)
     cfg = composed("task=leaderboard", f"paths.root={tmp_path}")
@@ -126,5 +135,54 @@ def test_tables_show_only_configured_metrics_and_the_leaderboard_separates_prese
     md = (tmp_path / "outputs" / "leaderboard" / "leaderboard.md").read_text()
     first, second = md.split("## metrics=paper")
     assert "## metrics=fast" in first and "sgp" not in first.split("### Diagnostics")[0]
-    assert "| mjd ↓ | pck ↑ | sgp ↑ |" in second and "| 1[^metrics-paper-2] |" in second
-    assert "[^metrics-paper-2]: caveat: motionless output" in second
+    assert "| mjd ↓ | pck ↑ | sgp ↑ |" in second and "| 1[^2-2] |" in second
+    assert "[^2-2]: caveat: motionless output" in second
+
+
+def test_an_unreadable_results_json_is_named_and_marked_in_the_leaderboard(tmp_path, caplog):
+    """The one reader of run folders (`read_run_file`): each kind of results.json that cannot be
+    taken is named in a warning line (file and problem) and gets a row marked unreadable, listed
+    under "Not read" in leaderboard.md and with its status and error in leaderboard.csv."""
+    committed(tmp_path / "good", result("a"))
+    paths = unreadable_runs(tmp_path, result("b"))
+    with caplog.at_level(logging.WARNING, "gesturebench.reporting.results"):
+        rows = collect([tmp_path])
+    assert [r["model"] for r in rows if r["status"] == "ok"] == ["a"]
+    unread = {r["run"]: r for r in rows if r["status"] == UNREADABLE}
+    assert sorted(unread) == sorted(str(p.parent) for p in paths.values())
+    for kind, path in paths.items():
+        assert unread[str(path.parent)]["error"].startswith(f"{path}: {PROBLEMS[kind]}")
+        warning = f"{path}: {PROBLEMS[kind]}"
+        assert [r.getMessage() for r in caplog.records if r.getMessage().startswith(warning)]
+    write_leaderboard(tmp_path / "board", rows)
+    md = (tmp_path / "board" / "leaderboard.md").read_text()
+    assert f"## Not read (4 {RESULTS_FILE})" in md
+    assert all(f"- {unread[str(p.parent)]['error']}" in md for p in paths.values())
+    csv = pd.read_csv(tmp_path / "board" / "leaderboard.csv")
+    assert sorted(csv["status"]) == ["ok", *[UNREADABLE] * 4]
+
+
+def test_an_unreadable_results_json_is_named_and_marked_in_the_sweep_summary(
+    tmp_path, monkeypatch, caplog
+):
+    """A job folder whose results.json cannot be read gets a row marked unreadable (its footnote
+    names the file and the problem) and a warning line; it does not fail the sweep."""
+    committed(tmp_path / "model=a", result("a", sweep_id="s1"))
+    paths = unreadable_runs(tmp_path, result("b", sweep_id="s1"))
+    (tmp_path / "model=c").mkdir()
+    (tmp_path / "model=c" / "error.json").write_text("{oops")
+    with caplog.at_level(logging.WARNING):
+        summary = write_sweep_summary(tmp_path, "s1", "2026-12-06_00-00-00")
+    assert summary is not None and not summary.failed
+    table = pd.read_csv(summary.tables["summary"])
+    assert dict(zip(table["job"], table["status"])) == {
+        "model=a": "ok",
+        **dict.fromkeys(paths, UNREADABLE),
+        "model=c": UNREADABLE,
+    }
+    md = (summary.folder / "summary.md").read_text()
+    for kind, path in paths.items():
+        assert f"unreadable: {path}: {PROBLEMS[kind]}" in md
+        assert f"{path}: {PROBLEMS[kind]}" in caplog.text
+    assert f"unreadable: {tmp_path / 'model=c' / 'error.json'}: not a readable error.json" in md
+    assert "| unreadable[^" in md

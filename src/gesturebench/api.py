@@ -14,7 +14,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, open_dict
 
 from gesturebench.cli import run_config
-from gesturebench.reporting.results import RESULTS_FILE, read_results
+from gesturebench.reporting.results import RESULTS_FILE, scan_results, unreadable_row
 from gesturebench.reporting.tables import results_frame
 from gesturebench.run.config import register_configs
 from gesturebench.runtime.errors import DataError
@@ -75,9 +75,12 @@ def run_job(cfg: DictConfig, task: Callable[[DictConfig], Any] = run_config) -> 
 def load_results(path: str | Path, per_sequence: bool = False) -> pd.DataFrame:
     """The complete results under `path` (a results.json, a run folder, or any folder: every
     results.json below it), one row per run: `COLUMNS`, then the headline metrics, then the
-    diagnostics. `per_sequence`: one row per run and sequence instead (its per_sequence values).
-    Raises `DataError` naming `path` where it holds no complete run (an empty table would only
-    fail later, on a missing column)."""
+    diagnostics. A results.json that cannot be read is named in a warning (the file and the
+    problem) and its row marked: `status` `unreadable`, the problem under `error`, no values
+    (docs/outputs.md, "Unreadable results"). `per_sequence`: one row per run and sequence instead
+    (its per_sequence values; an unreadable run has none). Raises `DataError` naming `path` where
+    it holds no results.json, or none complete and none unreadable (an empty table would only fail
+    later, on a missing column)."""
     rows = complete_runs(Path(path))
     if not per_sequence:
         return results_frame(rows, COLUMNS)
@@ -92,20 +95,18 @@ def load_results(path: str | Path, per_sequence: bool = False) -> pd.DataFrame:
 
 def complete_runs(path: Path) -> list[dict]:
     """The complete, committed results.json documents at or below `path`, each with its `run`
-    folder."""
+    folder, and a row marked `unreadable` for each one that cannot be read (`scan_results`)."""
     if not path.exists():
         raise DataError(path, "no such file or folder")
-    files = [path] if path.is_file() else sorted(path.rglob(RESULTS_FILE))
+    files = scan_results([path])
     if not files:
         raise DataError(path, f"no {RESULTS_FILE} in this folder or below it")
     rows = []
     for file in files:
-        try:
-            doc = read_results(file)
-        except (OSError, ValueError) as error:
-            raise DataError(file, f"not a readable {RESULTS_FILE} ({error})") from None
-        if doc and doc.get("complete"):
-            rows.append({**doc, "run": str(file.parent)})
+        if file.problem is not None:
+            rows.append({**unreadable_row(file), "config_hash": None})
+        elif file.doc and file.doc.get("complete"):
+            rows.append({**file.doc, "run": str(file.path.parent)})
     if not rows:
         raise DataError(
             path, f"{len(files)} {RESULTS_FILE}, none complete (runs still going or stopped)"

@@ -8,6 +8,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from gesturebench.reporting.results import OK
+
 #: options that change how a value is printed, not the value itself
 PRINT_ONLY = ("display_scale",)
 #: the longest option value a `variants` cell shows
@@ -35,7 +37,7 @@ def _shown(value: Any) -> str:
 def mixed_conventions(rows: list[dict]) -> Mix:
     """The mixes among the successful rows (`status` ok): presets, each metric's options (less
     `PRINT_ONLY`) where two rows computed it differently, pinned splits not kept."""
-    ok = [row for row in rows if row.get("status", "ok") == "ok"]
+    ok = [row for row in rows if row.get("status", OK) == OK]
     warnings = []
     presets = sorted({str(row.get("preset")) for row in ok})
     if len(presets) > 1:
@@ -72,3 +74,22 @@ def mixed_conventions(rows: list[dict]) -> Mix:
             )
         )
     return Mix(warnings, variants)
+
+
+#: The mark of a value that partly compares the reference with itself (`self_compared`), in the
+#: console table, the sweep summaries and the leaderboard, each with a legend line.
+MARK = "†"
+#: The legend line of `MARK` in the Markdown tables.
+MARK_LEGEND = (
+    f"{MARK} partly compares the reference with itself: the model copies (or starts from) a field "
+    "of the reference that the value reads (its footnote says which; results.json `skipped`)"
+)
+
+
+def self_compared(row: dict) -> dict[str, str]:
+    """Value name → why, for the values of a results.json document (or a table row) that have a
+    number and yet a note under `skipped`: the notes a model source adds for the values a field it
+    copies from the reference enters ("partly compares the reference with itself",
+    `skip_notes`); a value without a number is a plain skip, not marked."""
+    values, skipped = row.get("metrics") or {}, row.get("skipped") or {}
+    return {m: why for m, why in skipped.items() if values.get(m) is not None}

@@ -20,13 +20,15 @@ corrected test tells them apart; every job left out of a ranking is named with w
 
 from __future__ import annotations
 
+from decimal import Decimal
+from fractions import Fraction
 from itertools import combinations, product
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from gesturebench.reporting.results import PAPER_METRICS
+from gesturebench.reporting.results import OK, PAPER_METRICS
 from gesturebench.runtime.atomic import write_atomic
 from gesturebench.stats.bootstrap import Resamples, percentile_interval, weighted_means
 
@@ -171,7 +173,7 @@ def comparisons(rows: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame, list[tupl
     value) of the ranked values (`ranked_values`) and the (metric, model, reason) of each job left
     out of a ranking, over the successful jobs in `rows` that scored the same dataset; empty with
     fewer than two. Models share a rank unless their Holm-corrected p is below 1 − confidence."""
-    ok = [r for r in rows if r["status"] == "ok"]
+    ok = [r for r in rows if r["status"] == OK]
     datasets = {r.get("dataset") for r in ok}
     if len(ok) < 2 or len(datasets) != 1:
         empty = pd.DataFrame(columns=["metric", "rank", "model", "value"])
@@ -210,8 +212,31 @@ def comparisons(rows: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame, list[tupl
 
 
 def p_text(p: float, p_min: float) -> str:
-    """A p-value as Markdown shows it: ``≤ p_min`` at the test's resolution, else 3 digits."""
-    return f"≤ {p_min:.2g}" if p <= p_min * (1 + 1e-9) else f"{p:.3g}"
+    """A p-value as Markdown shows it: ``≤ p_min`` at the test's resolution, the floor as its exact
+    value (`exact_text`: 1/8 is ``≤ 0.125``, 2/1001 ``≤ 2/1001``), else 3 significant digits."""
+    return f"≤ {exact_text(p_min)}" if p <= p_min * (1 + 1e-9) else f"{p:.3g}"
+
+
+#: The largest denominator `exact_text` looks for: the floors are 2/2^n (n sequences, at most
+#: 2^13 patterns), 1/(permutations + 1) and 2/(B + 1) for B bootstrap replicates.
+MAX_DENOMINATOR = 10**7
+
+
+def exact_text(value: float) -> str:
+    """`value` exactly: as the decimal it is where it has one (a fraction whose denominator has
+    no prime factor but 2 and 5: 0.125, 0.000244140625, 0.0001), else as ``n/d`` (2/1001), the
+    fraction with the smallest denominator that is `value` as a float."""
+    fraction = Fraction(value).limit_denominator(MAX_DENOMINATOR)
+    if float(fraction) != value:
+        return repr(value)
+    denominator = fraction.denominator
+    for prime in (2, 5):
+        while denominator % prime == 0:
+            denominator //= prime
+    if denominator != 1:
+        return f"{fraction.numerator}/{fraction.denominator}"
+    decimal = Decimal(fraction.numerator) / Decimal(fraction.denominator)
+    return format(decimal, "f")
 
 
 def ranking_lines(ranks: pd.DataFrame, left_out: list[tuple], metric: str) -> list[str]:
@@ -257,6 +282,6 @@ _READING = (
     "difference = a − b (mean over sequences of a's minus b's value; for FGD, Density and Coverage "
     "the difference of the values), [lo, hi] its bootstrap interval over sequences, p two-sided "
     "(paired sign-flip test, exact with up to 13 sequences, or the paired bootstrap); `≤ x` is the "
-    "test's smallest attainable p. Extras (reference-only values, counts, shares) are compared in "
+    "test's smallest attainable p, as its exact value. Extras (reference-only values, counts, shares) are compared in "
     "comparisons.csv only (docs/statistics.md).\n"
 )

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import platform
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pandas as pd
 
 from gesturebench.runtime.atomic import write_atomic
-from gesturebench.runtime.commit import verified
+from gesturebench.runtime.commit import PENDING, verified
 
 if TYPE_CHECKING:
     from gesturebench.metrics.base import GestureMetric
@@ -45,6 +46,11 @@ PER_SEQUENCE_FILE = "per_sequence.csv"
 ERROR_FILE = "error.json"
 #: the config keys that do not change results (resume, logger, the study server's database)
 UNHASHED = ("resume", "logger", "study_server")
+#: A table row's `status`: a run that wrote its results, a job that failed (its error.json), a
+#: results.json that could not be read (`read_run_file`).
+OK, FAILED, UNREADABLE = "ok", "failed", "unreadable"
+
+log = logging.getLogger(__name__)
 
 
 def json_text(obj: Any) -> str:
@@ -77,6 +83,78 @@ def read_results(path: str | Path) -> dict | None:
     path = Path(path)
     data = verified(path.parent, path.name)
     return None if data is None else json.loads(data)
+
+
+class RunFile(NamedTuple):
+    """A results.json as the tables and the API read it (`read_run_file`): its `doc` where it was
+    read, else the `problem` that kept it from being read."""
+
+    path: Path
+    doc: dict | None
+    problem: str | None
+
+
+def read_run_file(path: str | Path) -> RunFile:
+    """The committed results.json `path` (`read_results`) or, where it cannot be taken, why: it
+    cannot be read, its run's commit is still pending, it was changed after its run (its SHA-256
+    is not the one manifest.json lists), or it is not a JSON object. The one reader of run folders
+    of the sweep summary, the leaderboard and `gesturebench.load_results` (docs/outputs.md,
+    "Unreadable results")."""
+    path = Path(path)
+    try:
+        doc = read_results(path)
+    except OSError as error:
+        return RunFile(path, None, f"cannot be read ({error.strerror or error})")
+    except ValueError as error:
+        return RunFile(path, None, f"not JSON ({error})")
+    if doc is None:
+        pending = (path.parent / PENDING).exists()
+        why = (
+            f"its run's commit is still pending ({PENDING}/ in its folder)"
+            if pending
+            else "changed after its run (its SHA-256 is not the one manifest.json lists)"
+        )
+        return RunFile(path, None, why)
+    if not isinstance(doc, dict):
+        return RunFile(path, None, f"not a JSON object (a {type(doc).__name__})")
+    return RunFile(path, doc, None)
+
+
+def results_files(root: str | Path) -> list[Path]:
+    """The results.json files at or below `root` (a results.json itself, a run folder or any
+    folder), sorted; none where `root` does not exist."""
+    root = Path(root)
+    if root.is_file():
+        return [root]
+    return sorted(root.rglob(RESULTS_FILE)) if root.is_dir() else []
+
+
+def scan_results(roots: list[str | Path] | tuple[str | Path, ...]) -> list[RunFile]:
+    """Every results.json at or below `roots`, read (`read_run_file`); each one that could not be
+    read is named in a warning line (the file and the problem) and returned with its `problem`,
+    for its caller to mark its row `UNREADABLE` (`unreadable_row`), never skipped silently."""
+    files = [read_run_file(path) for root in roots for path in results_files(root)]
+    for file in files:
+        if file.problem is not None:
+            log.warning("%s: %s; marked %s", file.path, file.problem, UNREADABLE)
+    return files
+
+
+def unreadable_row(file: RunFile) -> dict:
+    """A table row for a results.json that could not be read: status `UNREADABLE`, the problem
+    under `error`, its folder under `run`, no metric value; the keys of a results.json row, so that
+    every table writer can print it."""
+    return {
+        "status": UNREADABLE,
+        "error": f"{file.path}: {file.problem}",
+        "run": str(file.path.parent),
+        "model": "?",
+        "dataset": "?",
+        "preset": "?",
+        "metrics": {},
+        "skipped": {},
+        "directions": {},
+    }
 
 
 def load_complete(run_dir: str | Path, expected_hash: str) -> dict | None:

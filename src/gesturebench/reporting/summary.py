@@ -13,7 +13,16 @@ from typing import NamedTuple
 
 from gesturebench.reporting.comparability import mixed_conventions
 from gesturebench.reporting.comparisons import write_comparisons
-from gesturebench.reporting.results import ERROR_FILE, RESULTS_FILE, read_results
+from gesturebench.reporting.results import (
+    ERROR_FILE,
+    FAILED,
+    OK,
+    RESULTS_FILE,
+    UNREADABLE,
+    RunFile,
+    scan_results,
+    unreadable_row,
+)
 from gesturebench.reporting.sweep_plots import write_sweep_plots
 from gesturebench.reporting.tables import write_summary
 from gesturebench.runtime.atomic import write_atomic
@@ -23,29 +32,46 @@ log = logging.getLogger(__name__)
 
 def collect_jobs(sweep_dir: Path, sweep_id: str) -> list[dict]:
     """Rows of the jobs of this multirun: error.json or committed results.json tagged with
-    `sweep_id`."""
+    `sweep_id`; a results.json (or error.json) that cannot be read is named in a warning and its
+    row marked `UNREADABLE` (`results.scan_results`), whatever sweep wrote it."""
     rows = []
     for job_dir in sorted(p for p in sweep_dir.iterdir() if p.is_dir()):
-        for name, state in ((ERROR_FILE, "failed"), (RESULTS_FILE, "ok")):
-            doc = _job_doc(job_dir / name)
-            if doc and doc.get("sweep_id") == sweep_id:
-                rows.append({"job": job_dir.name, "status": state, **doc})
-                break
+        error = _error_doc(job_dir / ERROR_FILE)
+        if isinstance(error, RunFile):
+            rows.append({**unreadable_row(error), "job": job_dir.name})
+            continue
+        if error is not None and error.get("sweep_id") == sweep_id:
+            rows.append({"job": job_dir.name, "status": FAILED, **error})
+            continue
+        for file in scan_results([job_dir / RESULTS_FILE]):
+            if file.problem is not None:
+                rows.append({**unreadable_row(file), "job": job_dir.name})
+            elif file.doc and file.doc.get("sweep_id") == sweep_id:
+                rows.append({"job": job_dir.name, "status": OK, **file.doc})
     return rows
 
 
-def _job_doc(path: Path) -> dict | None:
-    """A job's error.json as written, its results.json where committed; None where absent or
-    unreadable."""
-    try:
-        return read_results(path) if path.name == RESULTS_FILE else json.loads(path.read_text())
-    except (OSError, ValueError):
+def _error_doc(path: Path) -> dict | RunFile | None:
+    """A job's error.json as written (None where absent), or the `RunFile` naming why it cannot
+    be read (named in a warning)."""
+    if not path.is_file():
         return None
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        problem = f"not a readable {ERROR_FILE} ({error})"
+    else:
+        if isinstance(doc, dict):
+            return doc
+        problem = f"not a JSON object (a {type(doc).__name__})"
+    log.warning("%s: %s; marked %s", path, problem, UNREADABLE)
+    return RunFile(path, None, problem)
 
 
 class SweepSummary(NamedTuple):
     """What `write_sweep_summary` wrote: the sweep's own folder, its CSV tables by name (summary,
-    then comparisons where written), and whether any job failed."""
+    then comparisons where written), and whether any job failed (an unreadable results.json is
+    named and marked in the tables but does not fail the sweep: it may be an older sweep's)."""
 
     folder: Path
     tables: dict[str, Path]
@@ -79,4 +105,4 @@ def write_sweep_summary(sweep_dir: Path, sweep_id: str, started: str) -> SweepSu
         (own / "summary.md").read_text(),
     )
     tables = {Path(name).stem: own / name for name in names if name.endswith(".csv")}
-    return SweepSummary(own, tables, any(r["status"] != "ok" for r in rows))
+    return SweepSummary(own, tables, any(r["status"] == FAILED for r in rows))

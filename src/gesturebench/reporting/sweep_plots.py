@@ -21,7 +21,7 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from gesturebench.reporting.results import ARROWS, PAPER_METRICS
+from gesturebench.reporting.results import ARROWS, OK, PAPER_METRICS
 from gesturebench.runtime.atomic import atomic_path
 
 DPI = 120
@@ -126,7 +126,7 @@ def write_sweep_plots(rows: list[dict], folder: str | Path) -> dict[Path, Figure
     """`sweep_<metric>.png` in `folder` for each headline metric with a value, when the successful
     jobs of `rows` (collect_jobs) differ in a numeric option: one line per model (named in the
     legend) with its interval band, the axes in words; returns path → figure."""
-    ok = [r for r in rows if r.get("status", "ok") == "ok"]
+    ok = [r for r in rows if r.get("status", OK) == OK]
     configs = [leaves(r.get("config", {})) for r in ok]
     x, line_keys = swept_options(configs)
     if x is None:
