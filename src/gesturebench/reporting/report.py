@@ -369,6 +369,11 @@ def _pair_sentence(pair: Any, direction: str, confidence: float, values: dict) -
         f"{best} is better than {other}"
         if apart
         else f"{a} and {b} are not told apart at {confidence:.0%}"
+        + (
+            f" (with {pair.sequences} sequences this test cannot reach p < {1 - confidence:.2g})"
+            if pair.p_min >= 1 - confidence
+            else ""
+        )
     )
     return (
         f"{verdict}: {a} − {b} = {pair.difference:.4g} [{pair.lo:.4g}, {pair.hi:.4g}] over "
@@ -507,18 +512,29 @@ def _hashes(node: Any, prefix: str = "") -> list[tuple[str, str]]:
     return out
 
 
-def _inputs(inputs: Any) -> list[tuple[str, str]]:
-    """(what, SHA-256) of the input files results.json `inputs` records: the dataset's files (by
-    their path under its root) and the body model file."""
+def _inputs(inputs: Any) -> tuple[list[tuple[str, str]], str]:
+    """The input files results.json `inputs` records: ((what, SHA-256) of the dataset's root and
+    the body model file, the table of the dataset's files by their path under its root)."""
     if not isinstance(inputs, dict):
-        return []
+        return [], ""
     dataset = inputs.get("dataset") or {}
+    files = dataset.get("files") or {}
     out = [("dataset root", str(dataset.get("root")))] if dataset.get("root") else []
-    out += [(f"dataset file {n}", str(h)) for n, h in (dataset.get("files") or {}).items()]
+    if files:
+        out.append(("dataset files", f"{len(files)} files: SHA-256 of each below"))
     body = inputs.get("body_model") or {}
     if body:
         out.append((f"body model file {body.get('path')}", str(body.get("sha256"))))
-    return out
+    rows = "".join(
+        f"<tr><th>{_e(n)}</th><td><code>{_e(h)}</code></td></tr>" for n, h in files.items()
+    )
+    table = (
+        f'<details><summary>dataset files ({len(files)})</summary><table class="inputs">{rows}'
+        "</table></details>"
+        if files
+        else ""
+    )
+    return out, table
 
 
 def _provenance(rows: list[dict], names: list[str], origins: list[_Origin]) -> str:
@@ -540,10 +556,12 @@ def _provenance(rows: list[dict], names: list[str], origins: list[_Origin]) -> s
             ("sweep", row.get("sweep_id")),
         ]
         hashes = _hashes(row)
+        inputs, files = _inputs(row.get("inputs"))
         if not row.get("inputs") and not any(k != "config_hash" for k, _ in hashes):
             facts.append(("input hashes", "none recorded in results.json beyond the config hash"))
         table = "".join(
-            f"<tr><th>{_e(k)}</th><td><code>{_e(v)}</code></td></tr>" for k, v in [*facts, *hashes]
+            f"<tr><th>{_e(k)}</th><td><code>{_e(v)}</code></td></tr>"
+            for k, v in [*facts, *hashes, *inputs]
         )
         versions = "".join(
             f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>"
@@ -573,7 +591,7 @@ def _provenance(rows: list[dict], names: list[str], origins: list[_Origin]) -> s
         )
         out.append(
             f'<h3>{_e(name)}</h3><table class="provenance" data-model="{_e(name)}">{table}</table>'
-            f"<p>command:</p>{command}<details><summary>package versions</summary><table>"
+            f"{files}<p>command:</p>{command}<details><summary>package versions</summary><table>"
             f"{versions}</table></details>{details}"
         )
     return "".join(out)

@@ -1,0 +1,306 @@
+"""report.html (`reporting/report.py`) of a real two-model sweep on mini-BEAT2 (4 sequences, the
+first 2 rendered as clips), run in this process: its content against results.json,
+per_sequence.csv, comparisons.csv and .hydra/overrides.yaml read independently, and the page in
+headless Chromium (every request inside the page's folder, every image and video loaded, a
+screenshot of the table)."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import io
+import json
+import shlex
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from gesturebench.reporting.comparability import mixed_conventions
+from gesturebench.reporting.report import REPORT_FILE, write_run_report, write_sweep_report
+from gesturebench.reporting.summary import collect_jobs
+from tests.launch import isolated, run
+
+pytestmark = pytest.mark.slow
+
+#: mini-BEAT2's test split holds 4 sequences; 2 rendered: the 3 worst of 4 always include a
+#: rendered one and one that is not
+SEQUENCES, CLIPS = 4, 2
+
+
+class Node:
+    def __init__(self, tag: str, attrs: dict, parent: Node | None) -> None:
+        self.tag, self.attrs, self.parent = tag, attrs, parent
+        self.children: list[Node] = []
+        self.text_parts: list[str] = []
+
+    @property
+    def text(self) -> str:
+        return "".join(self.text_parts) + "".join(c.text for c in self.children)
+
+    def all(self, tag: str | None = None, **attrs: str) -> list[Node]:
+        found = []
+        for child in self.children:
+            if (tag is None or child.tag == tag) and all(
+                child.attrs.get(k.replace("_", "-")) == v for k, v in attrs.items()
+            ):
+                found.append(child)
+            found += child.all(tag, **attrs)
+        return found
+
+
+#: the tags without an end tag
+VOID = frozenset({"meta", "img", "br", "link", "source", "input"})
+
+
+class Tree(HTMLParser):
+    """The page as a tree of `Node`s (the standard library's parser; void tags closed at once)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.root = self.current = Node("document", {}, None)
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        node = Node(tag, {k: v or "" for k, v in attrs}, self.current)
+        self.current.children.append(node)
+        if tag not in VOID:
+            self.current = node
+
+    def handle_endtag(self, tag):
+        node = self.current
+        while node.parent is not None and node.tag != tag:
+            node = node.parent
+        if node.parent is not None:
+            self.current = node.parent
+
+    def handle_data(self, data):
+        self.current.text_parts.append(data)
+
+
+def page(path: Path) -> Node:
+    return Tree(path.read_text()).root
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory) -> dict:
+    """A sweep of `model=perturbed` at two levels, `metrics=fast`, 4 sequences, 2 clips of 1 s at
+    32 px per job, then each job's report.html and the sweep's (in its own folder)."""
+    folder = tmp_path_factory.mktemp("report") / "sweep"
+    with isolated():
+        code = run(
+            "-m",
+            "model=perturbed",
+            "model.level=0.05,0.4",
+            "metrics=fast",
+            f"dataset.max_sequences={SEQUENCES}",
+            f"task.render_clips={CLIPS}",
+            "task.render_seconds=1",
+            "task.camera.size=32",
+            "threads=1",
+            "logger=none",
+            f"hydra.sweep.dir={folder}",
+            encoders=False,
+        )
+    assert code in (0, None)
+    jobs = sorted(p for p in folder.iterdir() if (p / "results.json").is_file())
+    assert len(jobs) == 2
+    sweep_id = json.loads((jobs[0] / "results.json").read_text())["sweep_id"]
+    rows = collect_jobs(folder, sweep_id)
+    (own,) = (folder / "sweeps").iterdir()
+    runs = {job: write_run_report(job, results_of(job)) for job in jobs}
+    report = write_sweep_report(own, rows)
+    assert report == own / REPORT_FILE and all(p == j / REPORT_FILE for j, p in runs.items())
+    return {"folder": folder, "jobs": jobs, "rows": rows, "own": own, "runs": runs, "sweep": report}
+
+
+def results_of(job: Path) -> dict:
+    return json.loads((job / "results.json").read_text())
+
+
+def value_cells(root: Node) -> dict[tuple[str, str], Node]:
+    """The headline table's cells by (model, metric)."""
+    (table,) = root.all("table", id="headline-table")
+    return {(c.attrs["data-model"], c.attrs["data-metric"]): c for c in table.all("td")}
+
+
+def footnote(root: Node, cell: Node) -> list[str]:
+    """The texts of the footnotes `cell` links to."""
+    notes = []
+    for link in cell.all("a"):
+        (item,) = root.all("li", id=link.attrs["href"].lstrip("#"))
+        notes.append(item.text)
+    return notes
+
+
+def test_the_headline_table_holds_results_json_values_and_intervals(sweep):
+    """Each run's page and the sweep's: one cell per configured metric with a value (metrics=fast:
+    mjd and pck; div_sample has none with one sample) per run, its exact value, 4 significant
+    digits and its interval as results.json records them."""
+    for job in sweep["jobs"]:
+        doc = results_of(job)
+        for report in (sweep["runs"][job], sweep["sweep"]):
+            cells = value_cells(page(report))
+            mine = {m: c for (model, m), c in cells.items() if model == doc["model"]}
+            assert set(mine) == {"mjd", "pck"}
+            for metric, cell in mine.items():
+                value, (lo, hi) = doc["metrics"][metric], doc["intervals"][metric]
+                assert float(cell.attrs["data-value"]) == value
+                assert cell.text == f"{value:.4g}[{lo:.4g}, {hi:.4g}]"
+
+
+def test_a_skipped_metric_shows_its_reason_and_a_caveat_its_text(sweep, tmp_path):
+    job = sweep["jobs"][0]
+    doc = copy.deepcopy(results_of(job))
+    doc["metrics"]["pck"] = None
+    doc["skipped"]["pck"] = "needs the reference's contacts, which this dataset lacks"
+    doc["caveats"]["mjd"] = "a motionless output scores well on it"
+    root = page(write_run_report(job, doc, into=tmp_path))
+    cells = value_cells(root)
+    pck, mjd = cells[(doc["model"], "pck")], cells[(doc["model"], "mjd")]
+    assert "data-value" not in pck.attrs and pck.text.startswith("–")
+    assert footnote(root, pck) == [doc["skipped"]["pck"]]
+    assert footnote(root, mjd) == [f"caveat: {doc['caveats']['mjd']}"]
+
+
+def test_provenance_shows_the_hashes_versions_and_reproducing_command(sweep, tmp_path):
+    """The config hash and every input hash results.json records (here a run that also records
+    an encoder checkpoint, released weights and its input files), each package version, and the
+    command: `python launch.py` with the overrides Hydra recorded in the run folder."""
+    job = sweep["jobs"][0]
+    doc = copy.deepcopy(results_of(job))
+    doc["encoders"] = {"fgd": {"checkpoint": "motion_ae.pt", "sha256": "e" * 64}}
+    doc["model_info"] = {**doc["model_info"], "weights_sha256": "f" * 64}
+    doc["inputs"] = {
+        "dataset": {"root": "/data/beat2", "files": {"smplxflame_30/a.npz": "a" * 64}},
+        "body_model": {"path": "/m/SMPLX_NEUTRAL_2020.npz", "sha256": "b" * 64},
+    }
+    root = page(write_run_report(job, doc, into=tmp_path))
+    (table,) = root.all("table", **{"class": "provenance"})
+    shown = {row.all("th")[0].text: row.all("td")[0].text for row in table.all("tr")}
+    assert shown["config_hash"] == doc["config_hash"]
+    assert shown["encoders.fgd.sha256"] == "e" * 64
+    assert shown["model_info.weights_sha256"] == "f" * 64
+    assert shown["dataset root"] == "/data/beat2"
+    (files,) = root.all("table", **{"class": "inputs"})
+    assert {r.all("th")[0].text: r.all("td")[0].text for r in files.all("tr")} == {
+        "smplxflame_30/a.npz": "a" * 64
+    }
+    assert shown["body model file /m/SMPLX_NEUTRAL_2020.npz"] == "b" * 64
+    text = root.text
+    for package, version in doc["versions"].items():
+        assert f"{package}{version}" in text
+    overrides = yaml.safe_load((job / ".hydra" / "overrides.yaml").read_text())
+    commands = [shlex.split(p.text) for p in root.all("pre")]
+    assert ["python", "launch.py", *overrides] in commands
+    # the real run's page: every dataset file it records
+    (files,) = page(sweep["runs"][job]).all("table", **{"class": "inputs"})
+    recorded = results_of(job)["inputs"]["dataset"]["files"]
+    assert {r.all("th")[0].text: r.all("td")[0].text for r in files.all("tr")} == recorded
+    assert len(recorded) == 1 + 4 * SEQUENCES  # the split file; motion, audio, TextGrid, sem
+    # a results.json that records no input says so rather than show none silently
+    del doc["inputs"], doc["encoders"], doc["model_info"]["weights_sha256"]
+    bare = page(write_run_report(job, doc, into=tmp_path))
+    assert "none recorded in results.json beyond the config hash" in bare.text
+
+
+def worst_expected(job: Path, metric: str, direction: str) -> list[tuple[str, float]]:
+    """The 3 worst (sequence id, value) of per_sequence.csv, read with pandas."""
+    table = pd.read_csv(job / "per_sequence.csv", dtype={"sequence_id": str})
+    ascending = direction == "higher"  # the worst of a higher-is-better metric is its lowest
+    rows = table.sort_values(metric, ascending=ascending).head(3)
+    return list(zip(rows.sequence_id, rows[metric], strict=True))
+
+
+def test_worst_sequences_with_the_rendered_clip_or_the_command_that_renders_it(sweep):
+    for job in sweep["jobs"]:
+        doc = results_of(job)
+        rendered = {p.stem for p in (job / "clips").glob("*.mp4")}
+        assert len(rendered) == CLIPS
+        for report, sweep_page in ((sweep["runs"][job], False), (sweep["sweep"], True)):
+            root = page(report)
+            videos = notes = 0
+            for metric in ("mjd", "pck"):
+                rows = [
+                    r
+                    for r in root.all("tr", data_metric=metric)
+                    if r.all("td")[0].text == doc["model"]
+                ]
+                expected = worst_expected(job, metric, doc["directions"][metric])
+                assert [(r.all("td")[1].text, r.all("td")[2].text) for r in rows] == [
+                    (s, f"{v:.4g}") for s, v in expected
+                ]
+                for row, (seq, _) in zip(rows, expected, strict=True):
+                    (video,) = row.all("video") or [None]
+                    if seq in rendered:
+                        videos += 1
+                        path = report.parent / video.attrs["src"].replace("%3D", "=")
+                        assert path.read_bytes() == (job / "clips" / f"{seq}.mp4").read_bytes()
+                        assert not video.attrs["src"].startswith(("/", ".."))
+                        if sweep_page:
+                            assert video.attrs["src"].startswith("clips/job")
+                    else:
+                        notes += 1
+                        assert video is None
+                        index = doc["per_sequence"][
+                            [r["sequence_id"] for r in doc["per_sequence"]].index(seq)
+                        ]["index"]
+                        assert f"task.render_clips={index + 1}" in row.text
+            assert videos and notes  # 3 worst of 4 sequences, 2 of them rendered
+
+
+def test_one_plot_per_metric_with_each_run(sweep):
+    from PIL import Image
+
+    for report, runs in [*((r, 1) for r in sweep["runs"].values()), (sweep["sweep"], 2)]:
+        images = page(report).all("img")
+        assert [i.attrs["data-metric"] for i in images] == ["mjd", "pck"]
+        for image in images:
+            head, data = image.attrs["src"].split(",", 1)
+            assert head == "data:image/png;base64"
+            png = Image.open(io.BytesIO(base64.b64decode(data)))
+            assert png.width > 200 and png.height > 100
+            assert image.attrs["alt"].count("perturbed_") == runs
+
+
+def test_comparisons_in_words_follow_comparisons_csv(sweep):
+    """One sentence per pair and ranked metric, its numbers those of the sweep's comparisons.csv
+    and its verdict the Holm-corrected p against 1 − confidence (4 sequences: the sign-flip test
+    cannot go below 2/16, so the page says so)."""
+    table = pd.read_csv(sweep["folder"] / "comparisons.csv")
+    root = page(sweep["sweep"])
+    sentences = [li.text for ul in root.all("ul", **{"class": "pairs"}) for li in ul.all("li")]
+    ranked = table[table.metric.isin(["mjd", "pck"])]
+    assert len(sentences) == len(ranked) == 2
+    for pair, sentence in zip(ranked.itertuples(), sentences, strict=True):
+        assert f"= {pair.difference:.4g} [{pair.lo:.4g}, {pair.hi:.4g}]" in sentence
+        assert f"over {pair.sequences} sequences" in sentence
+        assert pair.p_holm >= 0.05 and "not told apart at 95%" in sentence
+        assert "this test cannot reach p < 0.05" in sentence
+    # a run's own page has no comparisons
+    assert not page(next(iter(sweep["runs"].values()))).all("h2", id="comparisons")
+
+
+def test_comparability_warnings_are_those_of_the_rows(sweep, tmp_path):
+    rows = copy.deepcopy(sweep["rows"])
+    assert "None: the runs used the same" in page(sweep["sweep"]).text
+    rows[1]["preset"] = "paper"
+    rows[1]["options"]["pck"] = {"threshold": 0.2}
+    rows[0]["protocol_mismatch"] = ["split"]
+    expected = mixed_conventions(rows).warnings
+    assert len(expected) == 3
+    root = page(write_sweep_report(tmp_path, rows, jobs_dir=sweep["folder"]))
+    shown = [d.text for d in root.all("div", **{"class": "warning"})]
+    assert shown == expected
+
+
+def test_a_failed_job_has_its_error_and_no_values(sweep, tmp_path):
+    rows = [*sweep["rows"], {"job": "x", "status": "failed", "error": "ValueError: boom"}]
+    root = page(write_sweep_report(tmp_path, rows, jobs_dir=sweep["folder"]))
+    cells = value_cells(root)
+    assert {m for (model, m) in cells if model == "x"} == {"mjd", "pck"}
+    assert all("data-value" not in c.attrs for (model, _), c in cells.items() if model == "x")
+    (head,) = [th for th in root.all("th") if th.attrs.get("data-model") == "x"]
+    assert footnote(root, head) == ["x failed: ValueError: boom"]
