@@ -4,6 +4,8 @@ refused with one line naming the preset's dataset (exit 2), scored anyway with `
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from gesturebench.run.protocol import protocol_check, read_pin
@@ -101,3 +103,23 @@ def test_launch_with_strict_false_records_protocol_mismatch(beat2_sample, tmp_pa
     assert res["protocol"]["status"] == "mismatch"
     assert res["protocol_mismatch"] == ["speakers all (pinned: 2)"]
     assert res["per_sequence"][0]["sequence_id"] == SEQ
+
+
+def test_each_presets_statement_is_in_docs_protocols_word_for_word():
+    """The protocol statements (run/protocol.STATEMENTS, the LaTeX tables' captions) are the ones
+    docs/protocols.md lists, one line each; every shipped metrics preset has one, and each preset
+    that follows official code names it and its commit in its statement."""
+    from gesturebench.run.protocol import STATEMENTS
+    from tests.support.requires import REPO
+
+    docs = (REPO / "docs" / "protocols.md").read_text().splitlines()
+    fixtures = " ".join(p.read_text() for p in (REPO / "tests" / "fixtures").glob("*.json"))
+    pinned = set(re.findall(r'"commit": "([0-9a-f]{40})"', fixtures))
+    for preset, said in STATEMENTS.items():
+        assert f"- `{preset}`: {said.text}." in docs, preset
+        if said.code is not None:  # the commit its fixtures were made at
+            assert said.commit is not None and said.commit in said.text
+            assert any(c.startswith(said.commit) for c in pinned), (preset, said.commit)
+    presets = {p.stem for p in (REPO / "conf" / "metrics").glob("*.yaml")}
+    assert presets == set(STATEMENTS)
+    assert {p for p, s in STATEMENTS.items() if s.code} == {"emage2024", "emage2025", "genea"}
