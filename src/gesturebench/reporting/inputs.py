@@ -63,8 +63,8 @@ def changed_inputs(recorded: dict, dataset_root: str | Path, body_node: dict) ->
     files = (recorded.get("dataset") or {}).get("files") or {}
     if files and not root.is_dir():
         problems.append(
-            f"dataset.root {root} does not exist (the dataset's folder: give it with"
-            " task.overrides=[dataset.root=...])"
+            f"dataset.root {root} does not exist (give the dataset's folder with"
+            """ 'task.overrides=["dataset.root=..."]')"""
         )
         files = {}
     for name, digest in files.items():
