@@ -19,7 +19,7 @@ PACKAGE = REPO / "src" / "gesturebench"
 #: layer, so the graph stays acyclic). The root modules are layers of their own, at the top.
 LAYERS: list[set[str]] = [
     {"runtime"},  # errors, atomic writes, stages, weights: what every layer uses
-    {"data", "stats"},  # records, readers; bootstrap
+    {"data", "stats", "assets"},  # records, readers; bootstrap; the public files table and fetcher
     {"body"},  # SMPL-X forward, the procedural body
     {"synthesis", "render", "encoders"},  # the mini-BEAT2 generator; frames; feature extractors
     {"annotation"},
