@@ -195,6 +195,7 @@ def test_provenance_shows_the_hashes_versions_and_reproducing_command(sweep, tmp
     overrides = yaml.safe_load((job / ".hydra" / "overrides.yaml").read_text())
     commands = [shlex.split(p.text) for p in root.all("pre")]
     assert ["python", "launch.py", *overrides] in commands
+    assert ["python", "launch.py", "task=verify", f"task.run={job}"] in commands
     # the real run's page: every dataset file it records
     (files,) = page(sweep["runs"][job]).all("table", **{"class": "inputs"})
     recorded = results_of(job)["inputs"]["dataset"]["files"]
@@ -304,3 +305,111 @@ def test_a_failed_job_has_its_error_and_no_values(sweep, tmp_path):
     assert all("data-value" not in c.attrs for (model, _), c in cells.items() if model == "x")
     (head,) = [th for th in root.all("th") if th.attrs.get("data-model") == "x"]
     assert footnote(root, head) == ["x failed: ValueError: boom"]
+
+
+#: the page's media ready, or failed: every image complete, every video with its metadata or an
+#: error
+MEDIA_SETTLED = """
+return Array.from(document.images).every(i => i.complete)
+    && Array.from(document.querySelectorAll('video')).every(v => v.readyState >= 1 || v.error);
+"""
+#: every URL the page names (resolved by the browser): src, href, poster
+PAGE_URLS = """
+return Array.from(document.querySelectorAll('[src],[href],[poster]')).flatMap(e =>
+    ['src', 'href', 'poster'].filter(a => e.hasAttribute(a)).map(a => e[a] || e.getAttribute(a)));
+"""
+MEDIA = """
+return {
+    images: Array.from(document.images).map(i => [i.complete, i.naturalWidth, i.naturalHeight]),
+    videos: Array.from(document.querySelectorAll('video')).map(
+        v => [v.readyState, v.error && v.error.code, v.duration, v.videoWidth]),
+};
+"""
+
+
+def inside(url: str, folder: Path) -> bool:
+    """Whether `url` is a data: URI or a file inside `folder` (no other scheme, no host)."""
+    from urllib.parse import unquote, urlsplit
+
+    if url.startswith("data:"):
+        return True
+    parts = urlsplit(url)
+    if parts.scheme != "file" or parts.netloc:
+        return False
+    return Path(unquote(parts.path)).resolve().is_relative_to(folder.resolve())
+
+
+def requested(driver) -> list[str]:
+    """The URLs the browser requested since the last call (DevTools network events)."""
+    events = [json.loads(e["message"])["message"] for e in driver.get_log("performance")]
+    return [
+        e["params"]["request"]["url"] for e in events if e["method"] == "Network.requestWillBeSent"
+    ]
+
+
+@pytest.fixture
+def chromium(tmp_path):
+    from tests.support.chromium import headless_chromium
+
+    driver = headless_chromium(tmp_path / "profile", performance_log=True)
+    yield driver
+    driver.quit()
+
+
+def test_the_pages_load_in_chromium_from_their_folder_with_every_image_and_video(
+    sweep, chromium, tmp_path
+):
+    """A run's report.html and the sweep's, opened from file://: every request the browser makes
+    for the page (DevTools network events) and every URL in its DOM is a data: URI or a file inside
+    the page's folder; every image decodes (natural size > 0); every clip (H.264 MP4 with AAC
+    audio) loads its metadata without error; the headline table is on screen (screenshot)."""
+    from PIL import Image, ImageStat
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    job = sweep["jobs"][0]
+    for name, report in (("run", sweep["runs"][job]), ("sweep", sweep["sweep"])):
+        chromium.get("about:blank")
+        chromium.get_log("performance")  # what the browser loaded before the page: not the page's
+        chromium.get(report.as_uri())
+        WebDriverWait(chromium, 60).until(lambda d: d.execute_script(MEDIA_SETTLED))
+        requests = requested(chromium)
+        assert report.as_uri() in requests
+        assert any(url.endswith(".mp4") for url in requests)
+        assert [u for u in requests if not inside(u, report.parent)] == []
+        urls = chromium.execute_script(PAGE_URLS)
+        assert urls and [u for u in urls if not inside(u, report.parent)] == []
+        media = chromium.execute_script(MEDIA)
+        assert len(media["images"]) == 2  # mjd, pck
+        assert all(ok and w > 0 and h > 0 for ok, w, h in media["images"])
+        assert media["videos"]  # the rendered worst sequences
+        for ready, error, duration, width in media["videos"]:
+            assert error is None and ready >= 1 and duration > 0 and width == 64  # 2 × 32 px
+        table = chromium.find_element(By.ID, "headline-table")
+        assert table.is_displayed() and table.location["y"] < 1000  # on the first screen
+        shot = Image.open(io.BytesIO(table.screenshot_as_png)).convert("L")
+        assert shot.width > 200 and shot.height > 50
+        assert ImageStat.Stat(shot).stddev[0] > 10  # text on the background, not a blank box
+        doc = results_of(job)
+        assert f"{doc['metrics']['mjd']:.4g}" in table.text
+        chromium.save_screenshot(str(tmp_path / f"report_{name}.png"))
+        page_shot = Image.open(tmp_path / f"report_{name}.png").convert("L")
+        assert ImageStat.Stat(page_shot).stddev[0] > 10
+    # the checks see a request leaving the folder: the run's page with a link outside added
+    job_report = sweep["runs"][job]
+    tampered = job_report.with_name("tampered.html")
+    outside = '<img src="../elsewhere.png"><img src="http://127.0.0.1:9/x.png"></body>'
+    tampered.write_text(job_report.read_text().replace("</body>", outside))
+    chromium.get("about:blank")
+    chromium.get_log("performance")
+    chromium.get(tampered.as_uri())
+    WebDriverWait(chromium, 60).until(lambda d: d.execute_script(MEDIA_SETTLED))
+    urls = chromium.execute_script(PAGE_URLS)
+    assert [u for u in urls if not inside(u, job)] == [
+        (job.parent / "elsewhere.png").as_uri(),
+        "http://127.0.0.1:9/x.png",
+    ]
+    assert "http://127.0.0.1:9/x.png" in requested(chromium)
+    media = chromium.execute_script(MEDIA)
+    assert [w for _, w, _ in media["images"]][-2:] == [0, 0]
+    tampered.unlink()

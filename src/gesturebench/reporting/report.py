@@ -24,7 +24,6 @@ import json
 import shlex
 import shutil
 from collections.abc import Iterable
-from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -55,7 +54,7 @@ _NO_HASHES = (
     "per_sequence", "replicates", "samples", "intervals", "metrics", "display", "inputs",
 )  # fmt: skip
 _CSS = """
-body { font-family: sans-serif; margin: 1.5em auto; max-width: 1100px; color: #222; }
+body { font-family: sans-serif; margin: 1.5em auto; padding: 0 1em; max-width: 1100px; color: #222 }
 h1 { font-size: 1.5em; } h2 { border-bottom: 1px solid #ccc; margin-top: 1.6em; }
 table { border-collapse: collapse; margin: .6em 0; }
 th, td { border: 1px solid #ccc; padding: .25em .6em; vertical-align: top; text-align: left; }
@@ -66,7 +65,7 @@ td.value { text-align: right; white-space: nowrap; }
 .warning { background: #fff3cd; border-left: 4px solid #e0a800; padding: .4em .8em; }
 .note { color: #555; font-size: .9em; }
 pre { background: #f6f6f6; padding: .6em; overflow-x: auto; font-size: .85em; }
-code { background: #f2f2f2; padding: 0 .2em; }
+code { background: #f2f2f2; padding: 0 .2em; overflow-wrap: anywhere; }
 video { width: 320px; display: block; }
 figure { margin: .6em 0; }
 """
@@ -543,7 +542,6 @@ def _provenance(rows: list[dict], names: list[str], origins: list[_Origin]) -> s
         '<p class="note">What results.json records of each run: the hashes of its configuration '
         "and inputs, its package versions and the command that reproduces it.</p>"
     ]
-    verify = find_spec("gesturebench.tasks.verify") is not None
     for name, row, origin in zip(names, rows, origins, strict=True):
         overrides = origin.overrides
         if row.get("status", "ok") != "ok":
@@ -575,8 +573,11 @@ def _provenance(rows: list[dict], names: list[str], origins: list[_Origin]) -> s
                 "its .hydra/ folder is gone): its resolved configuration below is the whole "
                 "configuration.</p>"
             )
-        if verify:
-            command += f"<pre>{_e(_launch(['task=verify', f'run={origin.folder}']))}</pre>"
+        command += (
+            "<p>and the command that re-runs it from what results.json records and compares every "
+            "value (docs/outputs.md, Verifying a run):</p>"
+            f"<pre>{_e(_launch(['task=verify', f'task.run={origin.folder}']))}</pre>"
+        )
         extras = [
             ("encoders", row.get("encoders")),
             ("protocol", row.get("protocol")),
@@ -591,7 +592,7 @@ def _provenance(rows: list[dict], names: list[str], origins: list[_Origin]) -> s
         )
         out.append(
             f'<h3>{_e(name)}</h3><table class="provenance" data-model="{_e(name)}">{table}</table>'
-            f"{files}<p>command:</p>{command}<details><summary>package versions</summary><table>"
+            f"{files}<p>the command that ran it (a new run folder reproduces it):</p>{command}<details><summary>package versions</summary><table>"
             f"{versions}</table></details>{details}"
         )
     return "".join(out)
