@@ -592,7 +592,8 @@ def _provenance(rows: list[dict], names: list[str], origins: list[_Origin]) -> s
         )
         out.append(
             f'<h3>{_e(name)}</h3><table class="provenance" data-model="{_e(name)}">{table}</table>'
-            f"{files}<p>the command that ran it (a new run folder reproduces it):</p>{command}<details><summary>package versions</summary><table>"
-            f"{versions}</table></details>{details}"
+            f"{files}<p>the command that ran it (a new run folder reproduces it):</p>{command}"
+            f"<details><summary>package versions</summary><table>{versions}</table></details>"
+            f"{details}"
         )
     return "".join(out)
