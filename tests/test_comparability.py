@@ -53,7 +53,7 @@ def test_rows_with_different_presets_and_variants_get_warnings_and_columns(tmp_p
         "translation) in different rows" in md
     )
     assert "diversity was computed" not in md  # the same options in both rows
-    assert "| job | status | model | dataset | preset | variants |" in md
+    assert "| # | status | model | dataset | preset | variants |" in md
 
 
 def test_rows_that_agree_get_no_warning_and_no_extra_column(tmp_path):

@@ -4,15 +4,20 @@ and the end-to-end sweep's comparisons.md."""
 
 from __future__ import annotations
 
+from decimal import Decimal
+from fractions import Fraction
+
 import numpy as np
 import pandas as pd
 import pytest
 import scipy.stats
 
 from gesturebench.reporting.comparisons import (
+    PERMUTATIONS,
     bootstrap_p,
     comparisons,
     holm,
+    p_text,
     shared_ranks,
     sign_flip_p,
     write_comparisons,
@@ -173,4 +178,22 @@ def test_four_sequences_share_ranks_and_every_left_out_model_is_named(tmp_path):
     text = (tmp_path / "comparisons.md").read_text()
     assert text.index("## mjd") < text.index("## ldlj_rel") and "## diversity_ref" not in text
     assert "- rank 1: good (2.5), bad (3.5)\n- not ranked: still, motionless" in text
-    assert "≤ 0.12" in text and "| 0 |" not in text
+    assert "| ≤ 0.125 |" in text and "| 0 |" not in text  # 2/16 exactly, not 0.12
+
+
+def test_a_p_value_floor_is_printed_as_its_exact_value():
+    """Each kind of floor, read back from its text, is the floor itself: 2/2^n of an exact
+    sign-flip test (a finite decimal, however many digits), 1/(permutations + 1), and 2/(B + 1) of
+    the bootstrap (no finite decimal: a fraction); a p above its floor keeps 3 digits."""
+    floors = [2 / 2**n for n in range(1, 14)] + [1 / (PERMUTATIONS + 1)]
+    floors += [bootstrap_p(np.arange(1.0, b + 1))[1] for b in (99, 1000, 1999)]
+    for floor in floors:
+        text = p_text(floor, floor)
+        assert text.startswith("≤ ")
+        shown = text[2:]
+        exact = Fraction(shown) if "/" in shown else Fraction(Decimal(shown))
+        assert float(exact) == floor, (floor, text)
+    assert p_text(1 / 8, 1 / 8) == "≤ 0.125"  # not "≤ 0.12"
+    assert p_text(2 / 1001, 2 / 1001) == "≤ 2/1001"
+    assert p_text(2 / 2**13, 2 / 2**13) == "≤ 0.000244140625"
+    assert p_text(0.123456, 0.125 / 4) == "0.123"

@@ -78,7 +78,7 @@ def mixed_conventions(rows: list[dict]) -> Mix:
 
 #: The mark of a value that partly compares the reference with itself (`self_compared`), in the
 #: console table, the sweep summaries and the leaderboard, each with a legend line.
-MARK = "†"
+MARK = "‡"
 #: The legend line of `MARK` in the Markdown tables.
 MARK_LEGEND = (
     f"{MARK} partly compares the reference with itself: the model copies (or starts from) a field "
@@ -86,10 +86,24 @@ MARK_LEGEND = (
 )
 
 
+#: Words of the models' notes on values that partly compare the reference with itself
+#: (`skip_notes`), for a results.json written before `self_compared` was recorded.
+SELF_COMPARED_WORDS = ("partly compares the reference with itself", "(model_info.")
+
+
 def self_compared(row: dict) -> dict[str, str]:
     """Value name → why, for the values of a results.json document (or a table row) that have a
-    number and yet a note under `skipped`: the notes a model source adds for the values a field it
-    copies from the reference enters ("partly compares the reference with itself",
-    `skip_notes`); a value without a number is a plain skip, not marked."""
-    values, skipped = row.get("metrics") or {}, row.get("skipped") or {}
-    return {m: why for m, why in skipped.items() if values.get(m) is not None}
+    number and yet partly compare the reference with itself (the model copies, or starts from, a
+    field of the reference that they read): results.json `self_compared`; in a document written
+    before it was recorded, the values with a number whose note under `skipped` is a model's
+    (`SELF_COMPARED_WORDS`)."""
+    values = row.get("metrics") or {}
+    if "self_compared" in row:
+        notes = row.get("self_compared") or {}
+    else:
+        notes = {
+            m: why
+            for m, why in (row.get("skipped") or {}).items()
+            if any(words in why for words in SELF_COMPARED_WORDS)
+        }
+    return {m: why for m, why in notes.items() if values.get(m) is not None}

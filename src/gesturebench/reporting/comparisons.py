@@ -282,6 +282,6 @@ _READING = (
     "difference = a − b (mean over sequences of a's minus b's value; for FGD, Density and Coverage "
     "the difference of the values), [lo, hi] its bootstrap interval over sequences, p two-sided "
     "(paired sign-flip test, exact with up to 13 sequences, or the paired bootstrap); `≤ x` is the "
-    "test's smallest attainable p, as its exact value. Extras (reference-only values, counts, shares) are compared in "
-    "comparisons.csv only (docs/statistics.md).\n"
+    "test's smallest attainable p, as its exact value. Extras (reference-only values, counts, "
+    "shares) are compared in comparisons.csv only (docs/statistics.md).\n"
 )

@@ -232,7 +232,9 @@ def build_results(
     """The results.json document (docs/design.md), with every paper metric key present; `config`:
     the resolved config it records (its hash `chash`), `preset`: the `metrics` choice, `sweep_id`:
     the id of the multirun of the job (None outside one), `dataset`: the records scored,
-    `protocol`: the preset's checked pin (`protocol.protocol_check`), None without one."""
+    `protocol`: the preset's checked pin (`protocol.protocol_check`), None without one.
+    `self_compared`: the values that have a number although the model's notes (`skip_notes`, also
+    under `skipped`) say they partly compare the reference with itself (the tables mark them)."""
     values = {k: finite_or_none(v) for k, v in raw["metrics"].items()}
     skipped = dict(raw["skipped"])
     for key in PAPER_METRICS:
@@ -242,8 +244,11 @@ def build_results(
     for key, value in values.items():
         if value is None and key not in skipped:
             skipped[key] = "the metric returned no finite value"
+    self_compared = {}
     for key, note in model.skip_notes(metrics.values()).items():
         skipped[key] = f"{skipped[key]}; {note}" if key in skipped else note
+        if values.get(key) is not None:
+            self_compared[key] = note
     directions = {n: m.direction for m in metrics.values() for n in m.value_names}
     ids = dataset.ids
     per_sequence = [
@@ -268,6 +273,7 @@ def build_results(
         "directions": directions,
         "skipped": skipped,
         "caveats": raw.get("caveats") or {},
+        "self_compared": self_compared,
         "notes": {m.name: about for m in metrics.values() if (about := m.note())},
         "intervals": {k: v for k, v in raw["intervals"].items() if values.get(k) is not None},
         "replicates": {k: v for k, v in raw["replicates"].items() if values.get(k) is not None},

@@ -8,12 +8,18 @@ lines and the columns `preset` and `variants` (`comparability.mixed_conventions`
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import pandas as pd
 
-from gesturebench.reporting.comparability import mixed_conventions
-from gesturebench.reporting.results import ARROWS, PAPER_METRICS, write_json
+from gesturebench.reporting.comparability import (
+    MARK,
+    MARK_LEGEND,
+    mixed_conventions,
+    self_compared,
+)
+from gesturebench.reporting.results import ARROWS, OK, PAPER_METRICS, write_json
 from gesturebench.runtime.atomic import write_atomic
 
 #: significant digits of the CSV files (enough to rank and compare; results.json holds the rest)
@@ -41,18 +47,21 @@ def configures(row: dict, metric: str) -> bool:
 
 def results_frame(rows: list[dict], columns: list[str]) -> pd.DataFrame:
     """One row per result: `columns` of the row, then headline metrics, then diagnostics, each
-    followed by `<name>_lo` and `<name>_hi` where any row has its interval; a failed row's error in
-    an `error` column."""
+    followed by `<name>_lo` and `<name>_hi` where any row has its interval; a failed or unreadable
+    row's error in an `error` column (and its `status` in a column of that name where `columns`
+    has none)."""
     headline, diagnostics = metric_columns(rows)
     bounded = {m for row in rows for m in row.get("intervals", {})}
+    if "status" not in columns and any(row.get("status", OK) != OK for row in rows):
+        columns = [*columns, "status"]
     records = []
     for row in rows:
-        rec = {c: row.get(c) for c in columns}
+        rec = {c: row.get(c, OK if c == "status" else None) for c in columns}
         for m in (*headline, *diagnostics):
             rec[m] = row.get("metrics", {}).get(m)
             if m in bounded:
                 rec[f"{m}_lo"], rec[f"{m}_hi"] = row.get("intervals", {}).get(m, (None, None))
-        if row.get("status", "ok") != "ok":
+        if row.get("status", OK) != OK:
             rec["error"] = row.get("error", "")
         records.append(rec)
     return pd.DataFrame(records)
@@ -81,51 +90,165 @@ class Footnotes:
         ]
 
 
+#: The widest line of a Markdown table (summary.md, leaderboard.md): a 120-column terminal, and a
+#: page in landscape. Metric columns that do not fit beside the row's id columns go on into another
+#: table below, which repeats the id columns (docs/outputs.md, "Reading the tables").
+TABLE_WIDTH = 120
+#: The short names of metric columns in Markdown (a legend line under the tables names them; CSV,
+#: JSON and results.json keep the full names). A name not listed here and longer than
+#: `SHORT_AFTER` characters is shortened by `short_name`.
+SHORT_NAMES = {
+    "density": "dens",
+    "coverage": "cov",
+    "diversity": "div",
+    "diversity_ref": "div_ref",
+    "chamfer": "cd",
+    "hausdorff": "hd",
+    "foot_contact": "fc",
+    "contact_rate_gen": "cr_gen",
+    "contact_rate_ref": "cr_ref",
+    "ldlj_rel": "ldlj",
+    "fgd_raw_pose": "fgd_raw",
+    "div_sample": "div_s",
+    "sgp_invalid": "sgp_inv",
+    "sgp_events": "sgp_ev",
+}
+SHORT_AFTER = 8
+#: The header of the row-number column that stands for the run folder (listed below the table).
+NUMBER = "#"
+
+
+def short_name(name: str) -> str:
+    """`name` as a Markdown column header: `SHORT_NAMES`' entry, or where longer than
+    `SHORT_AFTER`, its first part and the first letter of each other (``sgp_class_beat`` →
+    ``sgp_c_b``); else `name`."""
+    if name in SHORT_NAMES:
+        return SHORT_NAMES[name]
+    parts = name.split("_")
+    if len(name) <= SHORT_AFTER or len(parts) == 1:
+        return name
+    return "_".join([parts[0], *(part[:1] for part in parts[1:] if part)])
+
+
+def short_names(names: list[str]) -> dict[str, str]:
+    """{name: header} of the columns `names`; a short name two of them would share is not used
+    (both keep their full names)."""
+    short = {name: short_name(name) for name in names}
+    taken = list(short.values())
+    unique = {s for s in taken if taken.count(s) == 1 and s not in names}
+    return {n: s if s in unique else n for n, s in short.items()}
+
+
 def results_markdown(
     rows: list[dict],
     columns: list[str],
     title: str,
     warnings: list[str] | None = None,
     level: int = 1,
+    runs: str | None = None,
+    runs_title: str = "Run folders",
+    prefix: str | None = None,
 ) -> str:
     """`title` (a heading of `level`), the `warnings` (a quoted line each), the headline table
-    (arrows), the diagnostics table (none), then the footnotes: why a value is missing
-    (results.json `skipped`), its caveat and why a row failed."""
+    (arrows), the diagnostics table (none), then the legends (short metric names, `MARK`), the
+    numbered list of the rows' `runs` values (the row's folder: in the table only its number,
+    column `NUMBER`) and the footnotes: why a value is missing (results.json `skipped`), why a value
+    partly compares the reference with itself, its caveat and why a row failed or was not read.
+    Every table line is at most `TABLE_WIDTH` characters where its id columns allow: the metric
+    columns that do not fit go on into a further table. `prefix`: of the footnote labels (default:
+    none at level 1, else the title's)."""
     headline, diagnostics = metric_columns(rows)
-    notes = Footnotes("" if level == 1 else f"{title}-".replace(" ", "-").replace("=", "-"))
+    if prefix is None:
+        prefix = "" if level == 1 else f"{title}-".replace(" ", "-").replace("=", "-")
+    notes = Footnotes(prefix)
+    id_columns = [NUMBER if c == runs else c for c in columns]
     ids = []
-    for row in rows:
-        cells = [str(row.get(c, "")) for c in columns]
-        if row.get("status", "ok") != "ok" and "status" in columns:
-            cells[columns.index("status")] += notes.mark(f"failed: {row.get('error', '')}")
+    for number, row in enumerate(rows, 1):
+        cells = [str(number) if c == runs else str(row.get(c, "")) for c in columns]
+        status = row.get("status", OK)
+        if status != OK and "status" in columns:
+            cells[columns.index("status")] += notes.mark(f"{status}: {row.get('error', '')}")
         ids.append(cells)
+    directions: dict[str, str] = {}
+    for row in rows:
+        directions.update(row.get("directions", {}))
+    headers = short_names([*headline, *diagnostics])
+    legend = {m: headers[m] for m in (*headline, *diagnostics) if headers[m] != m}
+    marked = False
 
-    def table(names: list[str], arrows: bool) -> list[str]:
-        directions: dict[str, str] = {}
-        for row in rows:
-            directions.update(row.get("directions", {}))
+    def tables(names: list[str], arrows: bool) -> list[str]:
+        nonlocal marked
+        values = [[cell(row, m, notes) for m in names] for row in rows]
+        marked = marked or any(MARK in v for vs in values for v in vs)
         header = [
-            f"{m} {ARROWS[directions[m]]}" if arrows and directions.get(m) in ARROWS else m
+            f"{headers[m]} {ARROWS[directions[m]]}"
+            if arrows and directions.get(m) in ARROWS
+            else headers[m]
             for m in names
         ]
-        lines = [
-            "| " + " | ".join([*columns, *header]) + " |",
-            "|" + "---|" * (len(columns) + len(names)),
-        ]
-        for row, cells in zip(rows, ids, strict=True):
-            values = [cell(row, m, notes) for m in names]
-            lines.append("| " + " | ".join([*cells, *values]) + " |")
-        return lines
+        out: list[str] = []
+        for chunk in fitted(id_columns, ids, header, values):
+            out += ["", *markdown_table(id_columns, ids, header, values, chunk)]
+        return out
 
     sub = "#" * (level + 1)
     out = [f"{'#' * level} {title}", ""]
     out += [line for w in warnings or [] for line in (f"> **Warning:** {w}", "")]
-    out += [f"{sub} Headline metrics", "", *table(headline, arrows=True)]
+    out += [f"{sub} Headline metrics", *tables(headline, arrows=True)]
     if diagnostics:
-        out += ["", f"{sub} Diagnostics", "", *table(diagnostics, arrows=False)]
+        out += ["", f"{sub} Diagnostics", *tables(diagnostics, arrows=False)]
+    legends = []
+    if legend:
+        pairs = ", ".join(f"{short} = {name}" for name, short in legend.items())
+        legends.append(f"Metric names: {pairs}.")
+    if marked:
+        legends.append(MARK_LEGEND + ".")
+    for text in legends:
+        out += ["", *textwrap.wrap(text, TABLE_WIDTH, break_on_hyphens=False)]
+    if runs is not None:
+        out += ["", f"{runs_title}:", ""]
+        out += [f"{i}. `{row.get(runs, '')}`" for i, row in enumerate(rows, 1)]
     if notes.texts:
         out += ["", *notes.lines()]
     return "\n".join(out) + "\n"
+
+
+def markdown_table(
+    columns: list[str],
+    ids: list[list[str]],
+    header: list[str],
+    values: list[list[str]],
+    chunk: list[int],
+) -> list[str]:
+    """The Markdown lines of a table of the id `columns` (cells `ids`, one list per row) and the
+    metric columns `chunk` (indices into `header` and each row of `values`)."""
+    names = [header[i] for i in chunk]
+    lines = [
+        "| " + " | ".join([*columns, *names]) + " |",
+        "|" + "---|" * (len(columns) + len(names)),
+    ]
+    for cells, row in zip(ids, values, strict=True):
+        lines.append("| " + " | ".join([*cells, *(row[i] for i in chunk)]) + " |")
+    return lines
+
+
+def fitted(
+    columns: list[str], ids: list[list[str]], header: list[str], values: list[list[str]]
+) -> list[list[int]]:
+    """The metric columns split into consecutive groups, each as many as fit beside the id
+    columns in `TABLE_WIDTH` characters (at least one)."""
+
+    def width(chunk: list[int]) -> int:
+        lines = markdown_table(columns, ids, header, values, chunk)
+        return max(map(len, lines))
+
+    chunks: list[list[int]] = []
+    for i in range(len(header)):
+        if chunks and width([*chunks[-1], i]) <= TABLE_WIDTH:
+            chunks[-1].append(i)
+        else:
+            chunks.append([i])
+    return chunks or [[]]
 
 
 def with_interval(value: float, bounds: list[float] | None) -> str:
@@ -134,15 +257,18 @@ def with_interval(value: float, bounds: list[float] | None) -> str:
 
 
 def cell(row: dict, metric: str, notes: Footnotes) -> str:
-    """A value with 4 significant digits (and its interval, ``value [lo, hi]``, and the footnote
-    of its caveat where a degenerate output is known to score well on it), or `–` and the
-    footnote of why it is missing."""
+    """A value with 4 significant digits (and its interval, ``value [lo, hi]``; `MARK` and the
+    footnote of why where it partly compares the reference with itself; the footnote of its caveat
+    where a degenerate output is known to score well on it), or `–` and the footnote of why it is
+    missing."""
     value = row.get("metrics", {}).get(metric)
     if value is not None:
-        caveat = (row.get("caveats") or {}).get(metric)
         shown = with_interval(value, row.get("intervals", {}).get(metric))
+        why = self_compared(row).get(metric)
+        caveat = (row.get("caveats") or {}).get(metric)
+        shown += MARK + notes.mark(why) if why else ""
         return shown + (notes.mark(f"caveat: {caveat}") if caveat else "")
-    if row.get("status", "ok") != "ok":
+    if row.get("status", OK) != OK:
         return ""
     return "–" + notes.mark(row.get("skipped", {}).get(metric, "no value"))
 
@@ -154,7 +280,8 @@ SUMMARY_COLUMNS = ["job", "status", "model", "dataset"]
 def write_summary(
     folder: str | Path, rows: list[dict], title: str = "Sweep summary"
 ) -> pd.DataFrame:
-    """summary.csv (plain metric names, for scripts), summary.md (`results_markdown`) and
+    """summary.csv (plain metric names, the job folders, for scripts), summary.md
+    (`results_markdown`: each job by its number, its folder listed below the tables) and
     summary.json (metric → direction) in `folder`; returns the CSV's table. Rows that mix presets
     or a metric's options add the columns `preset` and `variants` and the warning lines."""
     folder = Path(folder)
@@ -168,6 +295,14 @@ def write_summary(
     for row in rows:
         directions.update(row.get("directions", {}))
     write_atomic(folder / "summary.csv", to_csv(frame))
-    write_atomic(folder / "summary.md", results_markdown(rows, columns, title, mix.warnings))
+    markdown = results_markdown(
+        rows,
+        columns,
+        title,
+        mix.warnings,
+        runs="job",
+        runs_title="Job folders",
+    )
+    write_atomic(folder / "summary.md", markdown)
     write_json(folder / "summary.json", {m: d for m, d in directions.items() if m in frame})
     return frame
