@@ -10,7 +10,7 @@ setup(
     packages=[*find_namespace_packages("src", exclude=["*__pycache__*"]), *CONF],
     package_dir={"": "src", "gesturebench.conf": "conf"},
     package_data={
-        "gesturebench": ["**/*.txt", "**/*.md", "**/*.json"],
+        "gesturebench": ["**/*.txt", "**/*.md", "**/*.json", "encoders/shipped/*.pt"],
         **{name: ["*.yaml"] for name in CONF},
     },
 )

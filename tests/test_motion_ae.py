@@ -142,7 +142,9 @@ def test_checkpoint_is_a_plain_dict_with_its_hash_and_config_beside(trained):
     )
     # a second call loads the existing file instead of retraining
     mtime = path.stat().st_mtime_ns
-    again, info2 = MotionAEConfig().load_or_train(ckpt_dir, "toy", splits.__getitem__, True)
+    again, info2 = MotionAEConfig.coerce(TOY).load_or_train(
+        ckpt_dir, "toy", splits.__getitem__, True
+    )
     assert path.stat().st_mtime_ns == mtime and info2["sha256"] == info["sha256"]
     w = val_windows(splits, 0)
     assert torch.equal(again.features(w), module.features(w))

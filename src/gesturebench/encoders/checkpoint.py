@@ -78,9 +78,15 @@ def train_command(path: Path, encoder: str, overrides: Sequence[str] = ()) -> st
     )
 
 
-def save_encoder(module: pl.LightningModule, entry: CacheEntry, config: dict, summary: dict) -> str:
+def save_encoder(
+    module: pl.LightningModule,
+    entry: CacheEntry,
+    config: dict,
+    summary: dict,
+    extra: dict | None = None,
+) -> str:
     """Write the checkpoint (weights, hparams, config) of `entry` and its `.json` sidecar (with the
-    config, hparams and summary); return the SHA-256."""
+    config, hparams, summary and `extra` fields); return the SHA-256."""
     payload = {
         "format": entry.producer,
         "state_dict": {k: v.detach().cpu() for k, v in module.state_dict().items()},
@@ -90,8 +96,8 @@ def save_encoder(module: pl.LightningModule, entry: CacheEntry, config: dict, su
     buf = io.BytesIO()
     torch.save(payload, buf)
     data = buf.getvalue()
-    extra = {"config": payload["config"], "hparams": payload["hparams"], "summary": dict(summary)}
-    entry.write(data, extra)
+    fields = {"config": payload["config"], "hparams": payload["hparams"], "summary": dict(summary)}
+    entry.write(data, {**fields, **(extra or {})})
     return hashlib.sha256(data).hexdigest()
 
 

@@ -20,7 +20,7 @@ from pytorch_lightning.callbacks import EarlyStopping
 from torch.utils.data import DataLoader, TensorDataset
 
 from gesturebench.data.records import SequenceRecord
-from gesturebench.encoders.text_model import OFFICIAL
+from gesturebench.encoders.text_model import OFFICIAL, resolve_text_model
 from gesturebench.encoders.text_motion import (
     FORMAT,
     SentenceEmbedder,
@@ -71,6 +71,12 @@ class TextMotionConfig(EncoderConfig):
 
     def checkpoint_path(self, checkpoints_dir: str | Path, dataset: str) -> Path:
         return text_motion_path(checkpoints_dir, dataset)
+
+    def identity(self, train, val, checkpoints_dir) -> dict:
+        """The config and records' digests (`EncoderConfig.identity`) and the SHA-256 of each file
+        of the sentence encoder the projection is trained on (where `text_model` resolves)."""
+        hashes = resolve_text_model(self.text_model, checkpoints_dir).info.get("sha256", {})
+        return {**super().identity(train, val, checkpoints_dir), "text_model": dict(hashes)}
 
     def __post_init__(self):
         for key in ("window_s", "hop_s", "train_hop_s"):

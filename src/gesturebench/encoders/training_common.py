@@ -1,9 +1,21 @@
 """What the encoders' training shares: the training-config interface with its seeded, timed
-`train` (fit, summary, checkpoint), and the deterministic CPU `Trainer` fit."""
+`train` (fit, summary, checkpoint), the lookup of an auto-trained encoder (`load_or_train`: the
+configured path, `paths.checkpoints`, the encoders shipped with the package, else training), and the
+deterministic CPU `Trainer` fit.
+
+An encoder's training identity (`EncoderConfig.identity`, the sidecar's "trained_on") is what
+determines its weights: the training config and the SHA-256 of the train and val records it is fit
+on (ids, motion arrays, words), plus what an encoder adds (the text model's files). An auto-trained
+checkpoint is used only when its identity is the run's; the shipped ones
+(`src/gesturebench/encoders/shipped/`, mini-BEAT2's default size and seed with the default configs)
+only when theirs is (docs/performance.md, "First run")."""
 
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
+import logging
 import os
 import time
 import warnings
@@ -13,6 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, ClassVar, NamedTuple
 
+import numpy as np
 import pytorch_lightning as pl
 import torch
 from pytorch_lightning.loggers import Logger
@@ -20,8 +33,42 @@ from torch.utils.data import DataLoader
 
 from gesturebench.data.records import SequenceRecord
 from gesturebench.encoders.checkpoint import encoder_entry, save_encoder
+from gesturebench.runtime.atomic import write_atomic
 from gesturebench.runtime.caches import CacheEntry
 from gesturebench.runtime.stages import stage
+
+log = logging.getLogger(__name__)
+
+#: the encoders shipped with the package: `<encoder>-<dataset>.pt` and its `.json` sidecar, each
+#: used only where its sidecar's "trained_on" is the run's training identity
+SHIPPED = Path(__file__).resolve().parent / "shipped"
+#: the sidecar field holding the training identity of a checkpoint (`EncoderConfig.identity`)
+TRAINED_ON = "trained_on"
+
+
+def records_digest(records: Sequence[SequenceRecord]) -> str:
+    """SHA-256 of what an encoder is trained on in `records`, in order: each record's id, speaker,
+    frame rate, motion arrays (dtype, shape and bytes) and words (start, end, text)."""
+    digest = hashlib.sha256()
+    for record in records:
+        motion = record.motion
+        digest.update(json.dumps([record.id, record.speaker, motion.fps]).encode())
+        for array in (motion.poses, motion.trans, motion.betas, motion.expressions):
+            a = np.ascontiguousarray(array)
+            digest.update(f"{a.dtype.str}{a.shape}".encode())
+            digest.update(a.tobytes())
+        words = [[w.start, w.end, w.word] for w in record.words or ()]
+        digest.update(json.dumps(words).encode())
+    return digest.hexdigest()
+
+
+def trained_on(sidecar: Path) -> Any:
+    """The training identity a checkpoint's sidecar records (None: none, or unreadable)."""
+    try:
+        meta = json.loads(sidecar.read_text())
+    except (OSError, ValueError):
+        return None
+    return meta.get(TRAINED_ON) if isinstance(meta, dict) else None
 
 
 class Fitted(NamedTuple):
@@ -78,21 +125,82 @@ class EncoderConfig:
         path: str | Path | None = None,
         overrides: Sequence[str] = (),
     ) -> tuple[Any, dict]:
-        """The encoder at `path` (default `checkpoint_path`) and its info, after training it on
-        `split("train")`/`split("val")` when it is missing and `auto_train`; without `auto_train` a
-        missing checkpoint is `load`'s `CheckpointError` naming the command that creates it (with
-        the run's command-line `overrides`)."""
+        """The encoder and its info. Without `auto_train`: the checkpoint at `path` (default
+        `checkpoint_path`), a missing one being `load`'s `CheckpointError` naming the command that
+        creates it (with the run's command-line `overrides`). With `auto_train`, the first of:
+        the configured `path` when that file exists (the user's choice, loaded as it is); the
+        checkpoint at `checkpoint_path` when it proves its content and was trained on this run's
+        identity (else set aside); the shipped encoder of `dataset` when its identity is this
+        run's (copied there, then verified like any cache entry); training it on
+        `split("train")`/`split("val")` there."""
+        configured = path is not None
         path = Path(path) if path is not None else self.checkpoint_path(checkpoints_dir, dataset)
-        if auto_train and (loaded := self.entry(path).read()) is not None:
+        if not auto_train or (configured and path.is_file()):
+            return self.load(path, overrides)
+        train, val = split("train"), split("val")
+        identity = self.identity(train, val, checkpoints_dir)
+        entry = self.entry(path)
+        if (loaded := entry.read()) is not None:
+            if trained_on(entry.meta_path) == identity:
+                return loaded
+            entry.set_aside(
+                f"trained on other data or with another {self.name} config than this run's"
+            )
+        if (loaded := self.from_shipped(path, dataset, identity)) is not None:
             return loaded
-        if not path.is_file() and auto_train:
-            with stage(
-                f"training the {self.name} encoder on the train split",
-                "the learned metrics need it and no checkpoint exists yet",
-                kept=str(path),
-            ):
-                self.train(split("train"), split("val"), path, checkpoints_dir=checkpoints_dir)
+        with stage(
+            f"training the {self.name} encoder on the train split",
+            "the learned metrics need it and no checkpoint exists yet",
+            kept=str(path),
+        ):
+            self.train(train, val, path, checkpoints_dir=checkpoints_dir)
         return self.load(path, overrides)
+
+    def identity(
+        self,
+        train: Sequence[SequenceRecord],
+        val: Sequence[SequenceRecord],
+        checkpoints_dir: str | Path,
+    ) -> dict[str, Any]:
+        """What determines the weights of this encoder trained on `train`/`val`: its config and
+        the records' `records_digest` (a subclass adds what else it trains from), as JSON reads it
+        back."""
+        fields = {
+            "config": asdict(self),
+            "train": records_digest(train),
+            "val": records_digest(val),
+        }
+        return json.loads(json.dumps(fields, default=str))
+
+    def shipped_path(self, dataset: str) -> Path:
+        """Where the package ships this encoder for `dataset` (it may not)."""
+        return SHIPPED / self.checkpoint_path(".", dataset).name
+
+    def from_shipped(self, path: Path, dataset: str, identity: dict) -> tuple[Any, dict] | None:
+        """The shipped encoder of `dataset`, copied to `path` with its sidecar and read back as a
+        verified cache entry, when its sidecar records `identity`; else None."""
+        shipped = self.shipped_path(dataset)
+        sidecar = self.entry(shipped).meta_path
+        if not shipped.is_file() or trained_on(sidecar) != identity:
+            return None
+        entry = self.entry(path)
+        meta = json.loads(sidecar.read_text())
+        meta["source"] = f"shipped with gesturebench ({shipped.name}), copied to {path}"
+        write_atomic(entry.meta_path, json.dumps(meta, indent=1) + "\n")
+        with open(shipped, "rb") as src:
+            data = src.read()
+        write_atomic(path, data)
+        loaded = entry.read()  # its SHA-256 and weights verified (set aside if they fail)
+        if loaded is not None:
+            log.info(
+                "%s: the %s encoder shipped with gesturebench (trained on the same data with the "
+                "same config; sha256 %s), kept in %s",
+                dataset,
+                self.name,
+                meta.get("sha256"),
+                path,
+            )
+        return loaded
 
     def entry(self, path: Path) -> CacheEntry[tuple[Any, dict]]:
         """The checkpoint at `path` as a cache entry (`encoders.checkpoint.encoder_entry`)."""
@@ -118,11 +226,15 @@ class EncoderConfig:
         out_path: str | Path,
         logger: Logger | None = None,
         checkpoints_dir: str | Path = "checkpoints",
+        identity: dict[str, Any] | None = None,
     ) -> Path:
         """Train on `train` (seeded by `seed`), early-stop on `val`, write the checkpoint at
-        `out_path`, its summary being `fit_module`'s figures with the run's epochs, steps and
-        seconds; return it."""
+        `out_path`, its sidecar recording the training `identity` (default: `identity` of these
+        records) and the summary (`fit_module`'s figures with the run's epochs, steps and
+        seconds); return it."""
         out_path = Path(out_path)
+        if identity is None:
+            identity = self.identity(train, val, checkpoints_dir)
         started = time.perf_counter()
         pl.seed_everything(self.seed, workers=True)
         fitted = self.fit_module(
@@ -139,7 +251,9 @@ class EncoderConfig:
             "seconds": seconds,
         }
         config = asdict(self)
-        sha = save_encoder(fitted.module, self.entry(out_path), config, summary)
+        sha = save_encoder(
+            fitted.module, self.entry(out_path), config, summary, {TRAINED_ON: identity}
+        )
         print(f"{self.name} checkpoint {out_path} sha256={sha} {fitted.headline} in {seconds} s")
         return out_path
 
