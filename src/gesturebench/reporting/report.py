@@ -255,7 +255,9 @@ def _headline(rows: list[dict], names: list[str]) -> str:
         body.append(f'<tr><th scope="row">{_e(f"{metric} {arrow}".rstrip())}</th>{cells}</tr>')
     if not metrics:
         presets = ", ".join(sorted({str(r.get("preset")) for r in rows}))
-        body.append(f'<tr><td colspan="{len(rows) + 1}">no metrics configured ({_e(presets)})</td>')
+        body.append(
+            f'<tr><td colspan="{len(rows) + 1}">no metrics configured ({_e(presets)})</td></tr>'
+        )
     return (
         '<h2 id="headline">Headline metrics</h2>'
         '<p class="note">Value to 4 significant digits and its bootstrap interval (results.json '
