@@ -19,6 +19,7 @@ import unicodedata
 from pathlib import Path
 from typing import Literal, get_args
 
+from gesturebench.reporting.comparability import mixed_conventions
 from gesturebench.reporting.comparisons import badness, comparisons, labels, sequences
 from gesturebench.reporting.headline import headline_metrics
 from gesturebench.run.protocol import statement
@@ -30,8 +31,6 @@ Interval = Literal["bracket", "pm", "none"]
 INTERVALS: tuple[str, ...] = get_args(Interval)
 #: a headline metric's direction as its column header shows it
 ARROWS = {"lower": r"$\downarrow$", "higher": r"$\uparrow$", "zero": r"$\to 0$"}
-#: more metric columns than this: the table is scaled to the line width
-WIDE = 5
 #: the hex digits of a SHA-256 a caption shows (results.json holds all 64)
 HASH_DIGITS = 16
 
@@ -398,6 +397,7 @@ def latex_table(rows: list[dict], interval: str = "bracket", label: str | None =
         cells += [cell(row, name, m, sig, notes, chosen, scales[m]) for m in metrics]
         body.append(" & ".join(cells) + r" \\")
     legend = _legend(sig, metrics, chosen, rows)
+    warnings = [escape(f"Warning: {w}.") for w in mixed_conventions(rows).warnings]
     tabular = [
         rf"\begin{{tabular}}{{l{'r' * len(metrics)}}}",
         r"\toprule",
@@ -407,8 +407,8 @@ def latex_table(rows: list[dict], interval: str = "bracket", label: str | None =
         r"\bottomrule",
         r"\end{tabular}",
     ]
-    if len(metrics) > WIDE:
-        tabular = [r"\resizebox{\linewidth}{!}{%", *tabular, "}"]
+    # shrunk to the line width where wider, never enlarged
+    tabular = [r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%", *tabular, "}"]
     key = "-".join(_protocol_key(rows[0]))
     return (
         "\n".join(
@@ -420,7 +420,7 @@ def latex_table(rows: list[dict], interval: str = "bracket", label: str | None =
                 *tabular,
                 r"\par\smallskip",
                 r"\begin{minipage}{\linewidth}\footnotesize",
-                " \\\\\n".join([legend, *notes.lines()]),
+                " \\\\\n".join([legend, *warnings, *notes.lines()]),
                 r"\end{minipage}",
                 r"\end{table}",
             ]
@@ -458,7 +458,9 @@ def latex_tables(rows: list[dict], interval: str = "bracket") -> list[str]:
 
 #: the packages a table needs (the document's preamble)
 PREAMBLE = r"""\documentclass{article}
-\usepackage[margin=1.5cm]{geometry}
+\usepackage[T1]{fontenc}
+\usepackage{lmodern}
+\usepackage[a4paper, landscape, margin=1.5cm]{geometry}
 \usepackage{booktabs}
 \usepackage{graphicx}
 """
