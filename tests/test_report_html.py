@@ -11,6 +11,7 @@ import copy
 import io
 import json
 import shlex
+import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -205,6 +206,29 @@ def test_provenance_shows_the_hashes_versions_and_reproducing_command(sweep, tmp
     del doc["inputs"], doc["encoders"], doc["model_info"]["weights_sha256"]
     bare = page(write_run_report(job, doc, into=tmp_path))
     assert "none recorded in results.json beyond the config hash" in bare.text
+
+
+def test_a_report_written_into_the_staging_folder_commits_with_the_run(sweep, tmp_path):
+    """What `task=evaluate` does with it: results, clips and report.html staged together
+    (`runtime.commit.staged`, the report's clips found in the staging folder); once committed, the
+    report is listed in the run's manifest and its clips resolve beside it."""
+    from gesturebench.reporting.results import stage_results
+    from gesturebench.runtime.commit import listed, staged
+
+    job = sweep["jobs"][0]
+    run_dir = tmp_path / "run"
+    shutil.copytree(job / ".hydra", run_dir / ".hydra")
+    doc = results_of(job)
+    with staged(run_dir) as stage:
+        stage_results(stage, doc)
+        shutil.copytree(job / "clips", stage / "clips")
+        assert write_run_report(run_dir, doc, into=stage) == stage / REPORT_FILE
+    assert REPORT_FILE in (listed(run_dir) or {})
+    root = page(run_dir / REPORT_FILE)
+    sources = [v.attrs["src"] for v in root.all("video")]
+    assert sources and all((run_dir / s).is_file() for s in sources)
+    overrides = yaml.safe_load((job / ".hydra" / "overrides.yaml").read_text())
+    assert ["python", "launch.py", *overrides] in [shlex.split(p.text) for p in root.all("pre")]
 
 
 def worst_expected(job: Path, metric: str, direction: str) -> list[tuple[str, float]]:
