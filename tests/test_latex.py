@@ -25,6 +25,7 @@ from gesturebench.reporting.latex import (
     escape,
     latex_document,
     latex_table,
+    number,
     write_latex_leaderboard,
     write_latex_summary,
 )
@@ -148,19 +149,28 @@ def test_the_summary_compiles_and_its_page_shows_the_table(tmp_path):
     assert not ink[:margin].any() and not ink[:, :margin].any() and not ink[:, -margin:].any()
 
 
-def test_the_interval_options_and_a_bad_one():
-    rows = fixed_rows()
-    ok = [r for r in rows if r["status"] == "ok" and r.get("intervals")]
-    metric, (lo, hi) = next(iter(ok[0]["intervals"].items()))
-    from gesturebench.reporting.latex import number
+def unmarked(table: str) -> str:
+    """`table` without the bold and the daggers."""
+    return re.sub(r"\\textbf\{([^}]*)\}", r"\1", table.replace(r"$^\dagger$", ""))
 
-    bracket = latex_table(rows, "bracket")
-    pm = latex_table(rows, "pm")
-    none = latex_table(rows, "none")
-    assert f"[{number(lo)}, {number(hi)}]" in bracket
-    assert rf"$\pm$\,{number((hi - lo) / 2)}" in pm and "[" + number(lo) not in pm
-    assert number(lo) not in none.replace(number(ok[0]["metrics"][metric]), "") or lo == hi
-    assert r"$\pm$" not in none
+
+def test_the_interval_options_and_a_bad_one():
+    """Each shown value's interval as `[lo, hi]`, as ± half its width, or not at all (the value
+    alone); any other option refused in one line naming it."""
+    rows = fixed_rows()
+    shown = [
+        (r["metrics"][m], r["intervals"][m])
+        for r in rows
+        if r["status"] == "ok"
+        for m in ("fgd", "mjd", "bc")
+    ]
+    bracket, pm, none = (unmarked(latex_table(rows, o)) for o in ("bracket", "pm", "none"))
+    for value, (lo, hi) in shown:
+        assert f"{number(value)} {{\\footnotesize [{number(lo)}, {number(hi)}]}}" in bracket
+        assert f"{number(value)} {{\\footnotesize $\\pm$\\,{number((hi - lo) / 2)}}}" in pm
+    assert bracket.count("\\footnotesize [") == pm.count("$\\pm$\\,") > len(shown)
+    assert "\\footnotesize [" not in pm and "\\footnotesize [" not in none
+    assert "$\\pm$" not in none.split("\\begin{minipage}")[0]
     with pytest.raises(ConfigError, match=r"report\.latex\.interval: 'square' is not one of"):
         latex_table(rows, "square")
 
