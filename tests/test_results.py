@@ -10,18 +10,27 @@ import logging
 import os
 
 import pandas as pd
+import pytest
 from omegaconf import OmegaConf
 
+from gesturebench.reporting.comparability import MARK, MARK_LEGEND, self_compared
 from gesturebench.reporting.leaderboard import collect, write_leaderboard
-from gesturebench.reporting.results import PAPER_METRICS, RESULTS_FILE, UNREADABLE
+from gesturebench.reporting.results import (
+    PAPER_METRICS,
+    RESULTS_FILE,
+    UNREADABLE,
+    build_results,
+    json_text,
+)
 from gesturebench.reporting.summary import write_sweep_summary
-from gesturebench.reporting.tables import write_summary
+from gesturebench.reporting.tables import TABLE_WIDTH, write_summary
 from gesturebench.run.config import build
 from gesturebench.tasks.job import Job
 from gesturebench.tasks.sweep_summary import SweepSummaryCallback
 from tests.helpers import REPO, composed
 from tests.support.results_json import result
 from tests.support.unreadable_results import PROBLEMS, committed, unreadable_runs
+from tests.support.wide_results import COPIES, MODELS, PAPER_VALUES, legend, tables, wide_row
 
 
 def test_summary_splits_headline_from_diagnostics_with_reasons(tmp_path):
@@ -186,3 +195,119 @@ def test_an_unreadable_results_json_is_named_and_marked_in_the_sweep_summary(
         assert f"{path}: {PROBLEMS[kind]}" in caplog.text
     assert f"unreadable: {tmp_path / 'model=c' / 'error.json'}: not a readable error.json" in md
     assert "| unreadable[^" in md
+
+
+def test_the_tables_of_a_three_model_sweep_of_the_default_preset_fit_120_columns(tmp_path):
+    """summary.md and leaderboard.md of 3 models scored with `metrics=paper`, every value as wide
+    as 4 significant digits and an interval make it: no table line over `TABLE_WIDTH`; read back
+    through the legend of short names, every value of every model is in exactly one cell (its
+    value and interval, `MARK` exactly where it partly compares the reference with itself); the
+    run folders are in the list below, not in the rows."""
+    folders = [f"model={m},stats.bootstrap=1000,dataset.max_sequences=null" for m in MODELS]
+    docs = [wide_row(m, k) for k, m in enumerate(MODELS)]
+    write_summary(tmp_path / "s", [{"job": f, "status": "ok", **d} for f, d in zip(folders, docs)])
+    runs = [str(tmp_path / "multirun" / "evaluate" / "mini_beat2" / f) for f in folders]
+    board = [{**d, "run": r, "config": d["config_hash"][:8]} for r, d in zip(runs, docs)]
+    write_leaderboard(tmp_path / "b", board)
+    values = [n for names, _ in PAPER_VALUES.values() for n in names]
+    for md, where in (
+        ((tmp_path / "s" / "summary.md").read_text(), folders),
+        ((tmp_path / "b" / "leaderboard.md").read_text(), runs),
+    ):
+        lines = md.splitlines()
+        table_lines = [line for line in lines if line.startswith("|")]
+        assert max(map(len, table_lines)) <= TABLE_WIDTH, max(table_lines, key=len)
+        assert len([line for line in lines if line.startswith("| #")]) > 2  # split to fit
+        assert not [f for f in where for line in table_lines if f in line]
+        assert "\n".join(f"{i}. `{f}`" for i, f in enumerate(where, 1)) in md
+        names = legend(md)
+        assert "dens" in names and names["fc"] == "foot_contact"
+        cells: dict[tuple[str, str], str] = {}
+        for table in tables(md):
+            for number, row in table.items():
+                for header, text in row.items():
+                    if header in ("#", "status", "model", "dataset", "config"):
+                        continue
+                    short = header.split(" ")[0]
+                    key = (number, names.get(short, short))
+                    assert key not in cells, key
+                    cells[key] = text
+        assert {m for _, m in cells} == set(values)
+        for k, doc in enumerate(docs):
+            for name in values:
+                text = cells[str(k + 1), name]
+                value = doc["metrics"][name]
+                if value is None:
+                    assert text.startswith("–[^"), text
+                    continue
+                lo, hi = doc["intervals"][name]
+                assert text.startswith(f"{value:.4g} [{lo:.4g}, {hi:.4g}]"), text
+                assert (MARK in text) == (name in doc["self_compared"]), (name, text)
+        assert " ".join(MARK_LEGEND.split()) in " ".join(md.split())
+        assert f": {COPIES}" in md  # the footnote of a marked value says why
+
+
+def test_a_leaderboard_marks_a_value_that_partly_compares_the_reference_with_itself(tmp_path):
+    """Through `collect`: a run's `self_compared` values carry `MARK` and its footnote, with the
+    legend line; a run without marks has no legend line."""
+    doc = result("a", mjd=0.5, self_compared={"mjd": "copies trans"})
+    doc["skipped"] = {"pck": "no frames", "mjd": "copies trans"}
+    write_result(tmp_path / "outputs" / "run", doc, 1000)
+    write_leaderboard(tmp_path / "b", collect([tmp_path / "outputs"]))
+    md = (tmp_path / "b" / "leaderboard.md").read_text()
+    assert f"| 0.5{MARK}[^1-1] |" in md and "[^1-1]: copies trans" in md
+    assert MARK_LEGEND.split(":")[0] in md
+    write_result(tmp_path / "plain" / "run", result("b"), 1000)
+    write_leaderboard(tmp_path / "c", collect([tmp_path / "plain"]))
+    assert MARK not in (tmp_path / "c" / "leaderboard.md").read_text()
+
+
+@pytest.mark.slow
+def test_the_listed_paper_values_are_the_default_presets():
+    """`PAPER_VALUES` (the width test's columns) is what `metrics=paper`, the default, builds."""
+    cfg = composed()
+    assert "metrics: paper" in (REPO / "conf" / "config.yaml").read_text()
+    built = {}
+    for name, node in cfg.metrics.items():
+        if name == "protocol":
+            continue
+        metric = build(node)
+        built[name] = (tuple(metric.value_names), metric.direction)
+    assert built == PAPER_VALUES
+
+
+class _Copier:
+    """A model source whose notes say a copied field enters fgd (which has a value) and
+    foot_contact (which has none)."""
+
+    name = "copier"
+
+    def describe(self) -> dict:
+        return {"copied_fields": ["trans"]}
+
+    def skip_notes(self, metrics) -> dict:
+        return {
+            m: "partly compares the reference with itself: copier copies trans"
+            for m in ("fgd", "foot_contact")
+        }
+
+
+def test_results_json_lists_the_values_that_partly_compare_the_reference_with_itself():
+    """`self_compared`: the model's notes on values that have a number (fgd), not on a value
+    skipped anyway (foot_contact: its own reason, then the note, under `skipped`)."""
+    raw = {
+        "metrics": {"fgd": 0.5, "foot_contact": None, "mjd": 0.1},
+        "skipped": {"foot_contact": "no vertices"},
+        "intervals": {},
+        "replicates": {},
+        "per_sequence": [],
+        "timings": {},
+    }
+    dataset = type("D", (), {"ids": []})()
+    doc = build_results({}, "h", "d", "paper", None, dataset, _Copier(), {}, raw)
+    note = "partly compares the reference with itself: copier copies trans"
+    assert doc["self_compared"] == {"fgd": note}
+    assert doc["skipped"]["fgd"] == note
+    assert doc["skipped"]["foot_contact"] == f"no vertices; {note}"
+    assert self_compared(doc) == {"fgd": note}
+    assert json.loads(json_text(doc))["self_compared"] == {"fgd": note}

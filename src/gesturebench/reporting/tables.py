@@ -155,7 +155,8 @@ def results_markdown(
     column `NUMBER`) and the footnotes: why a value is missing (results.json `skipped`), why a value
     partly compares the reference with itself, its caveat and why a row failed or was not read.
     Every table line is at most `TABLE_WIDTH` characters where its id columns allow: the metric
-    columns that do not fit go on into a further table. `prefix`: of the footnote labels (default:
+    columns that do not fit go on into a further table, which repeats only the row's number and
+    model (`fitted`). `prefix`: of the footnote labels (default:
     none at level 1, else the title's)."""
     headline, diagnostics = metric_columns(rows)
     if prefix is None:
@@ -172,6 +173,8 @@ def results_markdown(
     directions: dict[str, str] = {}
     for row in rows:
         directions.update(row.get("directions", {}))
+    #: the id columns a further table of the same rows repeats: the row's number and model
+    keys = [i for i, c in enumerate(id_columns) if c in (NUMBER, "model")] or None
     headers = short_names([*headline, *diagnostics])
     legend = {m: headers[m] for m in (*headline, *diagnostics) if headers[m] != m}
     marked = False
@@ -187,8 +190,12 @@ def results_markdown(
             for m in names
         ]
         out: list[str] = []
-        for chunk in fitted(id_columns, ids, header, values):
-            out += ["", *markdown_table(id_columns, ids, header, values, chunk)]
+        for shown, chunk in fitted(id_columns, ids, header, values, keys):
+            cells = [[row[i] for i in shown] for row in ids]
+            out += [
+                "",
+                *markdown_table([id_columns[i] for i in shown], cells, header, values, chunk),
+            ]
         return out
 
     sub = "#" * (level + 1)
@@ -233,22 +240,36 @@ def markdown_table(
 
 
 def fitted(
-    columns: list[str], ids: list[list[str]], header: list[str], values: list[list[str]]
-) -> list[list[int]]:
-    """The metric columns split into consecutive groups, each as many as fit beside the id
-    columns in `TABLE_WIDTH` characters (at least one)."""
+    columns: list[str],
+    ids: list[list[str]],
+    header: list[str],
+    values: list[list[str]],
+    keys: list[int] | None = None,
+) -> list[tuple[list[int], list[int]]]:
+    """The metric columns split into consecutive tables, each (id columns, metric columns) as
+    indices into `columns` and `header`: the first table with every id column, the further ones
+    with the `keys` id columns only (default: all), each as many metric columns as fit beside
+    them in `TABLE_WIDTH` characters (at least one)."""
+    every = list(range(len(columns)))
+    keys = every if keys is None else keys
 
-    def width(chunk: list[int]) -> int:
-        lines = markdown_table(columns, ids, header, values, chunk)
+    def width(shown: list[int], chunk: list[int]) -> int:
+        lines = markdown_table(
+            [columns[i] for i in shown],
+            [[row[i] for i in shown] for row in ids],
+            header,
+            values,
+            chunk,
+        )
         return max(map(len, lines))
 
-    chunks: list[list[int]] = []
+    tables: list[tuple[list[int], list[int]]] = []
     for i in range(len(header)):
-        if chunks and width([*chunks[-1], i]) <= TABLE_WIDTH:
-            chunks[-1].append(i)
+        if tables and width(tables[-1][0], [*tables[-1][1], i]) <= TABLE_WIDTH:
+            tables[-1][1].append(i)
         else:
-            chunks.append([i])
-    return chunks or [[]]
+            tables.append((keys if tables else every, [i]))
+    return tables or [(every, [])]
 
 
 def with_interval(value: float, bounds: list[float] | None) -> str:
