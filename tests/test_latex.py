@@ -312,7 +312,7 @@ def test_the_caption_states_the_presets_statement_the_data_and_the_body():
     assert STATEMENTS["genea"].text in text and "49aab47" in text
     assert "GENEALeaderboard/objective_metric" in text
     assert f"{rows[0]['dataset']}'s test split" in text
-    hashed = [{**r, "body_model": {"sha256": "ab" * 32}} for r in rows]
+    hashed = [{**r, "inputs": {"body_model": {"sha256": "ab" * 32}}} for r in rows]
     assert "(SHA-256 abababababababab…)" in caption(hashed)
     assert "its SHA-256 not recorded in results.json" in caption(rows)
     assert text.count(". ") == 0 and text.endswith(".")  # one sentence

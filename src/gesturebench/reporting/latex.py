@@ -9,7 +9,8 @@ a dagger on the rows those tests do not tell apart from the best; footnotes give
 missing, its caveat (degenerate motion, left-out audio), the fields a model copied from the
 reference, and a row's failure. The caption states the protocol in one sentence: the preset's
 statement (`run/protocol.STATEMENTS`, the same text as docs/protocols.md's), the dataset, split and
-speakers, whether the preset's pinned data was kept, and the body model file's SHA-256.
+speakers, whether the preset's pinned data was kept, and the body model file's SHA-256
+(results.json `inputs.body_model`).
 """
 
 from __future__ import annotations
@@ -323,21 +324,25 @@ def row_notes(row: dict, notes: Notes) -> list[str]:
 
 
 def body_model(rows: list[dict]) -> str:
-    """The body model of the rows, as the caption names it: the file (its name, or the procedural
-    model) and its SHA-256 (results.json `body_model.sha256`) where recorded."""
+    """The body model of the successful rows, as the caption names it: its file (`model_path`'s
+    name, or the procedural body's model file) and the file's SHA-256 as results.json records it
+    (`inputs.body_model.sha256`), or that it is not recorded."""
     files, hashes = set(), set()
     for row in rows:
+        if row["status"] != "ok":
+            continue
         path = ((row.get("config") or {}).get("body_model") or {}).get("model_path")
-        files.add(Path(path).name if path else "of the procedural body")
-        recorded = row.get("body_model") or (row.get("encoders") or {}).get("body_model") or {}
+        files.add(f"file {Path(path).name}" if path else "file of the procedural body")
+        recorded = ((row.get("inputs") or {}).get("body_model")) or {}
         hashes.add(recorded.get("sha256") if isinstance(recorded, dict) else None)
     name = " / ".join(sorted(files))
     if hashes == {None}:
-        return f"the body model file {name} (its SHA-256 not recorded in results.json)"
+        return f"the body model {name} (its SHA-256 not recorded in results.json)"
     if len(hashes) > 1:
-        shown = ", ".join(sorted(str(h)[:HASH_DIGITS] for h in hashes if h) or ["not recorded"])
-        return f"body model files that differ across rows (SHA-256 {shown}…)"
-    return f"the body model file {name} (SHA-256 {str(hashes.pop())[:HASH_DIGITS]}…)"
+        each = (str(h)[:HASH_DIGITS] + "…" if h else "not recorded" for h in hashes)
+        shown = ", ".join(sorted(each))
+        return f"body model files that differ across rows (SHA-256 {shown})"
+    return f"the body model {name} (SHA-256 {str(hashes.pop())[:HASH_DIGITS]}…)"
 
 
 def _data(rows: list[dict]) -> str:
