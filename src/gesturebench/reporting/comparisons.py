@@ -35,6 +35,8 @@ from gesturebench.stats.bootstrap import Resamples, percentile_interval, weighte
 #: Sign flips drawn for a permutation p-value when the 2^n patterns outnumber them (the smallest
 #: p is then 1 / (PERMUTATIONS + 1)); with fewer sequences every pattern is enumerated.
 PERMUTATIONS = 9999
+#: The files `write_comparisons` writes.
+COMPARISONS_CSV, COMPARISONS_MD = "comparisons.csv", "comparisons.md"
 COLUMNS = [
     "metric", "a", "b", "difference", "lo", "hi", "p", "p_min", "p_holm", "test", "sequences",
 ]  # fmt: skip
@@ -259,7 +261,7 @@ def write_comparisons(sweep_dir: str | Path, rows: list[dict]) -> pd.DataFrame |
     if table.empty:
         return None
     sweep_dir = Path(sweep_dir)
-    write_atomic(sweep_dir / "comparisons.csv", table.to_csv(index=False))
+    write_atomic(sweep_dir / COMPARISONS_CSV, table.to_csv(index=False))
     parts = ["# Paired comparisons\n", _READING]
     for metric in ranking.metric.unique():
         pairs = table[table.metric == metric].drop(columns=["metric", "p_min"]).copy()
@@ -272,7 +274,7 @@ def write_comparisons(sweep_dir: str | Path, rows: list[dict]) -> pd.DataFrame |
             "\n".join(ranking_lines(ranks, left_out, metric)) + "\n",
             pairs.to_markdown(index=False, floatfmt=".4g") + "\n",
         ]
-    write_atomic(sweep_dir / "comparisons.md", "\n".join(parts))
+    write_atomic(sweep_dir / COMPARISONS_MD, "\n".join(parts))
     return table
 
 

@@ -19,6 +19,8 @@ from gesturebench.runtime.atomic import write_atomic
 #: The columns of a leaderboard before the metrics (CSV; leaderboard.md shows each row's `run` as
 #: its number, `NUMBER`, and lists the folders below each section's tables).
 COLUMNS = ["dataset", "model", "preset", "config", "run"]
+#: The files `write_leaderboard` writes.
+LEADERBOARD_CSV, LEADERBOARD_MD = "leaderboard.csv", "leaderboard.md"
 #: The columns of a section of leaderboard.md (one preset each: its heading says which).
 MARKDOWN_COLUMNS = ["run", "dataset", "model", "config"]
 
@@ -65,7 +67,7 @@ def write_leaderboard(folder: str | Path, rows: list[dict]) -> pd.DataFrame:
     table."""
     folder = Path(folder)
     frame = results_frame(rows, COLUMNS)
-    write_atomic(folder / "leaderboard.csv", to_csv(frame))
+    write_atomic(folder / LEADERBOARD_CSV, to_csv(frame))
     read = [r for r in rows if r.get("status", OK) == OK]
     presets = list(dict.fromkeys(r["preset"] for r in read))
     sections = [
@@ -91,5 +93,5 @@ def write_leaderboard(folder: str | Path, rows: list[dict]) -> pd.DataFrame:
             )
             + "\n"
         )
-    write_atomic(folder / "leaderboard.md", "\n".join(["# Leaderboard\n", *sections]))
+    write_atomic(folder / LEADERBOARD_MD, "\n".join(["# Leaderboard\n", *sections]))
     return frame

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from gesturebench.reporting.comparability import mixed_conventions
-from gesturebench.reporting.comparisons import write_comparisons
+from gesturebench.reporting.comparisons import COMPARISONS_CSV, COMPARISONS_MD, write_comparisons
 from gesturebench.reporting.results import (
     ERROR_FILE,
     FAILED,
@@ -24,10 +24,12 @@ from gesturebench.reporting.results import (
     unreadable_row,
 )
 from gesturebench.reporting.sweep_plots import write_sweep_plots
-from gesturebench.reporting.tables import write_summary
+from gesturebench.reporting.tables import SUMMARY_CSV, SUMMARY_JSON, SUMMARY_MD, write_summary
 from gesturebench.runtime.atomic import write_atomic
 
 log = logging.getLogger(__name__)
+#: The folder, beside a multirun's job folders, that keeps each sweep's own summary.
+SWEEPS = "sweeps"
 
 
 def collect_jobs(sweep_dir: Path, sweep_id: str) -> list[dict]:
@@ -87,22 +89,22 @@ def write_sweep_summary(sweep_dir: Path, sweep_id: str, started: str) -> SweepSu
     rows = collect_jobs(sweep_dir, sweep_id)
     if not rows:
         return None
-    own = sweep_dir / "sweeps" / f"{started}_{sweep_id[:8]}"
+    own = sweep_dir / SWEEPS / f"{started}_{sweep_id[:8]}"
     for warning in mixed_conventions(rows).warnings:
         log.warning("summary: %s", warning)
     write_summary(own, rows, f"Sweep {sweep_id[:8]} of {sweep_dir}")
     write_sweep_plots(rows, own)
-    names = ["summary.csv", "summary.md", "summary.json"]
+    names = [SUMMARY_CSV, SUMMARY_MD, SUMMARY_JSON]
     if write_comparisons(own, rows) is not None:
-        names += ["comparisons.csv", "comparisons.md"]
+        names += [COMPARISONS_CSV, COMPARISONS_MD]
     for name in names:
         write_atomic(sweep_dir / name, (own / name).read_text())
     log.info(
         "summary of %d jobs: %s (the latest also in %s)\n%s",
         len(rows),
-        own / "summary.md",
+        own / SUMMARY_MD,
         sweep_dir,
-        (own / "summary.md").read_text(),
+        (own / SUMMARY_MD).read_text(),
     )
     tables = {Path(name).stem: own / name for name in names if name.endswith(".csv")}
     return SweepSummary(own, tables, any(r["status"] == FAILED for r in rows))

@@ -296,6 +296,8 @@ def cell(row: dict, metric: str, notes: Footnotes) -> str:
 
 #: The columns of a sweep summary before the metrics.
 SUMMARY_COLUMNS = ["job", "status", "model", "dataset"]
+#: The files `write_summary` writes.
+SUMMARY_CSV, SUMMARY_MD, SUMMARY_JSON = "summary.csv", "summary.md", "summary.json"
 
 
 def write_summary(
@@ -315,7 +317,7 @@ def write_summary(
     directions: dict[str, str] = {}
     for row in rows:
         directions.update(row.get("directions", {}))
-    write_atomic(folder / "summary.csv", to_csv(frame))
+    write_atomic(folder / SUMMARY_CSV, to_csv(frame))
     markdown = results_markdown(
         rows,
         columns,
@@ -324,6 +326,6 @@ def write_summary(
         runs="job",
         runs_title="Job folders",
     )
-    write_atomic(folder / "summary.md", markdown)
-    write_json(folder / "summary.json", {m: d for m, d in directions.items() if m in frame})
+    write_atomic(folder / SUMMARY_MD, markdown)
+    write_json(folder / SUMMARY_JSON, {m: d for m, d in directions.items() if m in frame})
     return frame
