@@ -275,7 +275,7 @@ def _cell(row: dict, name: str, metric: str, notes: _Notes) -> str:
     value = (row.get("metrics") or {}).get(metric)
     if value is None:
         reason = (row.get("skipped") or {}).get(metric, "no value")
-        return f'<td class="value missing" {attrs}>–{notes.mark(reason)}</td>'
+        return f'<td class="value missing" {attrs}>– {notes.mark(reason)}</td>'
     bounds = (row.get("intervals") or {}).get(metric)
     shown = with_interval(value, None)
     bounds_text = with_interval(value, bounds)[len(shown) :].strip()
@@ -331,7 +331,7 @@ def _comparisons(rows: list[dict]) -> str:
         values = dict(zip(ranks.model, ranks.value, strict=True))
         items = []
         for rank, group in ranks.groupby("rank", sort=True):
-            models = " and ".join(f"{m} ({v:.4g})" for m, v in zip(group.model, group.value))
+            models = _and([f"{m} ({v:.4g})" for m, v in zip(group.model, group.value)])
             verb = "share" if len(group) > 1 else "has"
             items.append(f"{models} {verb} rank {rank}")
         items += [
@@ -340,7 +340,7 @@ def _comparisons(rows: list[dict]) -> str:
         arrow = ARROWS.get(directions.get(metric, ""), "")
         pairs = table[table.metric == metric]
         sentences = [
-            _pair_sentence(p, directions.get(metric, "lower"), confidence, values)
+            _pair_sentence(p, directions.get(metric, "lower"), confidence, values, len(pairs))
             for p in pairs.itertuples()
         ]
         out.append(
@@ -353,9 +353,15 @@ def _comparisons(rows: list[dict]) -> str:
     return "".join(out)
 
 
-def _pair_sentence(pair: Any, direction: str, confidence: float, values: dict) -> str:
+def _and(items: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return " and ".join([", ".join(items[:-1]), items[-1]]) if len(items) > 1 else "".join(items)
+
+
+def _pair_sentence(pair: Any, direction: str, confidence: float, values: dict, family: int) -> str:
     """One pair's result in words, e.g. ``a is better than b: a − b = -0.1 [-0.2, -0.05] over 12
-    sequences (sign-flip test, p = 0.001, Holm-corrected 0.002)``."""
+    sequences (sign-flip test, p = 0.001, Holm-corrected p = 0.002)``; `family`: the number of
+    pairs Holm's correction counts."""
     a, b = pair.a, pair.b
     va, vb = values.get(a), values.get(b)
     if va is not None and vb is not None:
@@ -371,8 +377,8 @@ def _pair_sentence(pair: Any, direction: str, confidence: float, values: dict) -
         if apart
         else f"{a} and {b} are not told apart at {confidence:.0%}"
         + (
-            f" (with {pair.sequences} sequences this test cannot reach p < {1 - confidence:.2g})"
-            if pair.p_min >= 1 - confidence
+            _unreachable(pair.p_min, family, 1 - confidence)
+            if family * pair.p_min >= 1 - confidence
             else ""
         )
     )
@@ -381,6 +387,14 @@ def _pair_sentence(pair: Any, direction: str, confidence: float, values: dict) -
         f"{pair.sequences} sequences ({pair.test} test, p {_p(pair.p, pair.p_min)}, "
         f"Holm-corrected p {_p(pair.p_holm, pair.p_min)})"
     )
+
+
+def _unreachable(p_min: float, family: int, alpha: float) -> str:
+    """Why no pair can be told apart: the test's smallest attainable p (its sequences, or its
+    bootstrap replicates, allow no smaller), times the `family` pairs of Holm's correction (each
+    corrected p is at least that), is not below `alpha`."""
+    holm = f" times the {family} pairs of Holm's correction" if family > 1 else ""
+    return f" (this test's smallest attainable p here, {p_min:.2g},{holm} is not below {alpha:.2g})"
 
 
 def _p(p: float, p_min: float) -> str:
