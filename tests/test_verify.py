@@ -172,9 +172,12 @@ def test_a_changed_dataset_file_means_its_values_could_not_be_verified_naming_th
     assert not (tmp_path / "v" / "rerun").exists()
 
 
-def test_other_package_versions_are_reported_not_refused(in_process, capsys, copied, tmp_path):
+def test_other_package_versions_and_unrecorded_inputs_are_reported_not_refused(
+    in_process, capsys, copied, tmp_path
+):
     results = _results(copied)
     results["versions"]["torch"] = "1.0.0"
+    del results["inputs"]  # as a run of an older version wrote it
     (copied / "results.json").write_text(json.dumps(results))
     capsys.readouterr()
     doc = _verify(in_process, copied, tmp_path / "v")
@@ -183,6 +186,7 @@ def test_other_package_versions_are_reported_not_refused(in_process, capsys, cop
     now = versions()["torch"]
     assert doc["runs"][0]["environment"] == {"torch": {"recorded": "1.0.0", "now": now}}
     assert f"torch 1.0.0 -> {versions()['torch']}" in out
+    assert "records no input hashes" in out and doc["runs"][0]["rerun"]
 
 
 @pytest.mark.parametrize("damage", ["missing", "not json", "no config"])
@@ -219,8 +223,8 @@ def test_relative_difference_is_against_the_recorded_value():
 
 
 @pytest.mark.slow
-def test_the_exit_statuses_of_the_process(finished, tmp_path):
-    """0 identical, 3 a value differs, 2 an input changed: as the real process exits."""
+def test_the_exit_statuses_of_the_process(finished, mini_beat2, tmp_path):
+    """0 identical, 3 a value differs, 2 an input changed or no run: as the real process exits."""
     same = launch("task=verify", f"task.run={finished}", encoders=False)
     assert same.returncode == 0, same.stderr[-2000:]
     assert "values:" in same.stdout and "identical" in same.stdout
@@ -232,5 +236,17 @@ def test_the_exit_statuses_of_the_process(finished, tmp_path):
     assert differs.returncode == EXIT_DIFFERS, differs.stderr[-2000:]
     assert "metrics.mjd" in differs.stdout and "differs" in differs.stdout
     assert "Traceback" not in differs.stderr
+    view = _view(mini_beat2, tmp_path / "mini")
+    wav = view / "wave16k" / f"{results['per_sequence'][1]['sequence_id']}.wav"
+    data = wav.read_bytes()
+    wav.unlink()
+    wav.write_bytes(data[:-2] + bytes([data[-2] ^ 1, data[-1]]))  # one sample's lowest bit
+    changed = launch(
+        "task=verify",
+        f"task.run={finished}",
+        f"task.overrides=['dataset.root={view}']",
+        encoders=False,
+    )
+    assert f"dataset file {wav} changed" in error_line(changed)
     gone = launch("task=verify", f"task.run={tmp_path / 'nowhere'}", encoders=False)
     assert "no such folder" in error_line(gone)

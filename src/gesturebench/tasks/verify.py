@@ -137,6 +137,11 @@ class VerifyTask:
                 "results.json is not the one its run committed (manifest.json lists another"
                 " SHA-256): it was changed after its run"
             )
+        if recorded.get("inputs") is None:
+            report["notes"].append(
+                "results.json records no input hashes (written before it recorded its inputs):"
+                " the dataset and body model files were not checked, only the values"
+            )
         cfg = self.rerun_config(recorded, rerun)
         problems = self.check_inputs(recorded, cfg)
         recomputed: dict = {}
@@ -180,10 +185,7 @@ class VerifyTask:
             )
         inputs = recorded.get("inputs")
         if inputs is None:
-            return problems + [
-                "it records no input hashes (written before results.json recorded its inputs):"
-                " the dataset and body model it read cannot be checked"
-            ]
+            return problems
         body = OmegaConf.to_container(cfg.body_model, resolve=True) if "body_model" in cfg else {}
         root = OmegaConf.select(cfg, "dataset.root", default="")
         return problems + changed_inputs(inputs, root, body if isinstance(body, dict) else {})
