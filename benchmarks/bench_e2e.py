@@ -40,6 +40,7 @@ def run_one(args) -> dict:
     from gesturebench.tasks.common import open_dataset
     from gesturebench.tasks.evaluate import score
     from gesturebench.tasks.job import Job
+    from gesturebench.tasks.run import Run
 
     register_configs()
     overrides = [
@@ -65,7 +66,7 @@ def run_one(args) -> dict:
     start = time.perf_counter()
     if profiler:
         profiler.enable()
-    results = score(cfg, dataset, out, config, config_hash(config), job=Job())
+    results = score(Run.of(cfg, Job()), dataset, out, config, config_hash(config))
     if profiler:
         profiler.disable()
         profiler.dump_stats(args.profile)

@@ -38,6 +38,7 @@ from gesturebench.runtime.errors import CheckpointError, ConfigError, DataError
 from gesturebench.tasks import common, evaluate
 from gesturebench.tasks.common import make_body_model, open_dataset
 from gesturebench.tasks.job import Job
+from gesturebench.tasks.run import Run
 from tests.fake_official_model import fake_model
 from tests.fake_official_model import module as fake_module
 from tests.fake_official_model.fake_model import FORMATS, fake_gesture, write_result
@@ -113,7 +114,7 @@ def score(cfg, records, out, body_model, monkeypatch) -> dict:
             "name": "diversity",
         }
     config = OmegaConf.to_container(cfg, resolve=True)
-    return evaluate.score(cfg, records, out, config, "test", job=Job())
+    return evaluate.score(Run.of(cfg, Job()), records, out, config, "test")
 
 
 def assert_same_metrics(res: dict, ref: dict) -> None:

@@ -112,7 +112,7 @@ def test_a_full_disk_is_one_line_with_the_free_space(tmp_path, capsys, monkeypat
     def no_space(*args, **kwargs):
         raise full
 
-    monkeypatch.setattr(cli, "run_config", no_space)
+    monkeypatch.setattr(cli, "build", no_space)  # the task is built, then run
     monkeypatch.setattr(cli, "write_atomic", no_space)
     cfg = composed(f"hydra.run.dir={tmp_path / 'run'}", "logger=none", hydra=True)
     capsys.readouterr()

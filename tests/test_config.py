@@ -41,7 +41,8 @@ from gesturebench.run.protocol import metric_nodes
 from gesturebench.runtime import status
 from gesturebench.runtime.errors import ConfigError, DataError
 from gesturebench.study.pairwise import PairwiseOptions
-from gesturebench.tasks.common import open_dataset
+from gesturebench.tasks.job import Job
+from gesturebench.tasks.run import Run
 from tests.helpers import CONF, REPO, composed
 from tests.helpers import CONFIG_GROUPS as GROUPS
 
@@ -158,6 +159,9 @@ def test_typo_in_an_override_fails_at_once():
         "metrics.fgd.sqrt_check=scipy",
         "metrics.srgr.sem_frames=floor",
         "metrics.bc.global_orient=random",
+        "length_policy=pad",
+        "task=annotate task.source=models",
+        "task=review task.source=store",
     ],
 )
 def test_wrong_type_fails_at_once(override):
@@ -208,7 +212,7 @@ def test_an_unexpected_exception_is_one_line_and_a_recorded_failure(
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         cfg = compose(config_name="config", return_hydra_config=True)
     cfg.hydra.runtime.output_dir, cfg.hydra.mode = str(tmp_path), mode
-    monkeypatch.setattr(cli, "run_config", lambda cfg: np.random.default_rng([-1]))
+    monkeypatch.setattr(cli, "build", lambda node: np.random.default_rng([-1]))
     previous = HydraConfig.instance().cfg
     HydraConfig.instance().set_config(cfg)
     try:
@@ -365,10 +369,18 @@ def test_dataset_fps_is_not_a_setting():
         build(composed("+dataset.fps=60").dataset)
 
 
+def test_an_enumerated_option_interpolates_as_its_value():
+    """mini-BEAT2's default folder is named after its size's value (`Choice.default` once)."""
+    cfg = composed("paths.data=/d")
+    assert resolved(cfg)["dataset"]["root"] == "/d/mini_beat2_default"
+    standard = composed("paths.data=/d", "dataset.size=standard")
+    assert resolved(standard)["dataset"]["root"] == "/d/mini_beat2_standard"
+
+
 def test_mini_beat2_is_not_generated_into_a_mistyped_root(config, tmp_path):
     typo = tmp_path / "mini_beat2_defualt"
     with pytest.raises(DataError, match=r"does not exist.*task=make_data dataset=mini_beat2"):
-        open_dataset(config(f"dataset.root={typo}").dataset)
+        Run.of(config(f"dataset.root={typo}"), Job())
     assert not typo.exists()
 
 

@@ -2,9 +2,11 @@
 the imports between its subpackages run down the layers only (read from the source with `ast`, every
 import counted, those inside functions and under `TYPE_CHECKING` included); the pure maths of
 `metrics/functional` raises no error class of the run; nothing below the tasks reads Hydra's global
-config, and nothing below the command line reads run state from the environment (the job's folder,
-choices and sweep come down as values); no test module imports from another (shared helpers live
-in tests/support/, shared fixtures in conftest.py)."""
+config or takes the composed config (a parameter annotated `DictConfig`), and a task takes it only
+where it starts (its `__call__`, and `tasks.run.Run.of` that builds its run); nothing below the
+command line reads run state from the environment (the job's folder, choices and sweep come down as
+values); no test module imports from another (shared helpers live in tests/support/, shared
+fixtures in conftest.py)."""
 
 from __future__ import annotations
 
@@ -205,3 +207,58 @@ def test_nothing_below_the_command_line_reads_run_state_from_the_environment():
         and (keys := _environment_keys(path))
     }
     assert found == ENVIRONMENT_READS
+
+
+def _config_parameters(path: Path) -> set[str]:
+    """`function(parameter)` of each parameter of `path` annotated with `DictConfig` (alone, in a
+    union or inside another type)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            a = node.args
+            for arg in [*a.posonlyargs, *a.args, *a.kwonlyargs, *filter(None, [a.vararg, a.kwarg])]:
+                if arg.annotation is not None and "DictConfig" in ast.unparse(arg.annotation):
+                    found.add(f"{node.name}({arg.arg})")
+    return found
+
+
+#: Where a parameter may be the composed config (a DictConfig), besides the entry points (cli.py,
+#: api.py: they compose it) and the tasks' `__call__` (the task interface `task(cfg, job)`):
+#: `Run.of`, which builds a task's run from it; Hydra's callback hooks (their signature is Hydra's);
+#: the study server's saved server.yaml (its own file, not a run's config, read below the tasks by
+#: the restart entry that must not import them); and the task modules not yet built on a `Run`
+#: (each function named).
+CONFIG_PARAMETERS = {
+    "tasks/run.py": {"of(cfg)"},
+    "tasks/sweep_summary.py": {"on_multirun_start(config)", "on_multirun_end(config)"},
+    "study/server/serve.py": {"_writable(node)"},
+    "tasks/fetch.py": {
+        "_is_beat2(cfg)",
+        "_dataset_root(cfg)",
+        "_checkpoints(cfg)",
+        "_model_assets(cfg)",
+        "_metric_assets(cfg)",
+        "assets_for(cfg)",
+        "fetch_command(cfg)",
+        "check_assets(cfg)",
+        "_dataset(cfg)",
+        "_install(cfg)",
+        "_body_model(cfg)",
+    },
+    "tasks/verify.py": {"rerun_task(cfg)", "check_inputs(cfg)"},
+}
+
+
+def test_only_the_entry_points_and_the_tasks_starts_take_the_composed_config():
+    """Below the tasks nothing takes the DictConfig; a task takes it in `__call__` and builds its
+    `Run` (`tasks.run.Run.of`), whose parts go down."""
+    found = {
+        name: params - {"__call__(cfg)"}
+        for path in PACKAGE.rglob("*.py")
+        if (name := str(path.relative_to(PACKAGE))) not in ROOT_MODULES
+        and (params := _config_parameters(path))
+    }
+    found = {name: params for name, params in found.items() if params}
+    assert found == CONFIG_PARAMETERS
+    below = {n for n in found if _layer(_unit(_module(PACKAGE / n))) < _layer("tasks")}
+    assert below == {"study/server/serve.py"}

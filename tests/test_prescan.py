@@ -18,6 +18,7 @@ from gesturebench.models.sources.outputs import OutputsSource
 from gesturebench.runtime.errors import CheckpointError, DataError
 from gesturebench.tasks import common, evaluate
 from gesturebench.tasks.job import Job
+from gesturebench.tasks.run import Run
 from tests.helpers import composed, zero_motion
 
 N = 60  # frames per sequence: 2 s
@@ -123,7 +124,7 @@ def test_nothing_is_scored(tmp_path, monkeypatch):
         f"paths.cache={tmp_path / 'cache'}",
     )
     with pytest.raises(OutputsError, match="nothing was scored"):
-        evaluate.score(cfg, recs, tmp_path / "run", {}, "hash", job=Job())
+        evaluate.score(Run.of(cfg, Job()), recs, tmp_path / "run", {}, "hash")
 
 
 def never(*args, **kwargs):

@@ -7,14 +7,13 @@ from __future__ import annotations
 import gc
 
 import pytest
-from omegaconf import OmegaConf
 
 from gesturebench.body.model import BodyModel
 from gesturebench.body.output import BodyOutput
 from gesturebench.run.evaluator import Evaluator
 from gesturebench.tasks import evaluate
-from gesturebench.tasks.common import open_dataset
 from gesturebench.tasks.job import Job
+from gesturebench.tasks.run import Run
 
 
 def live_body_outputs() -> int:
@@ -37,14 +36,8 @@ def small(config, tmp_path):
 
 
 def scored(cfg, tmp_path) -> dict:
-    return evaluate.score(
-        cfg,
-        open_dataset(cfg.dataset),
-        tmp_path / "run",
-        OmegaConf.to_container(cfg, resolve=True),
-        "test",
-        job=Job(),
-    )
+    run = Run.of(cfg, Job())
+    return evaluate.score(run, run.dataset.open(), tmp_path / "run", run.config, "test")
 
 
 @pytest.mark.slow  # a whole evaluation with every metric: about 20 s

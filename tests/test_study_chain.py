@@ -17,9 +17,9 @@ from gesturebench.study.server.app import Study, create_app
 from gesturebench.study.server.design import AttentionChecks, EntryLimit, StudyDesign
 from gesturebench.study.server.manifest import read_manifest
 from gesturebench.study.server.store import Store, open_engine
-from gesturebench.tasks.analyze import analyze_study
+from gesturebench.tasks.analyze import AnalyzeTask
 from gesturebench.tasks.job import Job
-from gesturebench.tasks.render import RenderTask, render_stimuli
+from gesturebench.tasks.render import RenderTask
 from gesturebench.tasks.study_export import StudyExportTask
 from tests.study_support import Page, asked_answer, participate
 from tests.support.study_analysis import CHEAP_METRICS
@@ -60,7 +60,7 @@ def chain(config, tmp_path_factory):
     """(render summary, export folder, database URL) after four participants rated every clip."""
     root = tmp_path_factory.mktemp("chain")
     camera = Camera(size=32, style="skeleton")
-    rendered = render_stimuli(study_config(config), RenderTask(camera=camera), root / "render")
+    rendered = RenderTask(camera=camera)(study_config(config), Job(root / "render"))
     stimuli = read_manifest(rendered["manifest"])
     url = f"sqlite:///{root / 'study.db'}"
     links = EntryLimit(allowed=True)  # the participants' ids are not signed
@@ -85,7 +85,7 @@ def test_analyze_scores_exactly_the_rendered_and_rated_windows(chain, config, tm
     assert set(zip(rated["sequence_id"], rated["start"], rated["end"])) == set(
         zip(windows["sequence_id"], windows["start"], windows["end"])
     )
-    summary = analyze_study(
+    summary = AnalyzeTask()(
         study_config(config, f"study.path={ratings}", "study.analysis.bootstrap=50"), Job(tmp_path)
     )
     analysed = [(w["sequence_id"], w["start"], w["end"]) for w in summary["windows"]]
@@ -104,7 +104,7 @@ def test_analyze_refuses_the_ratings_as_ratings_of_other_windows(chain, config, 
     _, ratings = chain
     other = study_config(config, f"study.path={ratings}", "study.windows.seconds=4")
     with pytest.raises(DataError) as err:
-        analyze_study(other, Job(tmp_path))
+        AnalyzeTask()(other, Job(tmp_path))
     message = str(err.value)
     assert message.startswith(str(ratings)) and "\n" not in message
     assert "rated on [" in message and "study.windows.file" in message

@@ -11,16 +11,16 @@ import shutil
 import numpy as np
 import pandas as pd
 import pytest
-from omegaconf import OmegaConf, open_dict
+from omegaconf import open_dict
 
 from gesturebench.annotation.events import collect_events
 from gesturebench.metrics.composite import predict
 from gesturebench.reporting.results import config_hash
 from gesturebench.study.ratings import RatingsError
-from gesturebench.tasks.analyze import analyze_study, source_config, study_windows, windows_spec
-from gesturebench.tasks.common import dataset_source
+from gesturebench.tasks.analyze import AnalyzeTask, source_config, study_windows, windows_spec
 from gesturebench.tasks.evaluate import score
 from gesturebench.tasks.job import Job
+from gesturebench.tasks.run import Run
 from tests.fake_llm import ANSWER, FakeLLM
 from tests.launch import error_line, stopped
 from tests.support.study_analysis import CHEAP_METRICS
@@ -65,7 +65,7 @@ def composed(config):
 @pytest.fixture(scope="module")
 def run(composed, tmp_path_factory):
     out = tmp_path_factory.mktemp("analyze")
-    return out, analyze_study(composed(), Job(out))
+    return out, AnalyzeTask()(composed(), Job(out))
 
 
 def test_synthetic_study_writes_every_table_and_figure(run, composed):
@@ -144,7 +144,7 @@ def test_rerun_reuses_the_sources_and_csv_study_reproduces_the_analysis(run, com
     stamps = {p: p.stat().st_mtime_ns for p in (out / "sources").glob("*/results.json")}
     ratings = tmp_path / "ratings.csv"
     shutil.copy(out / "ratings.csv", ratings)
-    again = analyze_study(composed("study=csv", f"study.path={ratings}"), Job(out))
+    again = AnalyzeTask()(composed("study=csv", f"study.path={ratings}"), Job(out))
     assert {
         p: p.stat().st_mtime_ns for p in stamps
     } == stamps  # same windows and config: nothing re-evaluated
@@ -167,8 +167,8 @@ def test_bad_rows_stop_the_analysis_unless_dropped(run, composed, tmp_path):
     bad.write_text("\n".join(lines) + "\n")
     n = len(lines)
     with pytest.raises(RatingsError, match=f"line\\(s\\) {n - 2}, {n - 1}, {n} "):
-        analyze_study(composed("study=csv", f"study.path={bad}"), Job(out))
-    kept = analyze_study(
+        AnalyzeTask()(composed("study=csv", f"study.path={bad}"), Job(out))
+    kept = AnalyzeTask()(
         composed("study=csv", f"study.path={bad}", "study.drop_invalid=true"), Job(out)
     )
     assert kept["invalid_rows"] == [n - 2, n - 1, n]
@@ -188,10 +188,11 @@ def test_composite_metrics_in_an_evaluate_run_predict_from_the_per_sequence_metr
                 "path": str(out / "composites.json"),
             }
         }
-    _, records = study_windows(windows_spec(cfg.study.windows), dataset_source(cfg.dataset))
-    src = source_config(cfg, "jitter", cfg.study.sources.jitter)
-    config = OmegaConf.to_container(src, resolve=True)
-    results = score(src, records, tmp_path, config, config_hash(config), job=Job())
+    study = Run.of(cfg, Job(), model=False)
+    _, records = study_windows(windows_spec(study.study["windows"]), study.dataset)
+    config = source_config(study.config, "jitter", study.study["sources"]["jitter"])
+    scored = study.with_model(config["model"])
+    results = score(scored, records, tmp_path, config, config_hash(config))
     composites = json.loads((out / "composites.json").read_text())["composites"]
     study_rows = json.loads((out / "sources" / "jitter" / "results.json").read_text())[
         "per_sequence"

@@ -13,7 +13,8 @@ import os
 import signal
 import sys
 import traceback
-from contextlib import suppress
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import cast
 
@@ -47,15 +48,25 @@ _HYDRA_RAISES = "GESTUREBENCH_HYDRA_RAISES"
 
 
 def run_config(cfg: DictConfig):
-    """Build `task` and run it on `cfg` and this process's job (the command line and the Python API
-    alike), the stages' bars shown as `trainer.enable_progress_bar` says; a mandatory value left
-    unset (`???`) is a `ConfigError` naming it."""
+    """Build `task` and run it on `cfg` and this process's job (the Python API; `run_task` does the
+    same for the command line, its errors as one line), the stages' bars shown as
+    `trainer.enable_progress_bar` says; a mandatory value left unset (`???`) is a `ConfigError`
+    naming it."""
+    with _running(cfg):
+        return build(cfg.task)(cfg, _job())
+
+
+@contextmanager
+def _running(cfg: DictConfig) -> Iterator[None]:
+    """What a task runs in: known noise silenced, `threads` torch threads, the bars as
+    `trainer.enable_progress_bar` says; a mandatory value left unset (`???`) is a `ConfigError`
+    naming it."""
     silence_known_noise()
     if cfg.get("threads"):
         torch.set_num_threads(cfg.threads)
     try:
         with bars_shown(cfg.trainer.get("enable_progress_bar", True)):
-            return build(cfg.task)(cfg, _job())
+            yield
     except MissingMandatoryValue as err:
         raise ConfigError(
             f"{err.full_key} is not set: add {err.full_key}=... to the command line"
@@ -63,10 +74,11 @@ def run_config(cfg: DictConfig):
 
 
 def run_task(cfg: DictConfig):
-    """Build `task` (its `_target_`) and run it on `cfg`; any exception becomes one line on stderr
-    and a failed job: a GestureBenchError, a mandatory value left unset or a full or unwritable
-    disk is the user's to fix (exit 2), any other exception is unexpected (exit 1; its traceback
-    written to a file named on that line).
+    """Build `task` (its `_target_`) and run it on `cfg` and this process's job (Hydra calls this
+    with the composed config: the task is the next call); any exception becomes one line on
+    stderr and a failed job: a GestureBenchError, a mandatory value left unset or a full or
+    unwritable disk is the user's to fix (exit 2), any other exception is unexpected (exit 1; its
+    traceback written to a file named on that line).
 
     In a single run the process exits at once; in a multirun the job is recorded as failed
     (error.json and traceback.txt in its folder) so that the other jobs still run and the sweep's
@@ -76,7 +88,8 @@ def run_task(cfg: DictConfig):
     """
     signals.install()
     try:
-        result = run_config(cfg)
+        with _running(cfg):
+            result = build(cfg.task)(cfg, _job())
     except (Interrupted, SIGTERMException) as err:
         # a rank that Lightning told of another rank's SIGTERM stops as SystemExit (exit 0)
         stop = err if isinstance(err, Interrupted) else Interrupted(signal.SIGTERM)

@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
-from gesturebench.data.records import FPS, Motion
-from gesturebench.runtime.errors import ConfigError, LengthMismatchError
+from typing import Literal
 
-POLICIES = ("truncate",)
+from gesturebench.data.records import FPS, Motion
+from gesturebench.runtime.errors import LengthMismatchError
+
+#: `length_policy`: truncate (both motions cut to the shorter); checked when the config is composed
+LengthPolicy = Literal["truncate"]
 #: Frame rates that motion files commonly have besides 30 fps, for the hint on a length gap.
 OTHER_RATES = (60, 120, 25, 24, 20, 15)
 
@@ -38,8 +41,6 @@ def align_lengths(
     A frame-rate other than 30 fps or a gap above `max_gap` seconds is an error naming the sequence
     (with `rate_hint` against `speech_seconds`, the audio's length, else the reference's).
     """
-    if policy not in POLICIES:
-        raise ConfigError(f"length_policy={policy!r} is not one of {POLICIES}")
     for what, m in (("generated", generated), ("reference", reference)):
         if m.fps != FPS:
             raise LengthMismatchError(

@@ -39,6 +39,7 @@ from omegaconf import MISSING, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 from typing_extensions import Unpack
 
+from gesturebench.data.lengths import LengthPolicy
 from gesturebench.runtime.atomic import one_line
 from gesturebench.runtime.errors import ConfigError, GestureBenchError
 
@@ -56,7 +57,7 @@ def build(node: Any, **kwargs: Any) -> Any:
     resolved, an enum option as its name), with the target's own GestureBenchError, or a bad
     `_target_` or argument, as one clear error."""
     if OmegaConf.is_config(node):
-        node = OmegaConf.to_container(node, resolve=True, throw_on_missing=True, enum_to_str=True)
+        node = plain(node)
     try:
         return instantiate(node, _convert_="all", **kwargs)
     except InstantiationException as err:
@@ -68,15 +69,21 @@ def build(node: Any, **kwargs: Any) -> Any:
 
 
 def build_model(node: Any) -> Any:
-    """The `GestureModel` of a `model` config `node`: built from its arguments, with its
-    ``samples`` (not a constructor argument) checked and set by `models.sampling`."""
+    """The `GestureModel` of a `model` config `node` (a config or its `plain` containers): built
+    from its arguments, with its ``samples`` (not a constructor argument) checked and set by
+    `models.sampling`."""
     from gesturebench.models.sampling import with_samples
 
-    options: Any = OmegaConf.to_container(
-        node, resolve=True, throw_on_missing=True, enum_to_str=True
-    )
+    options = dict(plain(node) if OmegaConf.is_config(node) else node)
     samples = options.pop("samples", 1)
     return with_samples(build(options), samples)
+
+
+def plain(node: Any) -> Any:
+    """The config `node` as plain containers, interpolations resolved and an enum option as its
+    name, as `build` takes it; a mandatory value left unset (`???`) raises omegaconf's
+    `MissingMandatoryValue` naming its key."""
+    return OmegaConf.to_container(node, resolve=True, throw_on_missing=True, enum_to_str=True)
 
 
 def resolved(node: Any) -> dict:
@@ -87,11 +94,20 @@ def resolved(node: Any) -> dict:
     return container
 
 
+class _Choice(enum.Enum):
+    """A member of a `Literal`'s enum (`_choice`), written as its value."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
 @functools.cache
 def _choice(values: tuple[str, ...]) -> type[enum.Enum]:
     """The enum of a `Literal`'s `values`, one per Literal: an option interpolating another option
-    of the same Literal (``encoder: ${dataset.feature_encoder}``) takes its value."""
-    return enum.Enum("Choice", {v: v for v in values})  # type: ignore[return-value]
+    of the same Literal (``encoder: ${dataset.feature_encoder}``) takes its value; a string
+    interpolating one (``mini_beat2_${dataset.size}``) takes its value too, not the member's name
+    (`Choice.default`)."""
+    return _Choice("Choice", {v: v for v in values})  # type: ignore[call-arg,return-value]
 
 
 def _checkable(annotation: Any) -> Any:
@@ -185,6 +201,25 @@ def schema(target: str, with_target: bool = True) -> type:
     return dataclasses.make_dataclass(f"{target.rsplit('.', 1)[-1]}Schema", fields)
 
 
+@functools.cache
+def checked_fields(target: str) -> type:
+    """The dataclass `target` ("module.Name") as a ``fields/`` config: itself, or where a field is
+    a `Literal` of strings, a copy of it whose such fields OmegaConf checks (`_checkable`), so a
+    value outside the Literal is refused when the config is composed. Made once per target."""
+    obj = get_object(target)
+    hints = typing.get_type_hints(obj)
+    if not any(typing.get_origin(hint) is typing.Literal for hint in hints.values()):
+        return obj
+    fields: list[tuple[str, Any, Any]] = []
+    for f in dataclasses.fields(obj):
+        if f.default_factory is not dataclasses.MISSING:
+            default = field(default_factory=f.default_factory)
+        else:
+            default = field(default=MISSING if f.default is dataclasses.MISSING else f.default)
+        fields.append((f.name, _checkable(hints[f.name]), default))
+    return dataclasses.make_dataclass(obj.__name__, fields)
+
+
 class SchemaSource(ConfigSource):
     """The configs ``schema/<package.module.Name>`` (`schema` of that target) and
     ``fields/<package.module.Name>`` (that dataclass), made when a config's `defaults` names one."""
@@ -202,7 +237,7 @@ class SchemaSource(ConfigSource):
     def load_config(self, config_path: str) -> ConfigResult:
         kind, name = self._split(config_path) or ("", "")
         try:
-            node = schema(name) if kind == "schema" else get_object(name)
+            node = schema(name) if kind == "schema" else checked_fields(name)
             config = OmegaConf.structured(node)
         except Exception as err:  # an unknown name or a schema OmegaConf refuses: one line
             raise ConfigLoadError(f"{config_path}: {one_line(err)}") from None
@@ -290,7 +325,8 @@ class StudyWindowsConfig:
 class StudyConfig:
     """`conf/study/*`: the rated windows and sources, the ratings (`path`, or generated by
     `generator`), the analysis options, and the analysis it runs (`analyze`: a `_target_` node
-    of a function of the config and the job (`tasks.job.Job`), `tasks.analyze.analyze_study`)."""
+    of a function of the run (`tasks.run.Run`) and this study node as plain containers,
+    `tasks.analyze.analyze_study`)."""
 
     name: str = MISSING
     analyze: Any = MISSING
@@ -344,7 +380,7 @@ class Config:
     seed: int = 0
     threads: int | None = None
     resume: bool = True
-    length_policy: str = "truncate"
+    length_policy: LengthPolicy = "truncate"
     max_length_gap: float = 1.0
 
 

@@ -30,7 +30,7 @@ import torch
 from torchmetrics import Metric
 
 from gesturebench.body.output import BodyOutput
-from gesturebench.data.lengths import align_lengths
+from gesturebench.data.lengths import LengthPolicy, align_lengths
 from gesturebench.data.records import Motion, SequenceRecord
 from gesturebench.metrics.base import GestureMetric, annotated, cat_state
 from gesturebench.metrics.caveats import degenerate_caveats, is_motionless
@@ -92,7 +92,7 @@ class Evaluator(pl.LightningModule):
         body_model: torch.nn.Module,
         metrics: list[dict[str, GestureMetric]],
         cache: MotionCache,
-        length_policy: str = "truncate",
+        length_policy: LengthPolicy = "truncate",
         max_length_gap: float = 1.0,
         needs_vertices: bool = True,
         stats: BootstrapOptions | None = None,

@@ -5,8 +5,10 @@
    most semantic events. A ratings file naming other windows (its start, end) is refused; those
    that are rated are scored (`windows.csv`), the others are left out with a note.
 2. Every source of `study.sources` is evaluated on the windows with `metrics`
-   (`tasks.evaluate.score`, one subfolder `sources/<name>/` each); a folder already holding a
-   complete results.json for the same config and windows is reused (`resume=true`).
+   (`tasks.evaluate.score`, one subfolder `sources/<name>/` each): the task's one `Run` with only
+   its model swapped for each source (`Run.with_model`), so the dataset, body model, context and
+   prepared metrics are made once; a folder already holding a complete results.json for the same
+   config and windows is reused (`resume=true`).
 3. Ratings: `study.path` (`study=csv`), or generated from the clips' metrics (`study=synthetic`,
    `ratings.csv`). Invalid rows stop the run with their line numbers unless
    `study.drop_invalid=true`.
@@ -20,18 +22,18 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from omegaconf import DictConfig, OmegaConf, open_dict
+from omegaconf import DictConfig
 
 from gesturebench.reporting.loggers import finish, make_logger
 from gesturebench.reporting.results import config_hash, load_complete, versions, write_json
-from gesturebench.run.config import StudyWindowsConfig, build, resolved
+from gesturebench.run.config import StudyWindowsConfig, build
 from gesturebench.run.datamodule import Beat2Source
-from gesturebench.run.protocol import metric_nodes
 from gesturebench.runtime.atomic import write_atomic
 from gesturebench.runtime.errors import ConfigError, DataError
 from gesturebench.runtime.stages import stage
@@ -60,9 +62,9 @@ from gesturebench.study.windows import (
     select_windows,
     write_windows,
 )
-from gesturebench.tasks.common import dataset_source, logger_factory
 from gesturebench.tasks.evaluate import score
 from gesturebench.tasks.job import Job
+from gesturebench.tasks.run import Run
 
 log = logging.getLogger(__name__)
 
@@ -73,23 +75,25 @@ NOT_METRICS = ("sequence_id", "index", "frames", "dropped_frames", "motionless")
 @dataclass
 class AnalyzeTask:
     """`task=analyze` (conf/task/analyze.yaml): the analysis the study (`cfg.study`,
-    conf/study/*) names by its `analyze` node (`analyze_study`, `analyze_pairwise`)."""
+    conf/study/*) names by its `analyze` node (`analyze_study`, `analyze_pairwise`), a function of
+    the task's `Run` (the study node: `run.study`)."""
 
     name: str = "analyze"
 
     def __call__(self, cfg: DictConfig, job: Job) -> dict:
-        return build(cfg.study.analyze)(cfg, job)
+        run = Run.of(cfg, job, model=False)
+        return build(run.study["analyze"])(run)
 
 
-def analysis_options(study: DictConfig) -> AnalysisOptions:
+def analysis_options(study: Mapping[str, Any]) -> AnalysisOptions:
     """`study.analysis` built (its `_target_`: AnalysisOptions), predictors as a tuple."""
-    options: AnalysisOptions = build(study.analysis)
+    options: AnalysisOptions = build(study["analysis"])
     return dataclasses.replace(options, predictors=tuple(options.predictors))
 
 
-def windows_spec(node: Any) -> StudyWindowsConfig:
-    """`study.windows` (`node`) as its schema's dataclass."""
-    return StudyWindowsConfig(**resolved(node))
+def windows_spec(node: Mapping[str, Any]) -> StudyWindowsConfig:
+    """`study.windows` (`node`, its plain containers) as its schema's dataclass."""
+    return StudyWindowsConfig(**node)
 
 
 def study_windows(
@@ -152,46 +156,60 @@ def window_records(
     return StudyWindows(records)
 
 
-def source_config(cfg: DictConfig, name: str, node: DictConfig) -> DictConfig:
-    """The evaluate config of one source: `model` = the source, no logger (the analysis logs), no
-    clips."""
-    src = cfg.copy()
-    with open_dict(src):
-        src.model = node
-        src.model.name = name
-        src.task = {"name": "evaluate", "render_clips": 0}
-        src.study = {}
-        src.logger = None
-    return src
+def source_model(name: str, node: Mapping[str, Any]) -> dict:
+    """The model node of study source `name` (`node`: its entry of `study.sources`), named after
+    it; a mandatory option left unset (`???`) is a `ConfigError` naming its key."""
+    if unset := _unset(node):
+        key = f"study.sources.{name}.{unset}"
+        raise ConfigError(f"{key} is not set: add {key}=... to the command line")
+    return {**node, "name": name}
+
+
+def _unset(node: Any, key: str = "") -> str | None:
+    """The dotted key of the first value of `node` left unset (`???`), else None."""
+    if node == "???":
+        return key
+    if isinstance(node, Mapping):
+        for k, v in node.items():
+            if (found := _unset(v, f"{key}.{k}" if key else str(k))) is not None:
+                return found
+    return None
+
+
+def source_config(config: dict, name: str, node: Mapping[str, Any]) -> dict:
+    """The evaluate config of one source (of the analysis's resolved `config`): `model` = the
+    source (`source_model`), no logger (the analysis logs), no clips."""
+    return {
+        **config,
+        "model": source_model(name, node),
+        "task": {"name": "evaluate", "render_clips": 0},
+        "study": {},
+        "logger": None,
+    }
 
 
 def evaluate_sources(
-    sources: dict[str, DictConfig],
-    windows: list[Window],
-    records: StudyWindows,
-    root: Path,
-    resume: bool,
-    job: Job,
+    run: Run, windows: list[Window], records: StudyWindows, root: Path
 ) -> tuple[pd.DataFrame, dict, dict]:
-    """Each source's evaluation (its evaluate config, `source_config`: a nested `task=evaluate` run
-    on `records`, into `root`/<name>, reused under `resume` where complete). Returns the metrics
-    table (index (source, sequence_id)), per configured metric the reason a source skipped it, and
-    per metric its direction (results.json `directions`). `job`: the analysis's own, whose metrics
-    preset and sweep the evaluations record."""
+    """Each source of `run.study` evaluated on `records` (its evaluate config, `source_config`;
+    `run` with the source's model, `Run.with_model`), into `root`/<name>, reused under
+    `run.resume` where complete. Returns the metrics table (index (source, sequence_id)), per
+    configured metric the reason a source skipped it, and per metric its direction (results.json
+    `directions`). The evaluations record the analysis's metrics preset and sweep."""
     frames: list[pd.DataFrame] = []
     skipped: dict[str, str] = {}
     directions: dict[str, str] = {}
     described = [dataclasses.asdict(w) for w in windows]
-    for name, src in sources.items():
-        config = {**resolved(src), "study": {"windows": described}}
+    for name, node in run.study["sources"].items():
+        config = {**source_config(run.config, name, node), "study": {"windows": described}}
         chash = config_hash(config)
         out = root / name
-        results = load_complete(out, chash) if resume else None
+        results = load_complete(out, chash) if run.resume else None
         if results:
             log.info("source %s: reusing %s", name, out / "results.json")
         else:
             log.info("source %s: evaluating %d windows", name, len(records))
-            results = score(src, records, out, config, chash, job=job)
+            results = score(run.with_model(config["model"]), records, out, config, chash)
         configured = results.get("directions", {})  # the metrics preset's values
         for metric, reason in results.get("skipped", {}).items():
             if metric in configured:
@@ -203,7 +221,7 @@ def evaluate_sources(
     return table.apply(pd.to_numeric, errors="coerce").astype(float), skipped, directions
 
 
-def is_synthetic(study: DictConfig) -> bool:
+def is_synthetic(study: Mapping[str, Any]) -> bool:
     return study.get("generator") is not None and study.get("path") is None
 
 
@@ -323,12 +341,13 @@ def log_analysis(logger, analysis: StudyAnalysis, files: dict[str, Path]) -> Non
                 logger.log_image(name, images=[str(files[name])])
 
 
-def ratings_file(study: DictConfig) -> Path:
-    if OmegaConf.is_missing(study, "path") or not study.get("path"):
+def ratings_file(study: Mapping[str, Any]) -> Path:
+    if study.get("path") in (None, "", "???"):
         raise ConfigError(
-            f"study={study.name} needs study.path=/path/to/ratings.csv (long format, docs/study.md)"
+            f"study={study['name']} needs study.path=/path/to/ratings.csv (long format, "
+            "docs/study.md)"
         )
-    return Path(study.path)
+    return Path(study["path"])
 
 
 def export_composites(
@@ -356,13 +375,15 @@ def export_composites(
     )
 
 
-def analyze_pairwise(cfg: DictConfig, job: Job) -> dict:
+def analyze_pairwise(run: Run) -> dict:
     """`study=pairwise`: Bradley–Terry Elo scores with bootstrap intervals per dimension and source
     (pairwise_elo.csv), participants' attention checks (qc_participants.csv), analysis.json, in
-    `job`'s run folder."""
-    out = job.run_dir
-    options: PairwiseOptions = build(cfg.study.analysis)
-    comparisons = read_pairwise(cfg.study.path)
+    the run folder."""
+    out, study = run.job.run_dir, run.study
+    options: PairwiseOptions = build(study["analysis"])
+    if study.get("path") in (None, "???"):
+        raise ConfigError("study.path is not set: add study.path=... to the command line")
+    comparisons = read_pairwise(study["path"])
     with stage(
         f"Bradley-Terry scores with {options.bootstrap} bootstrap resamples",
         "Elo intervals per dimension",
@@ -373,13 +394,13 @@ def analyze_pairwise(cfg: DictConfig, job: Job) -> dict:
     write_atomic(files["pairwise_elo"], table.to_csv(index=False))
     summary = {
         "task": "analyze",
-        "study": cfg.study.name,
-        "comparisons": str(cfg.study.path),
+        "study": study["name"],
+        "comparisons": str(study["path"]),
         "participants": int(comparisons["participant_id"].nunique()),
         "excluded": sorted(excluded),
         "elo": table.to_dict(orient="records"),
         "files": {k: str(v) for k, v in files.items()},
-        "config": resolved(cfg),
+        "config": run.config,
         "versions": versions(),
     }
     write_json(out / "analysis.json", summary)
@@ -395,25 +416,20 @@ def analyze_pairwise(cfg: DictConfig, job: Job) -> dict:
     return summary
 
 
-def analyze_study(cfg: DictConfig, job: Job) -> dict:
-    """The whole task into `job`'s run folder; returns the analysis.json document."""
-    out = job.run_dir
-    study = cfg.study
+def analyze_study(run: Run) -> dict:
+    """The whole task into the run folder; returns the analysis.json document."""
+    out, study, source = run.job.run_dir, run.study, run.dataset
     options = analysis_options(study)
-    source = dataset_source(cfg.dataset)
-    spec = windows_spec(study.windows)
-    evaluations = {name: source_config(cfg, name, node) for name, node in study.sources.items()}
+    spec = windows_spec(study["windows"])
     synthetic = is_synthetic(study)
-    generator: SyntheticStudy | None = build(study.generator) if synthetic else None
+    generator: SyntheticStudy | None = build(study["generator"]) if synthetic else None
     path = out / "ratings.csv" if synthetic else ratings_file(study)
-    metric_settings = {k: resolved(node) for k, node in metric_nodes(cfg.metrics).items()}
     described = {
         "dataset": source.name,
         "window_seconds": float(spec.seconds),
-        "sources": list(study.sources),
+        "sources": list(study["sources"]),
     }
-    config = resolved(cfg)
-    sources = list(study.sources)
+    sources = list(study["sources"])
     if options.reference_source not in sources:
         log.warning(
             "reference source %r is not among study.sources %s", options.reference_source, sources
@@ -428,11 +444,9 @@ def analyze_study(cfg: DictConfig, job: Job) -> dict:
         windows = rated
     records = window_records(spec, source, windows)
     write_windows(out / "windows.csv", windows)
-    metrics, skipped, directions = evaluate_sources(
-        evaluations, windows, records, out / "sources", cfg.resume, job
-    )
+    metrics, skipped, directions = evaluate_sources(run, windows, records, out / "sources")
     generator_notes = (
-        synthetic_ratings(generator, study.reference_source, metrics, windows, path)
+        synthetic_ratings(generator, study["reference_source"], metrics, windows, path)
         if generator is not None
         else []
     )
@@ -451,25 +465,25 @@ def analyze_study(cfg: DictConfig, job: Job) -> dict:
             f"{len(ratings.invalid)} invalid row(s) dropped (study.drop_invalid=true): "
             "see qc_invalid_rows.csv"
         )
-    title = f"Study analysis: {study.name} on {source.name}"
+    title = f"Study analysis: {study['name']} on {source.name}"
     files = write_outputs(analysis, sources, out, directions, synthetic, title)
     if analysis.composites:
         files["composites"] = out / "composites.json"
-        export_composites(analysis, metric_settings, described, windows, path, files["composites"])
+        export_composites(analysis, run.metrics, described, windows, path, files["composites"])
     summary = {
         "task": "analyze",
-        "study": study.name,
+        "study": study["name"],
         "ratings": str(path),
         "invalid_rows": [line for line, _ in ratings.invalid],
         "windows": [dataclasses.asdict(w) for w in windows],
         **analysis.summary(),
         "files": {k: str(v) for k, v in files.items()},
-        "config": config,
+        "config": run.config,
         "versions": versions(),
     }
     write_json(out / "analysis.json", summary)
-    name = f"analyze-{study.name}-{source.name}"
-    logger = make_logger(logger_factory(cfg.logger), out, name, config, (), job.sweep_id)
+    name = f"analyze-{study['name']}-{source.name}"
+    logger = make_logger(run.logger, out, name, run.config, (), run.job.sweep_id)
     try:
         log_analysis(logger, analysis, files)
     finally:

@@ -18,10 +18,10 @@ import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
-from omegaconf import DictConfig, open_dict
+from omegaconf import DictConfig
 from pytorch_lightning.loggers import Logger
 
 from gesturebench.annotation.backends.base import Annotator
@@ -31,25 +31,24 @@ from gesturebench.annotation.runner import AnnotationRunner, RequestBudget, Retr
 from gesturebench.annotation.store import AnnotationStore, store_path
 from gesturebench.data.annotations_io import read_sem
 from gesturebench.data.beat2 import sequence_paths
-from gesturebench.data.lengths import align_lengths
+from gesturebench.data.lengths import LengthPolicy, align_lengths
 from gesturebench.data.records import Motion, SequenceRecord
 from gesturebench.models.base import GestureModel
 from gesturebench.models.cache import MotionCache
 from gesturebench.reporting.loggers import finish, make_logger
 from gesturebench.reporting.results import versions, write_json
-from gesturebench.run.config import StudyWindowsConfig, build, build_model, resolved
+from gesturebench.run.config import StudyWindowsConfig, build, build_model
 from gesturebench.run.datamodule import Beat2Source
 from gesturebench.runtime.errors import ConfigError
 from gesturebench.study.windows import StudyWindows
-from gesturebench.tasks.analyze import study_windows, windows_spec
-from gesturebench.tasks.common import (
-    dataset_source,
-    logger_factory,
-    make_context,
-)
+from gesturebench.tasks.analyze import source_model, study_windows, windows_spec
 from gesturebench.tasks.job import Job
+from gesturebench.tasks.run import Run
 
 log = logging.getLogger(__name__)
+
+#: `task.source`: the dataset's own motion, the configured model's, or every study source's
+Source = Literal["reference", "model", "study"]
 
 
 @dataclass
@@ -57,7 +56,7 @@ class AnnotateTask:
     """`task=annotate` (conf/task/annotate.yaml, where the options are described)."""
 
     name: str = "annotate"
-    source: str = "reference"
+    source: Source = "reference"
     windows: str | None = None
     store_root: str | None = None
     concurrency: int = 4
@@ -66,8 +65,9 @@ class AnnotateTask:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
 
     def __call__(self, cfg: DictConfig, job: Job) -> dict:
+        setup = Run.of(cfg, job, model=self.source == "model")
         return run(
-            Annotation.of("annotate", cfg, job, self.source, self.windows, self.store_root), self
+            Annotation.of("annotate", setup, self.source, self.windows, self.store_root), self
         )
 
 
@@ -95,28 +95,27 @@ class Annotation:
     def of(
         cls,
         task: str,
-        cfg: DictConfig,
-        job: Job,
-        source: str,
+        run: Run,
+        source: Source,
         windows: str | None,
         store_root: str | None,
     ) -> Annotation:
-        config = resolved(cfg)
-        data = dataset_source(cfg.dataset)
-        context = make_context(data, cfg, job.overrides)
+        """What `task` works on, from the task's `run`: `source` (`task.source`), `windows`
+        (`task.windows`) and `store_root` (`task.store_root`) as the task's options say."""
+        data, job = run.dataset, run.job
+        context = run.context
         root = Path(store_root) if store_root else context.cache_dir / "annotations"
-        annotator: Annotator = build(cfg.annotator)
-        factory = logger_factory(cfg.logger)
+        annotator: Annotator = build(run.annotator)
         annotator.prepare(context, root)
         if windows is None:
             dataset = data.open()
         else:
-            dataset = window_records(windows_spec(cfg.study.windows), data, windows)
-        models = source_models(source, windows, cfg.model, cfg.study.get("sources"))
+            dataset = window_records(windows_spec(run.study["windows"]), data, windows)
+        models = source_models(source, windows, run.model, run.study.get("sources"))
 
         def logger_of(name: str) -> Logger | None:
             name = f"{task}-{name}-{annotator.name}"
-            return make_logger(factory, job.run_dir, name, config, (), job.sweep_id)
+            return make_logger(run.logger, job.run_dir, name, run.config, (), job.sweep_id)
 
         return cls(
             task,
@@ -126,11 +125,11 @@ class Annotation:
             dataset,
             data,
             windows,
-            motion_sources(models, context, cfg.length_policy, cfg.max_length_gap),
+            motion_sources(models, context, run.length_policy, run.max_length_gap),
             job.run_dir,
-            config,
-            cfg.seed,
-            bool(cfg.trainer.enable_progress_bar),
+            run.config,
+            run.seed,
+            run.progress,
             logger_of,
         )
 
@@ -230,32 +229,25 @@ def window_records(spec: StudyWindowsConfig, source: Beat2Source, windows: str) 
 
 
 def source_models(
-    source: str, windows: str | None, model: Any, study_sources: Any
+    source: Source, windows: str | None, model: Any, study_sources: Any
 ) -> list[GestureModel] | None:
-    """The models whose output `task.source` annotates, built: the configured `model`, or every
-    source of `study_sources` (`study.sources`) under its name; None: the dataset's own motion."""
+    """The models whose output `task.source` annotates, built: the configured `model` (its node),
+    or every source of `study_sources` (`study.sources`) under its name; None: the dataset's own
+    motion."""
     if source == "reference":
         return None
     if source == "model":
         return [build_model(model)]
-    if source != "study":
-        raise ConfigError(
-            f"task.source={source!r}: use 'reference', 'model' (the configured model) or 'study' "
-            "(every source of study.sources)"
-        )
     if windows is None:
         raise ConfigError("task.source=study annotates study windows: set task.windows=study")
-    models = []
-    for name, node in study_sources.items():
-        node = node.copy()
-        with open_dict(node):
-            node.name = name
-        models.append(build(node))
-    return models
+    return [build(source_model(name, node)) for name, node in study_sources.items()]
 
 
 def motion_sources(
-    models: list[GestureModel] | None, context, length_policy: str, max_length_gap: float
+    models: list[GestureModel] | None,
+    context,
+    length_policy: LengthPolicy,
+    max_length_gap: float,
 ) -> list[tuple[str, Callable[[SequenceRecord], Motion]]]:
     """Each source's name and the motion to annotate per record: the reference (`models` None) or
     each model's (cached) output."""
@@ -265,7 +257,7 @@ def motion_sources(
 
 
 def model_motion(
-    model, context, length_policy: str, max_length_gap: float
+    model, context, length_policy: LengthPolicy, max_length_gap: float
 ) -> tuple[str, Callable[[SequenceRecord], Motion]]:
     """A model's name and its (cached) output per record, cut to the reference's length
     (`length_policy`, `max_length_gap`)."""

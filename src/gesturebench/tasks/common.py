@@ -1,5 +1,6 @@
-"""What several tasks build from their config pieces: the run folder (claimed for one
-configuration), the dataset, the device, the body model, the run context."""
+"""What several tasks build from their config pieces (plain containers and values, never the
+DictConfig: `tasks.run.Run` hands them down): the run folder (claimed for one configuration), the
+dataset, the device, the body model, the run context."""
 
 from __future__ import annotations
 
@@ -11,14 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from omegaconf import DictConfig, OmegaConf
 
 from gesturebench.body.model import BodyModel
 from gesturebench.data.records import SequenceRecord
 from gesturebench.metrics.context import MetricContext
 from gesturebench.reporting.loggers import LoggerFactory
 from gesturebench.reporting.results import RESULTS_FILE, config_differences
-from gesturebench.run.config import build
+from gesturebench.run.config import PathsConfig, build
 from gesturebench.run.datamodule import Beat2Source
 from gesturebench.runtime.commit import recover
 from gesturebench.runtime.errors import ConfigError, DataError
@@ -47,16 +47,17 @@ def claim_run_dir(out: Path, config: dict, chash: str) -> None:
     )
 
 
-def dataset_source(node: Any) -> Beat2Source:
-    """The dataset configured by `node` (`cfg.dataset`), its root checked.
+def dataset_source(node: Any, root_by_hand: bool = False) -> Beat2Source:
+    """The dataset configured by `node` (`cfg.dataset`'s plain containers), its root checked.
 
     A generated dataset (mini_beat2) is generated on first use only into its default folder (`root`
-    left to its `${paths.data}/...` default): a `dataset.root=` set by hand that does not exist is
-    more likely a typo than a wish for a new dataset there, so it is a `DataError` naming
-    `task=make_data`, the command that generates one at a chosen root."""
+    left to its `${paths.data}/...` default): a `dataset.root=` set by hand (`root_by_hand`:
+    `Run.of` tells it from the config) that does not exist is more likely a typo than a wish for
+    a new dataset there, so it is a `DataError` naming `task=make_data`, the command that
+    generates one at a chosen root."""
     source: Beat2Source = build(node)
     root = Path(source.root)
-    if source.generate and not root.exists() and not OmegaConf.is_interpolation(node, "root"):
+    if source.generate and not root.exists() and root_by_hand:
         raise DataError(
             root,
             f"dataset.root does not exist. {source.name} is generated on first use only into its"
@@ -92,13 +93,14 @@ def device_for(accelerator: str) -> str:
 
 
 def logger_factory(node: Any) -> LoggerFactory | None:
-    """The logger of `node` (`cfg.logger`; None: no logger) as a factory of runs: the class with
-    its configured options bound; each run gives it its folder and name (`loggers.make_logger`)."""
+    """The logger of `node` (`cfg.logger`'s plain containers; None: no logger) as a factory of
+    runs: the class with its configured options bound; each run gives it its folder and name
+    (`loggers.make_logger`)."""
     return None if node is None else build(node, _partial_=True)
 
 
 def make_body_model(node: Any, device: str) -> BodyModel:
-    """The body model of `node` (`cfg.body_model`) on `device`."""
+    """The body model of `node` (`cfg.body_model`'s plain containers) on `device`."""
     return build(node, device=device)
 
 
@@ -110,21 +112,22 @@ def dataset_cache_dir(source: Beat2Source, cache: str | Path) -> Path:
 
 
 def make_context(
-    source: Beat2Source, cfg: DictConfig, overrides: tuple[str, ...] = ()
+    source: Beat2Source,
+    body_model: Any,
+    device: str,
+    paths: PathsConfig,
+    overrides: tuple[str, ...] = (),
 ) -> MetricContext:
-    """The context models and metrics `prepare` from, for the run's config `cfg`: this process's
-    device for `trainer.accelerator` (`device_for`) and the `body_model` on it, the dataset's cache
-    under `paths.cache` and the encoders under `paths.checkpoints`; mini_beat2 (generated data)
-    may auto-train encoders; a missing one is named with the command that creates it, with the
-    job's command-line `overrides`."""
-    device = device_for(cfg.trainer.accelerator)
-    body_model = make_body_model(cfg.body_model, device)
+    """The context models and metrics `prepare` from: the body model of node `body_model` on
+    `device` (`device_for`), the dataset's cache under `paths.cache` and the encoders under
+    `paths.checkpoints`; mini_beat2 (generated data) may auto-train encoders; a missing one is
+    named with the command that creates it, with the job's command-line `overrides`."""
     return MetricContext(
         dataset_name=source.name,
         split=lambda name: source.open(split=name, load_audio=False),
-        cache_dir=dataset_cache_dir(source, cfg.paths.cache),
-        checkpoints_dir=Path(cfg.paths.checkpoints),
-        body_model=body_model,
+        cache_dir=dataset_cache_dir(source, paths.cache),
+        checkpoints_dir=Path(paths.checkpoints),
+        body_model=make_body_model(body_model, device),
         device=device,
         auto_train=bool(source.generate),
         overrides=overrides,

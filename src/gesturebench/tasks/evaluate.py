@@ -12,8 +12,6 @@ import torch
 from omegaconf import DictConfig
 
 from gesturebench.annotation.clip import window_audio
-from gesturebench.metrics.base import GestureMetric
-from gesturebench.metrics.context import MetricContext
 from gesturebench.models.cache import MotionCache
 from gesturebench.models.prescan import prescan
 from gesturebench.render.clips import Camera, motion_frames, write_clip
@@ -28,19 +26,13 @@ from gesturebench.reporting.results import (
     load_complete,
     stage_results,
 )
-from gesturebench.run.config import build, build_model, resolved
+from gesturebench.run.config import build, build_model
 from gesturebench.run.datamodule import GestureDataModule
 from gesturebench.run.evaluator import Evaluator
-from gesturebench.run.protocol import metric_nodes, protocol_check, read_pin
 from gesturebench.runtime.commit import staged
-from gesturebench.tasks.common import (
-    claim_run_dir,
-    dataset_source,
-    device_for,
-    logger_factory,
-    make_context,
-)
+from gesturebench.tasks.common import claim_run_dir
 from gesturebench.tasks.job import Job
+from gesturebench.tasks.run import Run
 
 log = logging.getLogger(__name__)
 
@@ -57,86 +49,76 @@ class EvaluateTask:
     camera: Camera = field(default_factory=lambda: Camera(style="mesh"))
 
     def __call__(self, cfg: DictConfig, job: Job) -> dict:
-        return run(cfg, job, self)
+        """The task, in `job`'s run folder, on its `Run` built here once: refused before any data
+        is prepared where the GPU asked for is missing, the run is off its preset's pinned split
+        or its folder holds another configuration's results (`claim_run_dir`); skipped where the
+        run folder holds its complete results."""
+        run = Run.of(cfg, job).checked()
+        out = job.run_dir
+        chash = config_hash(run.config)
+        claim_run_dir(out, run.config, chash)
+        if run.resume and (done := load_complete(out, chash)):
+            log.info(
+                "%s already holds complete results for this config: skipped (resume=true)",
+                out / RESULTS_FILE,
+            )
+            _mark_sweep(out, done, job.sweep_id)
+            return done
+        return score(run, run.dataset.open(), out, run.config, chash, self)
 
 
 #: what an evaluation inside another task renders: no clips
 NO_CLIPS = EvaluateTask(render_clips=0)
 
 
-def run(cfg: DictConfig, job: Job, task: EvaluateTask = NO_CLIPS) -> dict:
-    """The task, in `job`'s run folder: refused before any data is prepared where the GPU asked for
-    is missing, the run is off its preset's pinned split or its folder holds another
-    configuration's results (`claim_run_dir`); skipped where the run folder holds its complete
-    results."""
-    device_for(cfg.trainer.accelerator)
-    source = dataset_source(cfg.dataset)
-    protocol_check(read_pin(cfg.metrics), source, job.choice("metrics"))
-    out = job.run_dir
-    config = resolved(cfg)
-    chash = config_hash(config)
-    claim_run_dir(out, config, chash)
-    if cfg.resume and (done := load_complete(out, chash)):
-        log.info(
-            "%s already holds complete results for this config: skipped (resume=true)",
-            out / RESULTS_FILE,
-        )
-        _mark_sweep(out, done, job.sweep_id)
-        return done
-
-    return score(cfg, source.open(), out, config, chash, task, job=job)
-
-
 def score(
-    cfg: DictConfig,
+    run: Run,
     dataset,
     out: Path,
     config: dict,
     chash: str,
     task: EvaluateTask = NO_CLIPS,
-    *,
-    job: Job,
 ) -> dict:
-    """Evaluate `cfg.model` on `dataset` (any sequence of SequenceRecords, e.g. study windows) into
-    `out`, recording `config` (resolved, hash `chash`) and `job`'s metrics preset and sweep; clips
-    as `task` says. Every object of the evaluation is built here, in the order its seeds expect;
-    `test` runs it.
+    """Evaluate `run.model` on `dataset` (any sequence of SequenceRecords, e.g. study windows) into
+    `out`, recording `config` (resolved, hash `chash`), the run's metrics preset, protocol and
+    sweep; logged with `run.logger`; clips as `task` says. The run's device, protocol, context and
+    prepared metrics are made once per run (the first call), the model and the evaluation here,
+    in the order their seeds expect; `test` runs it.
 
     Returns the results.json document on global rank 0 and `{}` on the other ranks.
     """
-    source = dataset_source(cfg.dataset)
-    preset = job.choice("metrics")
-    protocol = protocol_check(read_pin(cfg.metrics), source, preset)  # refused before any work
-    pl.seed_everything(cfg.seed, workers=True)
+    assert run.model is not None, "a Run built with model=False scores no model"
+    protocol = run.protocol  # refused before any work
+    pl.seed_everything(run.seed, workers=True)
     # Scores must not depend on the device (docs/metrics.md): no TF32 in cuDNN convolutions (the
     # encoders) or matmuls.
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
-    context = make_context(source, cfg, job.overrides)
-    body_model = context.body_model
-    model = build_model(cfg.model)
+    context = run.context
+    model = build_model(run.model)
     model.prepare(context)
-    max_gap = cfg.max_length_gap + model.length_shortfall
-    prescan(model, dataset, cfg.length_policy, max_gap)
-    metric_sets, across = build_metrics(metric_nodes(cfg.metrics), model.samples, context)
+    max_gap = run.max_length_gap + model.length_shortfall
+    prescan(model, dataset, run.length_policy, max_gap)
+    metric_sets, across = run.metric_sets(model.samples)
     evaluator = Evaluator(
         model,
-        body_model,
+        context.body_model,
         metric_sets,
         MotionCache(context.cache_dir / "generated"),
-        cfg.length_policy,
+        run.length_policy,
         max_gap,
         needs_vertices=any(m.needs_vertices for m in metric_sets[0].values()),
-        stats=build(cfg.stats),
+        stats=run.stats,
         across_samples=across,
     )
+    source = run.dataset
     datamodule = GestureDataModule(dataset, source.num_workers)
-    tags = (f"model:{model.name}", f"dataset:{source.name}", f"preset:{preset}")
+    tags = (f"model:{model.name}", f"dataset:{source.name}", f"preset:{run.preset}")
     name = f"{model.name}-{source.name}"
-    logger = make_logger(logger_factory(cfg.logger), out, name, config, tags, job.sweep_id)
+    logger = make_logger(run.logger, out, name, config, tags, run.job.sweep_id)
     try:
         trainer = build(
-            cfg.trainer,
+            run.trainer,
             logger=logger or False,
             use_distributed_sampler=False,
             enable_checkpointing=False,
@@ -151,8 +133,8 @@ def score(
             config,
             chash,
             source.name,
-            preset,
-            job.sweep_id,
+            run.preset,
+            run.job.sweep_id,
             dataset,
             model,
             {**metric_sets[0], **across},
@@ -179,22 +161,6 @@ def write_outputs(
     print(headline_table(results), flush=True)
     log.info("results: %s", out / RESULTS_FILE)
     return results
-
-
-def build_metrics(
-    nodes: dict, samples: int, context: MetricContext
-) -> tuple[list[dict[str, GestureMetric]], dict[str, GestureMetric]]:
-    """The metric set of each of the model's `samples` (each metric prepared as built) and, apart,
-    the metrics of the samples together (`across_samples`, e.g. div_sample), built once."""
-    sets: list[dict[str, GestureMetric]] = []
-    across: dict[str, GestureMetric] = {}
-    for _ in range(samples):
-        built = {name: build(node) for name, node in nodes.items() if name not in across}
-        for metric in built.values():
-            metric.prepare(context)
-        across.update({n: m for n, m in built.items() if m.across_samples})
-        sets.append({n: m for n, m in built.items() if not m.across_samples})
-    return sets, across
 
 
 def render_clips(task: EvaluateTask, dataset, model, evaluator: Evaluator, out: Path) -> list[Path]:

@@ -31,12 +31,9 @@ from gesturebench.runtime.stages import track
 from gesturebench.runtime.weights import sha256_file
 from gesturebench.study.schema import CONDITIONS, MANIFEST_COLUMNS
 from gesturebench.study.windows import StudyWindows, Window, write_windows
-from gesturebench.tasks.analyze import source_config, study_windows, windows_spec
-from gesturebench.tasks.common import (
-    dataset_source,
-    make_context,
-)
+from gesturebench.tasks.analyze import source_model, study_windows, windows_spec
 from gesturebench.tasks.job import Job
+from gesturebench.tasks.run import Run
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +50,7 @@ class RenderTask:
     folder: str = "stimuli"
 
     def __call__(self, cfg: DictConfig, job: Job) -> dict:
-        return render_stimuli(cfg, self, job.run_dir)
+        return render_stimuli(Run.of(cfg, job, model=False), self, job.run_dir)
 
 
 def stimulus_id(source: str, sequence_id: str, start: float, end: float, condition: str) -> str:
@@ -72,22 +69,23 @@ def chosen_sources(known: list[str], names: list[str]) -> list[str]:
     return list(names) or known
 
 
-def render_stimuli(cfg: DictConfig, task: RenderTask, out: Path) -> dict:
-    """The task: its objects built from `cfg`, then every (source, window, condition) rendered and
-    the manifest written; returns a summary."""
+def render_stimuli(run: Run, task: RenderTask, out: Path) -> dict:
+    """The task: its objects built from `run` (the study: `run.study`), then every (source, window,
+    condition) rendered and the manifest written into `out`; returns a summary."""
     bad = [c for c in task.conditions if c not in CONDITIONS]
     if bad or not task.conditions:
         raise ConfigError(
             f"task.conditions must be a non-empty subset of {list(CONDITIONS)}, got "
             f"{list(task.conditions)}"
         )
-    sources = chosen_sources(list(cfg.study.sources), list(task.sources))
-    source = dataset_source(cfg.dataset)
-    windows, records = study_windows(windows_spec(cfg.study.windows), source)
-    context = make_context(source, cfg)
+    study = run.study
+    sources = chosen_sources(list(study["sources"]), list(task.sources))
+    source = run.dataset
+    windows, records = study_windows(windows_spec(study["windows"]), source)
+    context = run.context
     body_model = context.body_model
     cache = MotionCache(context.cache_dir / "generated")
-    models = {name: source_config(cfg, name, cfg.study.sources[name]).model for name in sources}
+    models = {name: source_model(name, study["sources"][name]) for name in sources}
     folder = out / task.folder
     rows = []
     log.info(

@@ -22,8 +22,9 @@ from gesturebench.annotation.review import (
 )
 from gesturebench.annotation.store import FINAL, AnnotationStore, store_path
 from gesturebench.runtime.errors import ConfigError
-from gesturebench.tasks.annotate import Annotation
+from gesturebench.tasks.annotate import Annotation, Source
 from gesturebench.tasks.job import Job
+from gesturebench.tasks.run import Run
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +37,7 @@ class ReviewTask:
     one's."""
 
     name: str = "review"
-    source: str = "reference"
+    source: Source = "reference"
     windows: str | None = None
     store_root: str | None = None
     n: int = 50
@@ -45,7 +46,8 @@ class ReviewTask:
     compare: str | None = None
 
     def __call__(self, cfg: DictConfig, job: Job) -> dict:
-        a = Annotation.of("review", cfg, job, self.source, self.windows, self.store_root)
+        run = Run.of(cfg, job, model=self.source == "model")
+        a = Annotation.of("review", run, self.source, self.windows, self.store_root)
         if len(a.sources) > 1:
             raise ConfigError("task=review reviews one store: use task.source=reference or model")
         ((name, motion_of),) = a.sources

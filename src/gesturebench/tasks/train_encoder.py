@@ -11,9 +11,9 @@ from omegaconf import DictConfig
 from gesturebench.data.records import FPS
 from gesturebench.encoders.training_common import EncoderConfig
 from gesturebench.reporting.loggers import finish, make_logger
-from gesturebench.run.config import build, resolved
-from gesturebench.tasks.common import dataset_source, logger_factory
+from gesturebench.run.config import build
 from gesturebench.tasks.job import Job
+from gesturebench.tasks.run import Run
 
 log = logging.getLogger(__name__)
 
@@ -27,9 +27,13 @@ class TrainEncoderTask:
     dry_run: bool = False
 
     def __call__(self, cfg: DictConfig, job: Job) -> dict:
-        encoder: EncoderConfig = build(cfg.encoder)
-        source = dataset_source(cfg.dataset)
-        out_path = encoder.checkpoint_path(cfg.paths.checkpoints, source.name)
+        return self.train(Run.of(cfg, job, model=False))
+
+    def train(self, run: Run) -> dict:
+        """Train `run.encoder` on `run.dataset` (or say what would be trained)."""
+        encoder: EncoderConfig = build(run.encoder)
+        source, checkpoints = run.dataset, run.paths.checkpoints
+        out_path = encoder.checkpoint_path(checkpoints, source.name)
         train = source.open(split="train", load_audio=False)
         val = source.open(split="val", load_audio=False)
         frames = sum(r.n_frames for r in train)  # a pass over the motion files: validates them
@@ -42,12 +46,9 @@ class TrainEncoderTask:
         if self.dry_run:
             return {"plan": plan, "checkpoint": str(out_path)}
         name = f"train_{encoder.name}-{source.name}"
-        factory = logger_factory(cfg.logger)
-        logger = make_logger(factory, job.run_dir, name, resolved(cfg), (), job.sweep_id)
+        logger = make_logger(run.logger, run.job.run_dir, name, run.config, (), run.job.sweep_id)
         try:
-            path = encoder.train(
-                train, val, out_path, logger=logger, checkpoints_dir=cfg.paths.checkpoints
-            )
+            path = encoder.train(train, val, out_path, logger=logger, checkpoints_dir=checkpoints)
         finally:
             finish(logger)
         return {"checkpoint": str(path)}
