@@ -40,7 +40,7 @@ from gesturebench.reporting.comparisons import (
     per_sequence_values,
 )
 from gesturebench.reporting.headline import headline_metrics
-from gesturebench.reporting.results import ARROWS
+from gesturebench.reporting.results import ARROWS, OK
 from gesturebench.reporting.tables import with_interval
 from gesturebench.runtime.atomic import atomic_path, write_atomic
 
@@ -79,7 +79,7 @@ def write_run_report(run_dir: str | Path, results: dict, into: str | Path | None
     reproducing command comes from `run_dir`/.hydra/overrides.yaml where Hydra wrote one."""
     run_dir = Path(run_dir)
     folder = Path(into) if into is not None else run_dir
-    row = {"job": run_dir.name, "status": "ok", **results}
+    row = {"job": run_dir.name, "status": OK, **results}
     clips = {seq: f"{CLIPS}/{quote(seq)}.mp4" for seq in _clip_ids(folder / CLIPS)}
     title = f"{results.get('model')} on {results.get('dataset')}"
     page = _page(title, [row], [clips], [_Origin(run_dir)], sweep=False)
@@ -99,13 +99,14 @@ def write_sweep_report(
     inside its own folder."""
     folder = Path(folder)
     if jobs_dir is None:
+        # `summary.SWEEPS` (not imported: the summary imports this module)
         jobs_dir = folder.parent.parent if folder.parent.name == "sweeps" else folder
     jobs_dir = Path(jobs_dir)
     clips, origins = [], []
     metrics = _metrics(rows)
     for n, row in enumerate(rows, start=1):
         job = jobs_dir / str(row.get("job", ""))
-        found = _clip_ids(job / CLIPS) if row.get("status", "ok") == "ok" else []
+        found = _clip_ids(job / CLIPS) if _is_ok(row) else []
         shown = _worst_ids(row, metrics)
         links = {}
         for seq in found:
@@ -151,8 +152,13 @@ def _launch(overrides: Iterable[str]) -> str:
     return shlex.join(["python", "launch.py", *overrides])
 
 
+def _is_ok(row: dict) -> bool:
+    """Whether a row is a run's results (not a failed job's error, not an unreadable file)."""
+    return row.get("status", OK) == OK
+
+
 def _ok(rows: list[dict]) -> list[dict]:
-    return [r for r in rows if r.get("status", "ok") == "ok"]
+    return [r for r in rows if _is_ok(r)]
 
 
 def _metrics(rows: list[dict]) -> list[str]:
@@ -181,7 +187,7 @@ def _worst(row: dict, metric: str, direction: str) -> list[tuple[int, float]]:
 
 def _worst_ids(row: dict, metrics: list[str]) -> set[str]:
     """The sequence ids of every worst sequence of `metrics` the page shows for `row`."""
-    if row.get("status", "ok") != "ok" or not row.get("per_sequence"):
+    if not _is_ok(row) or not row.get("per_sequence"):
         return set()
     ids, directions = _ids(row), _directions([row])
     return {ids[i] for m in metrics for i, _ in _worst(row, m, directions.get(m, "lower"))}
@@ -244,7 +250,7 @@ def _headline(rows: list[dict], names: list[str]) -> str:
     metrics, directions, notes = _metrics(rows), _directions(rows), _Notes()
     head = "".join(
         f'<th data-model="{_e(n)}">{_e(n)}'
-        + (notes.mark(f"{n} failed: {r.get('error', '')}") if r.get("status") == "failed" else "")
+        + ("" if _is_ok(r) else notes.mark(f"{n} {r.get('status')}: {r.get('error', '')}"))
         + "</th>"
         for n, r in zip(names, rows, strict=True)
     )
@@ -270,7 +276,7 @@ def _headline(rows: list[dict], names: list[str]) -> str:
 
 def _cell(row: dict, name: str, metric: str, notes: _Notes) -> str:
     attrs = f'data-model="{_e(name)}" data-metric="{_e(metric)}"'
-    if row.get("status", "ok") != "ok":
+    if not _is_ok(row):
         return f'<td class="value missing" {attrs}></td>'
     value = (row.get("metrics") or {}).get(metric)
     if value is None:
@@ -412,7 +418,7 @@ def _png(fig: Figure) -> str:
 def _distributions(rows: list[dict], names: list[str]) -> str:
     """Per headline metric, a box plot of the per-sequence values of each run (the points over
     it); a metric with none (a distributional one, e.g. FGD) says so."""
-    ok = [(n, r) for n, r in zip(names, rows, strict=True) if r.get("status", "ok") == "ok"]
+    ok = [(n, r) for n, r in zip(names, rows, strict=True) if _is_ok(r)]
     directions = _directions(rows)
     out = [
         '<h2 id="distributions">Per-sequence values</h2>'
@@ -466,7 +472,7 @@ def _worst_section(
         direction = directions.get(metric, "lower")
         body = []
         for name, row, links, origin in zip(names, rows, clips, origins, strict=True):
-            if row.get("status", "ok") != "ok" or not row.get("per_sequence"):
+            if not _is_ok(row) or not row.get("per_sequence"):
                 continue
             ids = _ids(row)
             for index, value in _worst(row, metric, direction):
@@ -560,8 +566,9 @@ def _provenance(rows: list[dict], names: list[str], origins: list[_Origin]) -> s
     ]
     for name, row, origin in zip(names, rows, origins, strict=True):
         overrides = origin.overrides
-        if row.get("status", "ok") != "ok":
-            out.append(f"<h3>{_e(name)}</h3><p>failed: {_e(row.get('error', ''))}</p>")
+        if not _is_ok(row):
+            why = f"{row.get('status')}: {row.get('error', '')}"
+            out.append(f"<h3>{_e(name)}</h3><p>{_e(why)}</p>")
             continue
         facts = [
             ("model", row.get("model")),
