@@ -42,16 +42,42 @@ def fixed_rows() -> list[dict]:
     return json.loads(ROWS.read_text())["rows"]
 
 
+def separated() -> list[dict]:
+    """Rows of 8 made-up sequences (dataset `synthetic`, preset `fast`): on `v` (lower is better)
+    the best row is told apart from both others (bold); on `w` (higher) the second row is not told
+    apart from the best (dagger). The real sweep's split has 4 sequences, too few for either."""
+    rng = np.random.default_rng(5)
+    v = {m: base + rng.normal(0, 0.01, 8) for m, base in (("a", 1), ("b", 2), ("c", 3))}
+    a = 5 + rng.normal(0, 0.3, 8)
+    w = {"a": a, "b": a + np.array([0.3, -0.3] * 4) - 0.05, "c": 1 + rng.normal(0, 0.01, 8)}
+    rows = synthetic(v)
+    for row, per in zip(rows, w.values()):
+        row["dataset"] = "synthetic"
+        row["metrics"]["w"] = float(np.mean(per))
+        row["directions"]["w"] = "higher"
+        row["options"]["w"] = {}
+        for record, x in zip(row["per_sequence"], per):
+            record["w"] = float(x)
+    return rows
+
+
+def golden_rows() -> list[dict]:
+    """The fixed sweep's rows, then the made-up rows that show the bold and the dagger."""
+    return fixed_rows() + separated()
+
+
 def test_the_summary_matches_the_golden_tex(tmp_path):
     """summary.tex of the fixed rows, byte for byte. After an intended change of the tables,
     rewrite it with `GESTUREBENCH_WRITE_GOLDEN=1 python -m pytest -n 0 tests/test_latex.py -k
     golden`, compile it, look at it, and commit it."""
-    path = write_latex_summary(tmp_path, fixed_rows(), title="Sweep of the fixed rows")
+    path = write_latex_summary(tmp_path, golden_rows(), title="Sweep of the fixed rows")
     assert path == tmp_path / "summary.tex"
     if os.environ.get("GESTUREBENCH_WRITE_GOLDEN") == "1":
         GOLDEN.write_text(path.read_text())
     assert GOLDEN.is_file(), f"{GOLDEN} is missing: it is committed with the tests"
     assert path.read_text() == GOLDEN.read_text()
+    assert GOLDEN.read_text().count(r"\begin{table}") == 2  # the sweep's and the made-up rows'
+    assert r"\textbf{" in GOLDEN.read_text() and r"$^\dagger$" in GOLDEN.read_text()
 
 
 def compile_pdf(tex: Path) -> Path:
@@ -97,7 +123,7 @@ def test_the_summary_compiles_and_its_page_shows_the_table(tmp_path):
     metric's name and every shown value; the page rendered at 200 dpi has ink inside the box of
     each metric's name and each model's name (located by pdftotext), and blank paper outside the
     text block."""
-    rows = fixed_rows()
+    rows = golden_rows()
     tex = write_latex_summary(tmp_path, rows, title="Sweep of the fixed rows")
     pdf = compile_pdf(tex)
     tools = require_latex()
@@ -105,12 +131,14 @@ def test_the_summary_compiles_and_its_page_shows_the_table(tmp_path):
         [tools["pdftotext"], "-layout", str(pdf), "-"], capture_output=True, text=True, check=True
     ).stdout
     ok = [r for r in rows if r["status"] == "ok"]
-    names = [m for m in ok[0]["options"] if ok[0]["metrics"].get(m) is not None]
+    names = list(
+        dict.fromkeys(m for r in ok for m in r["options"] if r["metrics"].get(m) is not None)
+    )
     assert names
     for metric in names:
         assert metric in text
         for row in ok:
-            value = row["metrics"][metric]
+            value = row["metrics"].get(metric)
             assert value is None or as_read(value) in text, (metric, row["model"])
     for row in rows:
         assert row["model"] in text, row["model"]  # the escaped name reads as the name
