@@ -210,6 +210,19 @@ def test_a_results_json_that_cannot_be_read_is_one_line(
     assert line.startswith(f"error: {expected}"), line
 
 
+def test_a_rerun_that_stops_and_an_override_of_no_recorded_key_are_one_line(
+    in_process, capsys, finished, tmp_path
+):
+    verify = ("task=verify", f"task.run={finished}", f"hydra.run.dir={tmp_path / 'v'}")
+    stop = stopped(capsys, *verify, "task.overrides=['dataset.max_sequences=0']")
+    line = error_line(stop)
+    assert "the re-run stopped: max_sequences must be a positive number" in line, line
+    doc = json.loads((tmp_path / "v" / "verify.json").read_text())
+    assert doc["exit_code"] == 2 and {r["status"] for r in _rows(doc).values()} == {NOT_VERIFIED}
+    stop = stopped(capsys, *verify, "task.overrides=['dataset.rot=/x']")
+    assert "task.overrides: 'dataset.rot=/x' is not key=value of a key" in error_line(stop)
+
+
 def test_a_verify_folder_inside_the_verified_one_is_refused(in_process, capsys, copied):
     stop = stopped(capsys, "task=verify", f"task.run={copied}", f"hydra.run.dir={copied / 'v'}")
     assert "lies in the verified folder" in error_line(stop)

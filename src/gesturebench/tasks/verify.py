@@ -147,8 +147,12 @@ class VerifyTask:
         recomputed: dict = {}
         if not problems:
             report["rerun"] = str(rerun)
-            recomputed = rerun_task(cfg, recorded, rerun)
-            problems = changed_weights(recorded, recomputed)
+            try:
+                recomputed = rerun_task(cfg, recorded, rerun)
+            except GestureBenchError as err:  # e.g. a weights file missing here: one line
+                problems = [f"the re-run stopped: {err}"]
+            else:
+                problems = changed_weights(recorded, recomputed)
         report["could_not_verify"] = problems
         report["values"] = compare(recorded, recomputed, self.rtol, problems)
         return _counted(report)
