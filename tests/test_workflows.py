@@ -374,3 +374,104 @@ def test_study_on_beat2(sandbox, tmp_path):
     sh = shell(sandbox, tmp_path, beat2_root=str(beat2), ratings=str(ratings))
     ok(sh.run(steps("test_study_on_beat2")[0]))
     assert (sh.runs("analyze")[-1] / "analysis.json").is_file()
+
+
+def _fetch_shell(sandbox, root: Path, beat2_root: Path, **env: str) -> Shell:
+    """A user's shell with checkpoints of its own (not the session's) and `env` (no encoders: a
+    fetch trains none)."""
+    sh = Shell(root / "work", sandbox, beat2_root=str(beat2_root))
+    (sh.root / "checkpoints").unlink()
+    (sh.root / "checkpoints").mkdir()
+    sh.env.update(env)
+    return sh
+
+
+@pytest.mark.slow
+def test_fetch_bundle_and_install_offline(sandbox, tmp_path):
+    """docs/models.md and docs/cluster.md: task=fetch against a local fake Hub and GitHub (a
+    seeded table in the production table's tags as GESTUREBENCH_ASSET_TABLE), the bundle written
+    on the connected machine and installed on a node without network; the run's check then finds
+    nothing missing there."""
+    from gesturebench.assets.table import load_table
+    from gesturebench.tasks.fetch import check_assets
+    from tests.helpers import composed
+    from tests.support.fake_hub import FakeHub, workflow_table, write_table
+
+    hub = FakeHub().start()
+    try:
+        assets = workflow_table(hub)
+        table = write_table(assets, tmp_path / "table.json")
+        online_root = tmp_path / "online_beat2" / "beat_english_v2.0.0"
+        sh = _fetch_shell(
+            sandbox,
+            tmp_path / "online",
+            online_root,
+            HF_HUB_OFFLINE="0",
+            HF_ENDPOINT=hub.url,
+            GESTUREBENCH_GITHUB_ENDPOINT=hub.github_url,
+            GESTUREBENCH_ASSET_TABLE=str(table),
+        )
+        models, bundle, install = steps("test_fetch_bundle_and_install_offline")
+        first = sh.run(models)  # the models' and genea's files; no dataset: no vocab
+        ok(first)
+        assert "unpinned: hash recorded on first fetch" in first.stdout + first.stderr
+        checkpoints = sh.root / "checkpoints"
+        assert sorted(p.name for p in (checkpoints / "fetchtest").iterdir()) == [
+            "bc.bin",
+            "emage.bin",
+            "fgd.bin",
+            "gesturelsm.bin",
+        ]
+        ok(sh.run(bundle))
+        assert (online_root / "weights" / "vocab.pkl").read_bytes() == hub.files[
+            ("owner/vocab", hub.main["owner/vocab"], "vocab.bin")
+        ]
+        node_root = tmp_path / "node_beat2" / "beat_english_v2.0.0"
+        node = _fetch_shell(
+            sandbox,
+            tmp_path / "node",
+            node_root,
+            HF_HUB_OFFLINE="1",
+            HF_ENDPOINT="http://127.0.0.1:9",
+            GESTUREBENCH_GITHUB_ENDPOINT="http://127.0.0.1:9",
+            GESTUREBENCH_ASSET_TABLE=str(table),
+        )
+    finally:
+        hub.stop()
+    shutil.copy(sh.root / "assets.tar", node.root / "assets.tar")
+    ok(node.run(install))
+    for asset in assets:
+        root = node_root if asset.root == "dataset" else node.root / "checkpoints"
+        mine = (online_root if asset.root == "dataset" else checkpoints) / asset.dest
+        assert (root / asset.dest).read_bytes() == mine.read_bytes()
+    cfg = composed(
+        "dataset=beat2",
+        f"dataset.root={node_root}",
+        "metrics=genea",
+        "model=gesturelsm",
+        f"paths.checkpoints={node.root / 'checkpoints'}",
+    )
+    check_assets(cfg, table=load_table(table))
+
+
+@pytest.mark.slow
+def test_verify_a_sweep(sandbox, tmp_path):
+    """docs/outputs.md, "Verifying a run": a sweep's three jobs, then `task=verify` on its folder
+    re-runs each into its own run folder and finds every value identical (exit 0); the jobs'
+    folders are only read."""
+    sh = shell(sandbox, tmp_path)
+    sweep, verify = steps("test_verify_a_sweep")
+    ok(sh.run(sweep))
+    jobs = sorted((sh.root / "multirun" / "evaluate" / "mini_beat2").rglob("results.json"))
+    assert len(jobs) == 3
+    before = {p: p.read_bytes() for p in jobs}
+    done = ok(sh.run(verify))
+    report = json.loads((sh.runs("verify")[-1] / "verify.json").read_text())
+    assert report["exit_code"] == 0 and [r["results"] for r in report["runs"]] == [
+        str(p.relative_to(sh.root)) for p in jobs
+    ]
+    for run in report["runs"]:
+        assert run["values"] and {row["status"] for row in run["values"]} == {"identical"}
+        assert run["rerun"] and Path(sh.root / run["rerun"], "results.json").is_file()
+    assert "identical" in done.stdout
+    assert {p: p.read_bytes() for p in jobs} == before

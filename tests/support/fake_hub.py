@@ -225,3 +225,44 @@ def write_table(assets: list[Asset], path: Path) -> Path:
 
 def with_changes(asset: Asset, **changes) -> Asset:
     return replace(asset, **changes)
+
+
+#: what the production table's tags need, as a run composes them (tasks.fetch)
+TAGS = {
+    "emage": "model=emage",
+    "gesturelsm": "model=gesturelsm",
+    "fgd": "metrics: FGD encoder=emage",
+    "bc": "metrics: BC mean_speed_file=mean_vel_smplxflame_30.npy",
+    "vocab": "model=gesturelsm dataset=beat2",
+}
+
+
+def workflow_table(hub: FakeHub, size: int = 20_000) -> list[Asset]:
+    """Seeded files under the production table's tags (model=emage and gesturelsm, FGD, BC,
+    BEAT2's vocab in the dataset root), in `fetchtest/` folders: Hub and GitHub, pinned and not."""
+    assets = []
+    for n, (name, tag) in enumerate(TAGS.items()):
+        data = seeded(100 + n, size + n)
+        github = name == "bc"
+        if github:
+            revision: str | None = "d" * 40
+            hub.add_github("owner/code", "d" * 40, f"{name}.bin", data)
+        else:
+            commit = hub.add(f"owner/{name}", f"{name}.bin", data)
+            revision = commit if n % 2 else None
+        assets.append(
+            Asset(
+                key=f"fetchtest/{name}.bin",
+                host="github" if github else "hub",
+                repo="owner/code" if github else f"owner/{name}",
+                path=f"{name}.bin",
+                dest="weights/vocab.pkl" if name == "vocab" else f"fetchtest/{name}.bin",
+                revision=revision,
+                sha256=hashlib.sha256(data).hexdigest() if n % 2 == 0 else None,
+                size=len(data) if n % 2 == 0 else None,
+                licence="test",
+                needed_by=(tag,),
+                root="dataset" if name == "vocab" else "checkpoints",
+            )
+        )
+    return assets

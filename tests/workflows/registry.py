@@ -65,6 +65,13 @@ WORKFLOWS = {
     "test_pairwise_study": (
         "python launch.py task=analyze study=pairwise study.path=<export run>/pairwise.csv",
     ),
+    "test_fetch_bundle_and_install_offline": (
+        "python launch.py task=fetch metrics=genea 'task.models=[emage,gesturelsm]'",
+        "python launch.py task=fetch dataset=beat2 dataset.root=/data/BEAT2/beat_english_v2.0.0"
+        " metrics=genea 'task.models=[emage,gesturelsm]' task.bundle=assets.tar",
+        "python launch.py task=fetch dataset=beat2 dataset.root=/data/BEAT2/beat_english_v2.0.0"
+        " task.from_bundle=assets.tar",
+    ),
     "test_study_on_beat2": (
         "python launch.py task=analyze study=my_study study.path=/data/ratings.csv dataset=beat2"
         " dataset.root=...",

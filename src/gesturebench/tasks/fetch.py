@@ -208,6 +208,12 @@ def check_assets(
         )
 
 
+def _offline() -> bool:
+    from huggingface_hub import constants
+
+    return bool(constants.HF_HUB_OFFLINE)
+
+
 # --- the task -----------------------------------------------------------------------------------
 
 
@@ -290,6 +296,12 @@ class FetchTask:
             writable(root, "paths.checkpoints" if root == checkpoints else "dataset.root")
         lock = Lock(checkpoints)
         todo = [p for p in needed if not p.path.is_file()]
+        if todo and not self.dry_run and _offline():
+            raise ConfigError(
+                f"HF_HUB_OFFLINE is set but {len(todo)} files are to be fetched (the first "
+                f"{todo[0].asset.key}): unset it on a connected machine, or install a bundle "
+                "with task.from_bundle=assets.tar (docs/cluster.md)"
+            )
         sizes = {
             p.asset.key: self.fetcher.size(p.asset) if not self.dry_run else p.asset.size
             for p in todo
