@@ -6,14 +6,20 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
+import torch
 
-from gesturebench.run.protocol import protocol_check, read_pin
+from gesturebench.data.lengths import align_lengths
+from gesturebench.data.records import Motion
+from gesturebench.metrics.functional.div_k import pose_variance
+from gesturebench.run.protocol import STATEMENTS, protocol_check, read_pin
 from gesturebench.runtime.errors import ConfigError
 from gesturebench.tasks.common import dataset_source
 from tests.helpers import composed
 from tests.launch import error_line, results, stopped
 from tests.support.beat2_copy import SEQ, beat2_copy
+from tests.support.requires import REPO
 
 REAL = "dataset.root=/data/BEAT2"
 
@@ -109,9 +115,6 @@ def test_each_presets_statement_is_in_docs_protocols_word_for_word():
     """The protocol statements (run/protocol.STATEMENTS, the LaTeX tables' captions) are the ones
     docs/protocols.md lists, one line each; every shipped metrics preset has one, and each preset
     that follows official code names it and its commit in its statement."""
-    from gesturebench.run.protocol import STATEMENTS
-    from tests.support.requires import REPO
-
     docs = (REPO / "docs" / "protocols.md").read_text().splitlines()
     fixtures = " ".join(p.read_text() for p in (REPO / "tests" / "fixtures").glob("*.json"))
     pinned = set(re.findall(r'"commit": "([0-9a-f]{40})"', fixtures))
@@ -123,3 +126,24 @@ def test_each_presets_statement_is_in_docs_protocols_word_for_word():
     presets = {p.stem for p in (REPO / "conf" / "metrics").glob("*.yaml")}
     assert presets == set(STATEMENTS)
     assert {p for p, s in STATEMENTS.items() if s.code} == {"emage2024", "emage2025", "genea"}
+
+
+@pytest.mark.parametrize(("generated_frames", "equal"), [(270, True), (300, True), (330, False)])
+def test_div_k_differs_from_the_leaderboards_only_when_the_generated_motion_is_longer(
+    generated_frames, equal
+):
+    """docs/protocols.md, GENEA "Lengths": the Leaderboard's var_k reads the whole generated file
+    alone (numpy's variance over its frames, averaged over the pose values: its
+    `evaluation_a2p`, written out here); gesturebench scores Div_k on the generated motion cut
+    to the shorter of the two (`align_lengths`), so the two agree unless the generated motion is
+    the longer."""
+    rng = np.random.default_rng(7)
+
+    def motion(n: int) -> Motion:
+        return Motion(rng.normal(size=(n, 165)), np.zeros((n, 3)), np.zeros(10), np.zeros((n, 100)))
+
+    generated, reference = motion(generated_frames), motion(300)
+    scored, _, _ = align_lengths(generated, reference, "s")
+    ours = float(pose_variance(torch.from_numpy(scored.poses)))
+    official = float(np.var(generated.poses.reshape(generated_frames, -1), axis=0).mean())
+    assert (abs(ours - official) <= 1e-6 * official) == equal
