@@ -355,3 +355,28 @@ def test_the_leaderboard_writes_one_table_per_preset(tmp_path):
     assert text.count(r"\begin{table}") == 2
     assert "metrics=paper" in text and "metrics=fast" in text
     assert latex_document(rows).count(r"\begin{table}") == 1
+
+
+def test_footnotes_name_skips_caveats_copied_fields_pins_and_failures():
+    """Each reason once, as a lettered footnote marked where it applies."""
+    rows = separated()
+    rows[0]["caveats"] = {"v": "motionless output: scores well here"}
+    rows[0]["model_info"] = {"copied_fields": ["jaw", "trans"]}
+    rows[1]["metrics"]["w"] = None
+    rows[1]["skipped"] = {"w": "needs audio_100% & more"}
+    rows[2]["protocol_mismatch"] = ["speakers all (pinned: 2)"]
+    rows.append({"status": "unreadable", "error": "r.json: not JSON", "run": "x", "model": "?"})
+    table = latex_table(rows)
+    lines = {line.split(" & ")[0]: line for line in table.splitlines() if " & " in line}
+    assert lines[r"a\textsuperscript{a}"].count(r"\textsuperscript{b}") == 1  # the caveat
+    assert r"--\textsuperscript{c}" in lines["b"]
+    assert r"c\textsuperscript{d}" in lines and r"?\textsuperscript{e}" in lines
+    notes = table.split(r"\begin{minipage}")[1]
+    for letter, text in [
+        ("a", "copies jaw, trans from the reference motion"),
+        ("b", "caveat: motionless output: scores well here"),
+        ("c", r"needs audio\_100\% \& more"),
+        ("d", "scored off the preset's pinned data: speakers all (pinned: 2)"),
+        ("e", "unreadable: r.json: not JSON"),
+    ]:
+        assert rf"\textsuperscript{{{letter}}}\,{text}" in notes
