@@ -23,7 +23,7 @@ from gesturebench.reporting.results import (
     json_text,
 )
 from gesturebench.reporting.summary import write_sweep_summary
-from gesturebench.reporting.tables import TABLE_WIDTH, write_summary
+from gesturebench.reporting.tables import TABLE_WIDTH, short_name, short_names, write_summary
 from gesturebench.run.config import build
 from gesturebench.tasks.job import Job
 from gesturebench.tasks.sweep_summary import SweepSummaryCallback
@@ -311,3 +311,18 @@ def test_results_json_lists_the_values_that_partly_compare_the_reference_with_it
     assert doc["skipped"]["foot_contact"] == f"no vertices; {note}"
     assert self_compared(doc) == {"fgd": note}
     assert json.loads(json_text(doc))["self_compared"] == {"fgd": note}
+
+
+def test_short_names_are_unique_and_never_another_columns_name():
+    """A fixed short name, the first word and initials of a long name, a short name kept; two
+    names that would share a short name, or a short name that is another column's, keep theirs."""
+    names = ["density", "sgp_class_beat", "mjd", "my_long_metric", "my_lazy_metric"]
+    assert short_names(names) == {
+        "density": "dens",
+        "sgp_class_beat": "sgp_c_b",
+        "mjd": "mjd",
+        "my_long_metric": "my_long_metric",  # both would be my_l_m
+        "my_lazy_metric": "my_lazy_metric",
+    }
+    assert short_names(["diversity", "div"]) == {"diversity": "diversity", "div": "div"}
+    assert short_name("a_very_long_name_") == "a_v_l_n"
