@@ -82,7 +82,7 @@ MARK = "‡"
 #: The legend line of `MARK` in the Markdown tables.
 MARK_LEGEND = (
     f"{MARK} partly compares the reference with itself: the model copies (or starts from) a field "
-    "of the reference that the value reads (its footnote says which; results.json `skipped`)"
+    "of the reference that the value reads (its footnote says which; results.json `self_compared`)"
 )
 
 
