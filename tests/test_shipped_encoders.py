@@ -8,7 +8,11 @@ import dataclasses
 import hashlib
 import json
 import logging
+import os
 import shutil
+import subprocess
+import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -173,3 +177,26 @@ def test_a_retrain_gives_the_shipped_bytes(tmp_path):
         assert path.read_bytes() == shipped(name).read_bytes(), name
         meta = json.loads(path.with_suffix(".json").read_text())
         assert meta[TRAINED_ON] == sidecar(name)[TRAINED_ON]
+
+
+@pytest.mark.slow
+def test_the_wheel_holds_the_shipped_encoders(tmp_path):
+    """setup.py's package data: the checkpoints and their sidecars are in the wheel, the same
+    bytes."""
+    repo = Path(__file__).resolve().parents[1]
+    source, dist = tmp_path / "source", tmp_path / "dist"
+    for name in ("src", "conf"):  # a copy: building writes into the source folder
+        shutil.copytree(repo / name, source / name, ignore=shutil.ignore_patterns("*.egg-info"))
+    for name in ("setup.py", "pyproject.toml", "README.md"):
+        shutil.copy(repo / name, source / name)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PIP_NO_INDEX": "1"}
+    command = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q", "wheel"]
+    subprocess.run(
+        [*command, "--no-deps", "--no-build-isolation", "-w", str(dist), str(source)],
+        check=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    with zipfile.ZipFile(next(dist.glob("gesturebench-*.whl"))) as wheel:
+        for path in sorted(SHIPPED.iterdir()):
+            assert wheel.read(f"gesturebench/encoders/shipped/{path.name}") == path.read_bytes()
