@@ -136,7 +136,8 @@ def test_missing_weights_offline_is_one_line(body_model, tmp_path, monkeypatch):
     assert str(err.value) == (  # the first file only: the twelve are listed in docs/emage.md
         f"model=emage: weights missing: {folder / 'config.json'} and 11 more of its 12 files"
         f" (HF_HUB_OFFLINE is set); put the files of https://huggingface.co/H-Liu1997/emage_audio"
-        f" into {folder}/ or set model.weights=/path/to/them (file list: docs/emage.md)"
+        f" into {folder}/ or set model.weights=/path/to/them (file list: docs/emage.md;"
+        " all at once: python launch.py task=fetch)"
     )
 
 

@@ -91,7 +91,8 @@ def test_failed_or_incomplete_download_names_files_and_folder(tmp_path):
     assert message == (
         f"model=m: weights missing: {tmp_path / 'model' / 'config.json'} and 1 more of its 2 files"
         f" (the download failed (OSError)); put the files of https://huggingface.co/owner/model"
-        f" into {tmp_path / 'model'}/ or set model.weights=/path/to/them (file list: docs/x.md)"
+        f" into {tmp_path / 'model'}/ or set model.weights=/path/to/them (file list: docs/x.md;"
+        " all at once: python launch.py task=fetch)"
     )
 
     def partial_download(**kwargs):
@@ -105,6 +106,46 @@ def test_failed_or_incomplete_download_names_files_and_folder(tmp_path):
             download=partial_download,
             **WHO,
         )
+
+
+def test_a_download_whose_pinned_hash_differs_is_refused_and_removed(tmp_path):
+    """The released SHA-256 of a pinned file (`HubFiles.sha256`, from the assets table) against
+    the downloaded bytes, computed here with hashlib: equal passes, different is one line and
+    the file is gone (the unpinned one stays)."""
+    good = hashlib.sha256(b"wsub/weights.bin").hexdigest()
+    pinned = HubFiles("owner/model", SPEC.files, "model", sha256={"sub/weights.bin": good})
+
+    def download(**kwargs):
+        from pathlib import Path
+
+        _fill(Path(kwargs["local_dir"]))
+
+    got = resolve_weights(pinned, None, tmp_path / "a", download=download, **WHO)
+    assert got.source == "hub" and got.sha256["sub/weights.bin"] == good
+    wrong = HubFiles("owner/model", SPEC.files, "model", sha256={"sub/weights.bin": "0" * 64})
+    with pytest.raises(CheckpointError) as err:
+        resolve_weights(wrong, None, tmp_path / "b", download=download, **WHO)
+    assert str(err.value) == (
+        f"model=m: {tmp_path / 'b' / 'model' / 'sub/weights.bin'} from"
+        f" https://huggingface.co/owner/model: SHA-256 {good[:16]}… differs from the released"
+        f" {'0' * 16}…; refused and removed"
+    )
+    assert not (tmp_path / "b" / "model" / "sub/weights.bin").exists()
+    assert (tmp_path / "b" / "model" / "config.json").is_file()
+
+
+def test_the_releases_carry_the_tables_pins():
+    from gesturebench.assets.table import TABLE
+
+    pins = {(a.repo, a.dest): a.sha256 for a in TABLE if a.host == "hub" and a.sha256 is not None}
+    for spec in [RELEASE, *(release_files(v) for v in Variant if v not in UNRELEASED)]:
+        expected = {
+            name: pins[(spec.repo_id, f"{spec.folder}/{name}")]
+            for name in spec.files
+            if (spec.repo_id, f"{spec.folder}/{name}") in pins
+        }
+        assert dict(spec.sha256) == expected, spec
+    assert RELEASE.sha256  # at least one file of EMAGE's release is pinned
 
 
 def test_hf_hub_offline_does_not_try_the_network(tmp_path, monkeypatch):

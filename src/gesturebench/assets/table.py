@@ -336,3 +336,14 @@ def load_table(path: str | Path | None) -> Table:
     except (OSError, ValueError, TypeError) as exc:
         raise ConfigError(f"task.table={path}: not a table of assets ({exc})") from None
     return Table(tuple(assets), str(path))
+
+
+def pinned(repo: str, folder: str) -> dict[str, str]:
+    """The pinned SHA-256 of the production table's files of Hub repository `repo` installed under
+    `<checkpoints>/<folder>/`, by their path there (a `HubFiles.sha256`)."""
+    prefix = f"{folder}/"
+    return {
+        a.dest.removeprefix(prefix): a.sha256
+        for a in TABLE
+        if a.host == "hub" and a.repo == repo and a.sha256 and a.dest.startswith(prefix)
+    }

@@ -1,12 +1,13 @@
 """Where public model weights come from: a configured folder (or file, for a one-file model), else
 `checkpoints/<folder>/`, else the Hugging Face cache, else the Hugging Face Hub (downloaded into
 `checkpoints/<folder>/`) — the same order for every released model (EMAGE, its FGD encoder and BC
-speed normaliser, GestureLSM). Offline and missing, one line says which files go where."""
+speed normaliser, GestureLSM). Offline and missing, one line says which files go where (and that
+`task=fetch` gets them all, verified); a download whose pinned SHA-256 differs is refused."""
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,7 +21,8 @@ class HubFiles:
     """The files one released model needs, as they lie in its Hugging Face repository.
 
     `folder` is the sub-folder of `paths.checkpoints` they are looked for in (and downloaded to);
-    `repo_type` is "model", "space" or "dataset"."""
+    `repo_type` is "model", "space" or "dataset"; `sha256`: the released SHA-256 of the files
+    whose hash is pinned (`gesturebench.assets.table`), which a download must match."""
 
     repo_id: str
     files: tuple[str, ...]
@@ -29,6 +31,7 @@ class HubFiles:
     revision: str | None = None
     #: where the documentation lists every file (the one-line messages name only the first missing)
     docs: str = "docs/models.md"
+    sha256: Mapping[str, str] = field(default_factory=dict, hash=False, compare=False)
 
     @property
     def url(self) -> str:
@@ -152,7 +155,19 @@ def resolve_weights(
     if missing := spec.missing(root):
         why = "not in the download"
         raise CheckpointError(missing_line(spec, root, missing, owner, key, why))
-    return _resolved(spec, root, "hub")
+    resolved = _resolved(spec, root, "hub")
+    differ = [
+        n for n, sha in spec.sha256.items() if n in resolved.sha256 and resolved.sha256[n] != sha
+    ]
+    if differ:
+        for name in differ:  # nothing that fails its check stays where it passes for complete
+            (root / name).unlink(missing_ok=True)
+        first = differ[0]
+        raise CheckpointError(
+            f"{owner}: {root / first} from {spec.url}: SHA-256 {resolved.sha256[first][:16]}…"
+            f" differs from the released {spec.sha256[first][:16]}…; refused and removed"
+        )
+    return resolved
 
 
 def missing_line(
@@ -164,7 +179,8 @@ def missing_line(
     return (
         f"{owner}: weights missing: {root / missing[0]}{_more(spec, missing)} ({why}); put the"
         f" files of "
-        f"{spec.url} into {root}/ or set {key}=/path/to/them (file list: {spec.docs})"
+        f"{spec.url} into {root}/ or set {key}=/path/to/them (file list: {spec.docs};"
+        " all at once: python launch.py task=fetch)"
     )
 
 

@@ -1,12 +1,14 @@
 """EMAGE's released files (``H-Liu1997/emage_audio`` on the Hugging Face Hub) and loading them: the
 generator's ``config.json`` + ``pytorch_model.bin`` at the top, one pair per codec under
 ``emage_vq/<part>/`` (as the official code's ``from_pretrained(..., subfolder="emage_vq/<part>")``
-reads them). Every network is built from its config.json and loaded strictly."""
+reads them). Every network is built from its config.json and loaded strictly. The files' pins (a
+Hub download must match them) and `task=fetch`: `gesturebench.assets.table`."""
 
 from __future__ import annotations
 
 import torch
 
+from gesturebench.assets.table import pinned
 from gesturebench.models.emage.codecs import PARTS, BodyCodec
 from gesturebench.models.emage.config import CodecConfig, GeneratorConfig
 from gesturebench.models.emage.generator import EmageGenerator
@@ -21,6 +23,7 @@ RELEASE = HubFiles(
     files=tuple(f"{folder}{name}" for folder in FOLDERS for name in (CONFIG, WEIGHTS)),
     folder="emage",
     docs="docs/emage.md",
+    sha256=pinned("H-Liu1997/emage_audio", "emage"),
 )
 
 

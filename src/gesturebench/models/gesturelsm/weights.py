@@ -8,7 +8,8 @@ The generator checkpoints hold ``model_state_dict`` (or ``model_state``) saved f
 wrapper (``module.`` prefix); upstream loads them non-strictly, dropping legacy
 ``modality_encoder.audio_encoder.*`` entries. Ours drops the prefix and those entries and then
 loads strictly: any other difference is a one-line error naming the missing/unexpected keys.
-The normalisation files are in the GitHub repository's ``mean_std/`` folder."""
+The normalisation files are in the GitHub repository's ``mean_std/`` folder. `task=fetch` gets
+them all (`gesturebench.assets.table`, which also pins the SHA-256 a Hub download must match)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from gesturebench.assets.table import pinned
 from gesturebench.models.gesturelsm.config import (
     PART_WIDTHS,
     PARTS,
@@ -50,10 +52,13 @@ CODEC_FILES = {part: f"net_300000_{part}.pth" for part in PARTS}
 
 def release_files(variant: Variant) -> HubFiles:
     """The files `variant` needs: its generator, then the RVQ-VAEs."""
+    files = (GENERATOR_FILES[variant], *CODEC_FILES.values())
+    pins = pinned("pliu23/GestureLSM", "gesturelsm")
     return HubFiles(
         repo_id="pliu23/GestureLSM",
-        files=(GENERATOR_FILES[variant], *CODEC_FILES.values()),
+        files=files,
         folder="gesturelsm",
+        sha256={name: pins[name] for name in files if name in pins},
     )
 
 
@@ -123,7 +128,9 @@ def load_normalisation(folder: Path) -> Normalisation:
         path = folder / name
         if not path.is_file():
             raise DataError(
-                path, "GestureLSM normalisation file not found (copy mean_std/ from its repository)"
+                path,
+                "GestureLSM normalisation file not found (copy mean_std/ from its repository, or "
+                "run python launch.py task=fetch model=gesturelsm)",
             )
         arrays[field] = torch.from_numpy(np.load(path).astype(np.float64))
     return Normalisation(**arrays)
