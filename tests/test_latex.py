@@ -342,7 +342,10 @@ def test_the_caption_states_the_presets_statement_the_data_and_the_body():
     assert f"{rows[0]['dataset']}'s test split" in text
     hashed = [{**r, "inputs": {"body_model": {"sha256": "ab" * 32}}} for r in rows]
     assert "(SHA-256 abababababababab…)" in caption(hashed)
-    assert "its SHA-256 not recorded in results.json" in caption(rows)
+    recorded = rows[0]["inputs"]["body_model"]["sha256"]
+    assert f"of the procedural body (SHA-256 {recorded[:16]}…)" in caption(rows)
+    bare = [{k: v for k, v in r.items() if k != "inputs"} for r in rows]
+    assert "its SHA-256 not recorded in results.json" in caption(bare)
     assert text.count(". ") == 0 and text.endswith(".")  # one sentence
 
 

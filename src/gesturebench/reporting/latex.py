@@ -23,6 +23,7 @@ from typing import Literal, get_args
 from gesturebench.reporting.comparability import mixed_conventions
 from gesturebench.reporting.comparisons import badness, comparisons, labels, sequences
 from gesturebench.reporting.headline import headline_metrics
+from gesturebench.reporting.results import RESULTS_FILE, read_results
 from gesturebench.run.protocol import statement
 from gesturebench.runtime.atomic import write_atomic
 from gesturebench.runtime.errors import ConfigError
@@ -142,16 +143,32 @@ def _marks(letters: list[str]) -> str:
 
 
 def normalised(rows: list[dict]) -> list[dict]:
-    """The rows with a `status` (ok where absent, as in the leaderboard's) and a `job` (the run
-    folder's name where absent)."""
+    """The rows with a `status` (ok where absent, as in the leaderboard's), a `job` (the run
+    folder's name where absent) and their resolved `config` (the leaderboard's rows hold its short
+    hash there instead: read back from the run's results.json; {} where it cannot be)."""
     return [
         {
             **row,
             "status": row.get("status", "ok"),
             "job": row.get("job") or Path(str(row.get("run", row.get("model", "?")))).name,
+            "config": _config(row),
         }
         for row in rows
     ]
+
+
+def _config(row: dict) -> dict:
+    config = row.get("config")
+    if isinstance(config, dict):
+        return config
+    if row.get("run"):
+        try:
+            doc = read_results(Path(row["run"]) / RESULTS_FILE)
+        except (OSError, ValueError):
+            doc = None
+        if isinstance(doc, dict) and isinstance(doc.get("config"), dict):
+            return doc["config"]
+    return {}
 
 
 def groups(rows: list[dict]) -> list[list[dict]]:
