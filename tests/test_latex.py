@@ -383,3 +383,14 @@ def test_footnotes_name_skips_caveats_copied_fields_pins_and_failures():
         ("e", "unreadable: r.json: not JSON"),
     ]:
         assert rf"\textsuperscript{{{letter}}}\,{text}" in notes
+
+
+def test_leaderboard_rows_whose_config_is_the_short_hash(tmp_path):
+    """The leaderboard's rows hold the config hash under `config`: the tables read the config
+    back from the run's results.json, and without it still write the table (default split test,
+    confidence 0.95, the body model's file unnamed)."""
+    rows = [r for r in fixed_rows() if r["status"] == "ok"]
+    short = [{**r, "config": "abcdef01", "run": str(tmp_path / r["job"])} for r in rows]
+    text = latex_document(short)
+    assert "mini\\_beat2's test split" in text and text.count(r"\begin{table}") == 1
+    assert latex_table(short).split(r"\midrule")[1] == latex_table(rows).split(r"\midrule")[1]
