@@ -162,6 +162,7 @@ def test_typo_in_an_override_fails_at_once():
         "length_policy=pad",
         "task=annotate task.source=models",
         "task=review task.source=store",
+        "task=study_server task.design.mode=ranking",
     ],
 )
 def test_wrong_type_fails_at_once(override):
@@ -645,3 +646,17 @@ def test_a_mistyped_group_option_is_one_line_and_exit_2(monkeypatch, capsys):
 def test_a_model_argument_of_the_wrong_type_fails_at_once():
     with pytest.raises(ConfigCompositionException, match="level"):
         composed("model=perturbed", "model.level=abc")
+
+
+def test_the_saved_study_server_config_refuses_a_mode_outside_its_literal(tmp_path):
+    """The restart entry reads server.yaml with the same check as the composed config: a mode
+    that is neither rating nor pairwise is one line naming the file and key."""
+    from gesturebench.study.server.serve import ServerOptions, load_config, save_config
+
+    save_config(tmp_path, ServerOptions(manifest="m.csv"), "sqlite:///s.db")
+    options, url = load_config(tmp_path, ["task.design.mode=pairwise", "task.port=8001"])
+    assert (options.design.mode, options.port, url) == ("pairwise", 8001, "sqlite:///s.db")
+    assert type(options) is ServerOptions  # the dataclass itself, not its checked copy
+    refused = r"server\.yaml: task\.design\.mode: Invalid value 'ranking'"
+    with pytest.raises(DataError, match=refused):
+        load_config(tmp_path, ["task.design.mode=ranking"])

@@ -21,7 +21,7 @@ import hashlib
 import inspect
 import os
 import typing
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from copy import deepcopy
 from dataclasses import dataclass, field
 from functools import partial
@@ -201,23 +201,65 @@ def schema(target: str, with_target: bool = True) -> type:
     return dataclasses.make_dataclass(f"{target.rsplit('.', 1)[-1]}Schema", fields)
 
 
-@functools.cache
 def checked_fields(target: str) -> type:
-    """The dataclass `target` ("module.Name") as a ``fields/`` config: itself, or where a field is
-    a `Literal` of strings, a copy of it whose such fields OmegaConf checks (`_checkable`), so a
-    value outside the Literal is refused when the config is composed. Made once per target."""
-    obj = get_object(target)
-    hints = typing.get_type_hints(obj)
-    if not any(typing.get_origin(hint) is typing.Literal for hint in hints.values()):
-        return obj
+    """The dataclass `target` ("module.Name") as a ``fields/`` config (`checkable_dataclass`)."""
+    return checkable_dataclass(get_object(target))
+
+
+@functools.cache
+def checkable_dataclass(cls: type) -> type:
+    """The dataclass `cls` where OmegaConf can check it: itself, or where a field (or a field of
+    a dataclass field) is a `Literal` of strings, a copy of it whose such fields are the Literal's
+    enum (`_checkable`), so a value outside the Literal is refused when the config is composed or
+    merged; `from_checked` turns what the copy holds back into `cls`. Made once per class."""
+    hints = typing.get_type_hints(cls)
     fields: list[tuple[str, Any, Any]] = []
-    for f in dataclasses.fields(obj):
+    changed = False
+    for f in dataclasses.fields(cls):
+        hint = hints[f.name]
+        if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+            annotation: Any = checkable_dataclass(hint)
+        elif typing.get_origin(hint) is typing.Literal:
+            annotation = _checkable(hint)
+        else:
+            annotation = hint
+        changed |= annotation is not hint
         if f.default_factory is not dataclasses.MISSING:
-            default = field(default_factory=f.default_factory)
+            default = field(default_factory=partial(_made_checkable, f.default_factory))
         else:
             default = field(default=MISSING if f.default is dataclasses.MISSING else f.default)
-        fields.append((f.name, _checkable(hints[f.name]), default))
-    return dataclasses.make_dataclass(obj.__name__, fields)
+        fields.append((f.name, annotation, default))
+    return dataclasses.make_dataclass(cls.__name__, fields) if changed else cls
+
+
+def _made_checkable(make: Callable[[], Any]) -> Any:
+    return as_checkable(make())
+
+
+def as_checkable(value: Any) -> Any:
+    """A dataclass instance as an instance of its `checkable_dataclass` (other values as they
+    are)."""
+    if not dataclasses.is_dataclass(value) or isinstance(value, type):
+        return value
+    copy = checkable_dataclass(type(value))
+    if copy is type(value):
+        return value
+    return copy(**{f.name: as_checkable(getattr(value, f.name)) for f in dataclasses.fields(value)})
+
+
+def from_checked(cls: type, node: Any) -> Any:
+    """An instance of dataclass `cls` from `node`, a config of its `checkable_dataclass` (enum
+    options as their values); a mandatory value left unset raises omegaconf's
+    `MissingMandatoryValue`."""
+    values = plain(node) if OmegaConf.is_config(node) else node
+    hints = typing.get_type_hints(cls)
+    kwargs = {}
+    for f in dataclasses.fields(cls):
+        if f.name in values:
+            hint = hints[f.name]
+            nested = isinstance(hint, type) and dataclasses.is_dataclass(hint)
+            kwargs[f.name] = from_checked(hint, values[f.name]) if nested else values[f.name]
+    return cls(**kwargs)
 
 
 class SchemaSource(ConfigSource):

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
@@ -52,12 +53,17 @@ class EntryLimit:
     per_minute: int = 10
 
 
+#: `task.design.mode`: rating (1–7 per dimension) or pairwise (which of two clips); checked when the
+#: config is composed or the saved server.yaml is read
+Mode = Literal["rating", "pairwise"]
+
+
 @dataclass(frozen=True)
 class StudyDesign:
     """What participants see and answer: the mode (rating: 1–7 per dimension; pairwise: which of two
     clips of one window is more …), block size, practice clip, attention checks, the wording."""
 
-    mode: str = "rating"
+    mode: Mode = "rating"
     seed: int = 0
     title: str = "Gesture study"
     block_size: int = 25
@@ -107,8 +113,6 @@ class StudyDesign:
     exclude_at: int = 2
 
     def __post_init__(self):
-        if self.mode not in ("rating", "pairwise"):
-            raise ConfigError(f"task.design.mode must be rating or pairwise, got {self.mode!r}")
         if self.block_size < 1:
             raise ConfigError("task.design.block_size must be at least 1")
         wording = self.questions if self.mode == "rating" else self.comparisons

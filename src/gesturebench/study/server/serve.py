@@ -19,6 +19,7 @@ import yaml
 from omegaconf import MISSING, DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from gesturebench.run.config import as_checkable, checkable_dataclass, from_checked
 from gesturebench.runtime.atomic import write_atomic
 from gesturebench.runtime.errors import DataError
 from gesturebench.study.server.app import Study, create_app
@@ -121,7 +122,7 @@ def resolved(options: ServerOptions) -> ServerOptions:
 
 def save_config(folder: Path, options: ServerOptions, url: str) -> Path:
     """Write `options` (resolved) and the database `url` to `folder`/`CONFIG_FILE`."""
-    saved = OmegaConf.structured(SavedConfig(resolved(options), SavedDatabase(url)))
+    saved = OmegaConf.structured(as_checkable(SavedConfig(resolved(options), SavedDatabase(url))))
     header = (
         "# written by task=study_server: `python -m gesturebench.study.server <this folder>` "
         "serves the study with it\n"
@@ -141,11 +142,11 @@ def load_config(folder: Path, overrides: list[str]) -> tuple[ServerOptions, str]
         )
     try:
         merged = OmegaConf.merge(
-            _writable(OmegaConf.structured(SavedConfig)),
+            _writable(OmegaConf.structured(checkable_dataclass(SavedConfig))),
             OmegaConf.load(path),
             OmegaConf.from_dotlist(overrides),
         )
-        saved = OmegaConf.to_object(merged)
+        saved = from_checked(SavedConfig, merged)
     except (OmegaConfBaseException, yaml.YAMLError, ValueError) as err:
         key = getattr(err, "full_key", None)
         raise DataError(path, (f"{key}: " if key else "") + str(err).splitlines()[0]) from None
