@@ -76,6 +76,10 @@ WORKFLOWS = {
         "python launch.py task=analyze study=my_study study.path=/data/ratings.csv dataset=beat2"
         " dataset.root=...",
     ),
+    "test_verify_a_sweep": (
+        "python launch.py -m model=ground_truth,mean_pose,random_clip",
+        "python launch.py task=verify task.run=multirun/evaluate/mini_beat2",
+    ),
 }
 
 
