@@ -349,3 +349,31 @@ def test_the_pinned_bc_normaliser_is_the_real_file():
     real = require_shared(EMAGE_DIR / "mean_vel_smplxflame_30.npy").read_bytes()
     (asset,) = [a for a in TABLE if a.key == "emage_eval/mean_vel_smplxflame_30.npy"]
     assert (asset.sha256, asset.size) == (_sha(real), len(real))
+
+
+# --- BEAT2 opt-in, SMPL-X by hand --------------------------------------------------------------
+
+
+def test_with_dataset_reuses_prepare_beat2s_download(monkeypatch, tmp_path):
+    from gesturebench.tasks.prepare_beat2 import PrepareBeat2Task
+
+    calls = []
+    monkeypatch.setattr(PrepareBeat2Task, "fetch", lambda self, root, dl: calls.append(root))
+    root = tmp_path / "beat_english_v2.0.0"
+    cfg = composed("dataset=beat2", f"dataset.root={root}", f"paths.checkpoints={tmp_path}")
+    FetchTask(with_dataset=True)._dataset(cfg)
+    assert calls == [root]
+    with pytest.raises(ConfigError, match=r"^task\.with_dataset=true needs dataset=beat2"):
+        FetchTask(with_dataset=True)._dataset(composed())
+
+
+def test_smplx_is_checked_not_fetched(tmp_path, caplog):
+    caplog.set_level("INFO")
+    FetchTask()._body_model(composed())
+    assert "register at https://smpl-x.is.tue.mpg.de" in caplog.text
+    model = tmp_path / "SMPLX_NEUTRAL_2020.npz"
+    model.write_bytes(b"not the real model")
+    FetchTask()._body_model(composed(f"body_model.model_path={model}"))
+    assert f"SHA-256 {_sha(b'not the real model')}; no official SHA-256" in caplog.text
+    with pytest.raises(ConfigError, match=r"^body_model\.model_path=.*nowhere\.npz: not found"):
+        FetchTask()._body_model(composed(f"body_model.model_path={tmp_path / 'nowhere.npz'}"))
