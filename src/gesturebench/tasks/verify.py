@@ -334,8 +334,9 @@ def exit_code(reports: list[dict]) -> int:
 
 
 def table(reports: list[dict], out: Path) -> str:
-    """The compact table: per run, each metric's status and values, every other value that is not
-    identical (at most `SHOWN`), the environment's differences, the counts; then verify.json."""
+    """The compact table: per run, each metric's status and values, every other value that
+    differs or is close (at most `SHOWN`), why values could not be verified, the notes, the
+    environment's differences, the counts; then verify.json."""
     lines = []
     for r in reports:
         lines.append(f"verify {r['results']}" + (f" (re-run: {r['rerun']})" if r["rerun"] else ""))
@@ -348,7 +349,8 @@ def table(reports: list[dict], out: Path) -> str:
         others = [
             row
             for row in r["values"]
-            if not row["value"].startswith("metrics.") and row["status"] not in (IDENTICAL,)
+            if not row["value"].startswith("metrics.")
+            and row["status"] not in (IDENTICAL, NOT_VERIFIED)
         ]
         shown = rows + others[:SHOWN]
         width = max((len(row["value"]) for row in shown), default=0)
