@@ -163,6 +163,7 @@ def test_typo_in_an_override_fails_at_once():
         "task=annotate task.source=models",
         "task=review task.source=store",
         "task=study_server task.design.mode=ranking",
+        "task=render task.conditions=[muted,loud]",
     ],
 )
 def test_wrong_type_fails_at_once(override):

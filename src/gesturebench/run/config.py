@@ -112,11 +112,15 @@ def _choice(values: tuple[str, ...]) -> type[enum.Enum]:
 
 def _checkable(annotation: Any) -> Any:
     """`annotation` where OmegaConf can check values against it (a `Literal` of strings as an
-    enum of them), else `Any`."""
+    enum of them, a list of such as a list of that enum), else `Any`."""
     if typing.get_origin(annotation) is typing.Literal:
         values = typing.get_args(annotation)
         if all(isinstance(v, str) for v in values):
             return _choice(values)
+    if typing.get_origin(annotation) is list and len(typing.get_args(annotation)) == 1:
+        inner = _checkable(typing.get_args(annotation)[0])
+        if isinstance(inner, type) and issubclass(inner, enum.Enum):
+            return list[inner]  # type: ignore[valid-type]
     probe = dataclasses.make_dataclass("Probe", [("value", annotation, MISSING)])
     try:
         OmegaConf.structured(probe)
