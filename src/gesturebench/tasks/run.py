@@ -75,6 +75,7 @@ class Run:
         A mandatory value left unset (`???`) in a node the run holds raises omegaconf's
         `MissingMandatoryValue` (the command line names the key)."""
         config = resolved(cfg)
+        metrics = plain(cfg.metrics)  # the config goes no further than run/config
         return cls(
             job=job,
             config=config,
@@ -82,8 +83,8 @@ class Run:
                 plain(cfg.dataset), root_by_hand=not OmegaConf.is_interpolation(cfg.dataset, "root")
             ),
             model=plain(cfg.model) if model else None,
-            metrics={name: plain(node) for name, node in metric_nodes(cfg.metrics).items()},
-            pin=read_pin(cfg.metrics),
+            metrics=metric_nodes(metrics),
+            pin=read_pin(metrics),
             body_model=plain(cfg.body_model),
             annotator=plain(cfg.annotator),
             encoder=plain(cfg.encoder),
