@@ -25,6 +25,7 @@ from gesturebench.encoders import ship, training_common
 from gesturebench.encoders.motion_ae_training import MotionAEConfig
 from gesturebench.encoders.text_training import TextMotionConfig
 from gesturebench.encoders.training_common import SHIPPED, TRAINED_ON, records_digest
+from gesturebench.runtime.errors import DataError
 
 CONFIGS = {"motion_ae": MotionAEConfig(), "text_motion": TextMotionConfig()}
 CONF = Path(__file__).resolve().parents[1] / "conf" / "encoder"
@@ -168,15 +169,21 @@ def test_the_records_digest_sees_every_trained_on_part(mini_records):
 
 
 @pytest.mark.slow
-def test_a_retrain_gives_the_shipped_bytes(tmp_path):
-    """`python -m gesturebench.encoders.ship` into a temporary folder: the same checkpoints, byte
-    for byte, and the same training identity (one torch thread, this torch build)."""
-    paths = ship.train_shipped(tmp_path / "out", tmp_path / "data")
-    for path in paths:
-        name = path.stem.split("-")[0]
+def test_a_retrain_gives_the_shipped_bytes(mini_beat2, tmp_path):
+    """`python -m gesturebench.encoders.ship` on a freshly generated mini-BEAT2, into a temporary
+    folder: the same checkpoints, byte for byte, and the same training identity (one torch thread,
+    this torch build)."""
+    ship.main(["--data", str(mini_beat2), "--out", str(tmp_path)])
+    for name in CONFIGS:
+        path = tmp_path / shipped(name).name
         assert path.read_bytes() == shipped(name).read_bytes(), name
         meta = json.loads(path.with_suffix(".json").read_text())
         assert meta[TRAINED_ON] == sidecar(name)[TRAINED_ON]
+
+
+def test_shipping_from_a_folder_without_mini_beat2_is_one_line(tmp_path):
+    with pytest.raises(DataError, match=f"{tmp_path}: no mini-BEAT2 here.*task=make_data"):
+        ship.main(["--data", str(tmp_path), "--out", str(tmp_path / "out")])
 
 
 @pytest.mark.slow

@@ -10,24 +10,29 @@ retrains. Its "trained_with" records the torch version and the thread count. A r
 thread gives the same bytes (`tests/test_shipped_encoders.py`, slow); with another thread count
 torch sums in another order and the weights differ in their last bits (docs/performance.md).
 
-Rebuild them after a change to the generator, the encoders or their configs:
-`python -m gesturebench.encoders.ship` (writes `src/gesturebench/encoders/shipped/`).
+Rebuild them after a change to the generator, the encoders or their configs: generate mini-BEAT2
+(`python launch.py task=make_data dataset.root=data/mini_beat2_default`), then
+`python -m gesturebench.encoders.ship` (writes `src/gesturebench/encoders/shipped/`;
+`--data`: another mini-BEAT2 folder).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import cast
 
 import torch
 
+from gesturebench.data.beat2 import SPLIT_FILE, Beat2Dataset
+from gesturebench.data.records import SequenceRecord
 from gesturebench.encoders.motion_ae_training import MotionAEConfig
 from gesturebench.encoders.text_training import TextMotionConfig
 from gesturebench.encoders.training_common import SHIPPED, EncoderConfig
 from gesturebench.runtime.atomic import write_atomic
+from gesturebench.runtime.errors import DataError
 
 #: the dataset the shipped encoders are trained on (`dataset=mini_beat2`, its default size and seed)
 DATASET = "mini_beat2"
@@ -40,23 +45,30 @@ def shipped_configs() -> tuple[EncoderConfig, ...]:
     return (MotionAEConfig(), TextMotionConfig())
 
 
-def mini_splits(data_dir: Path) -> dict[str, Sequence]:
-    """mini-BEAT2's (default size, seed 0) train and val records, generated under `data_dir`
-    when missing, as `dataset=mini_beat2` opens them."""
-    from gesturebench.run.datamodule import Beat2Source
-
-    source = Beat2Source(name=DATASET, root=str(data_dir / "mini_beat2_default"), generate=True)
-    return {split: source.open(split=split, load_audio=False) for split in ("train", "val")}
+def mini_splits(root: Path) -> dict[str, Sequence[SequenceRecord]]:
+    """The train and val records of the mini-BEAT2 folder `root`, as `dataset=mini_beat2` opens
+    them (no audio)."""
+    if not (root / SPLIT_FILE).is_file():
+        raise DataError(
+            root,
+            f"no mini-BEAT2 here ({SPLIT_FILE} missing); generate it with "
+            f"`python launch.py task=make_data dataset.root={root}`",
+        )
+    return {
+        split: cast(Sequence[SequenceRecord], Beat2Dataset(root, split, load_audio=False))
+        for split in ("train", "val")
+    }
 
 
 def train_shipped(
-    out_dir: Path, data_dir: Path, checkpoints_dir: str | Path = "checkpoints"
+    out_dir: Path,
+    splits: dict[str, Sequence[SequenceRecord]],
+    checkpoints_dir: str | Path = "checkpoints",
 ) -> list[Path]:
-    """Train every shipped encoder on mini-BEAT2 into `out_dir` (`<encoder>-mini_beat2.pt` and its
-    `.json`) as auto-training does, with `THREADS` torch threads (recorded in the sidecar's
-    "trained_with"); `checkpoints_dir` is where released weights (the sentence encoder) are looked
-    for. Returns the checkpoints."""
-    splits = mini_splits(data_dir)
+    """Train every shipped encoder on mini-BEAT2's `splits` ("train", "val") into `out_dir`
+    (`<encoder>-mini_beat2.pt` and its `.json`) as auto-training does, with `THREADS` torch
+    threads (recorded in the sidecar's "trained_with"); `checkpoints_dir` is where released weights
+    (the sentence encoder) are looked for. Returns the checkpoints."""
     paths = []
     threads = torch.get_num_threads()
     torch.set_num_threads(THREADS)
@@ -75,13 +87,13 @@ def train_shipped(
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=Path("data/mini_beat2_default"))
     parser.add_argument("--out", type=Path, default=SHIPPED, help="where to write")
     parser.add_argument("--checkpoints", default="checkpoints", help="paths.checkpoints")
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory() as data:
-        for path in train_shipped(args.out, Path(data), args.checkpoints):
-            print(f"{path} {path.stat().st_size} bytes")
+    for path in train_shipped(args.out, mini_splits(args.data), args.checkpoints):
+        print(f"{path} {path.stat().st_size} bytes")
 
 
 if __name__ == "__main__":
