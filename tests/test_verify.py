@@ -85,7 +85,9 @@ def _tree(folder: Path) -> dict[str, str]:
 
 
 def _verify(in_process, run: Path, out: Path, *extra: str):
-    return in_process("task=verify", f"task.run={run}", f"hydra.run.dir={out}", *extra)
+    return in_process(
+        "task=verify", f"task.run={run}", f"hydra.run.dir={out}", *extra, encoders=False
+    )
 
 
 def _results(run: Path) -> dict:
