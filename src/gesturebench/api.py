@@ -14,6 +14,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, open_dict
 
 from gesturebench.cli import run_config
+from gesturebench.reporting.latex import latex_document
 from gesturebench.reporting.results import RESULTS_FILE, scan_results, unreadable_row
 from gesturebench.reporting.tables import results_frame
 from gesturebench.run.config import register_configs
@@ -112,3 +113,10 @@ def complete_runs(path: Path) -> list[dict]:
             path, f"{len(files)} {RESULTS_FILE}, none complete (runs still going or stopped)"
         )
     return rows
+
+
+def latex_table(path: str | Path, interval: str = "bracket") -> str:
+    """The LaTeX document (booktabs tables, one per preset, dataset and split) of the complete runs
+    at or below `path`, each value with its interval as `interval` says ("bracket", "pm" or
+    "none"); docs/outputs.md, "LaTeX tables"."""
+    return latex_document(complete_runs(Path(path)), interval)

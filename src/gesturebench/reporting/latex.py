@@ -18,21 +18,24 @@ from __future__ import annotations
 import math
 import unicodedata
 from pathlib import Path
-from typing import Literal, get_args
+from typing import get_args
 
 from gesturebench.reporting.comparability import mixed_conventions
 from gesturebench.reporting.comparisons import badness, comparisons, labels, sequences
 from gesturebench.reporting.headline import headline_metrics
 from gesturebench.reporting.results import RESULTS_FILE, read_results
+from gesturebench.run.config import LatexInterval
 from gesturebench.run.protocol import statement
 from gesturebench.runtime.atomic import write_atomic
 from gesturebench.runtime.errors import ConfigError
 
-#: how a value's bootstrap interval is shown: ``value [lo, hi]``, ``value ± (hi − lo)/2``, or not
-Interval = Literal["bracket", "pm", "none"]
+#: how a value's bootstrap interval is shown (`report.latex.interval`)
+Interval = LatexInterval
 INTERVALS: tuple[str, ...] = get_args(Interval)
 #: a headline metric's direction as its column header shows it
 ARROWS = {"lower": r"$\downarrow$", "higher": r"$\uparrow$", "zero": r"$\to 0$"}
+#: the files `write_latex_summary` and `write_latex_leaderboard` write
+SUMMARY_TEX, LEADERBOARD_TEX = "summary.tex", "leaderboard.tex"
 #: the hex digits of a SHA-256 a caption shows (results.json holds all 64)
 HASH_DIGITS = 16
 
@@ -502,7 +505,7 @@ def write_latex_summary(
     rows: list[dict],
     interval: str = "bracket",
     title: str | None = None,
-    name: str = "summary.tex",
+    name: str = SUMMARY_TEX,
 ) -> Path:
     """`name` (summary.tex) in `folder`: the document of a sweep's rows (`collect_jobs`)."""
     path = Path(folder) / name
@@ -515,4 +518,4 @@ def write_latex_leaderboard(
 ) -> Path:
     """leaderboard.tex in `folder`: one table per metrics preset, dataset and split of the
     leaderboard's rows (`leaderboard.collect`)."""
-    return write_latex_summary(folder, rows, interval, "Leaderboard", "leaderboard.tex")
+    return write_latex_summary(folder, rows, interval, "Leaderboard", LEADERBOARD_TEX)

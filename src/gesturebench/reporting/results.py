@@ -44,8 +44,9 @@ ARROWS = {"lower": "↓", "higher": "↑", "zero": "→0"}
 RESULTS_FILE = "results.json"
 PER_SEQUENCE_FILE = "per_sequence.csv"
 ERROR_FILE = "error.json"
-#: the config keys that do not change results (resume, logger, the study server's database)
-UNHASHED = ("resume", "logger", "study_server")
+#: the config keys that do not change results (resume, logger, the study server's database, how
+#: results are written for reading)
+UNHASHED = ("resume", "logger", "study_server", "report")
 #: A table row's `status`: a run that wrote its results, a job that failed (its error.json), a
 #: results.json that could not be read (`read_run_file`).
 OK, FAILED, UNREADABLE = "ok", "failed", "unreadable"

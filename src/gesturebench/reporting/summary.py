@@ -13,6 +13,8 @@ from typing import NamedTuple
 
 from gesturebench.reporting.comparability import mixed_conventions
 from gesturebench.reporting.comparisons import COMPARISONS_CSV, COMPARISONS_MD, write_comparisons
+from gesturebench.reporting.latex import SUMMARY_TEX, Interval, write_latex_summary
+from gesturebench.reporting.report import write_sweep_report
 from gesturebench.reporting.results import (
     ERROR_FILE,
     FAILED,
@@ -80,10 +82,13 @@ class SweepSummary(NamedTuple):
     failed: bool
 
 
-def write_sweep_summary(sweep_dir: Path, sweep_id: str, started: str) -> SweepSummary | None:
-    """The summary (and comparisons) of the jobs of multirun `sweep_id` in `sweep_dir`, written into
-    its own folder `sweeps/<started>_<id>/` and, as the latest, into `sweep_dir`; the comparability
-    warnings logged. None where the sweep has no job."""
+def write_sweep_summary(
+    sweep_dir: Path, sweep_id: str, started: str, interval: Interval = "bracket"
+) -> SweepSummary | None:
+    """The summary (and comparisons, and summary.tex with intervals as `interval` says) of the jobs
+    of multirun `sweep_id` in `sweep_dir`, written into its own folder `sweeps/<started>_<id>/`
+    and, as the latest, into `sweep_dir`, with the sweep's report.html in its own folder; the
+    comparability warnings logged. None where the sweep has no job."""
     if not sweep_dir.is_dir():
         return None
     rows = collect_jobs(sweep_dir, sweep_id)
@@ -92,9 +97,12 @@ def write_sweep_summary(sweep_dir: Path, sweep_id: str, started: str) -> SweepSu
     own = sweep_dir / SWEEPS / f"{started}_{sweep_id[:8]}"
     for warning in mixed_conventions(rows).warnings:
         log.warning("summary: %s", warning)
-    write_summary(own, rows, f"Sweep {sweep_id[:8]} of {sweep_dir}")
+    title = f"Sweep {sweep_id[:8]} of {sweep_dir}"
+    write_summary(own, rows, title)
     write_sweep_plots(rows, own)
-    names = [SUMMARY_CSV, SUMMARY_MD, SUMMARY_JSON]
+    write_latex_summary(own, rows, interval, title)
+    write_sweep_report(own, rows)
+    names = [SUMMARY_CSV, SUMMARY_MD, SUMMARY_JSON, SUMMARY_TEX]
     if write_comparisons(own, rows) is not None:
         names += [COMPARISONS_CSV, COMPARISONS_MD]
     for name in names:

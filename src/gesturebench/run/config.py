@@ -26,7 +26,7 @@ from copy import deepcopy
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from hydra.core.config_search_path import ConfigSearchPath
 from hydra.core.object_type import ObjectType
@@ -405,6 +405,26 @@ class StudyServerConfig:
     db_url: str | None = None
 
 
+#: how a LaTeX table shows a bootstrap interval: ``value [lo, hi]``, ``value ± (hi − lo)/2``,
+#: or not at all
+LatexInterval = Literal["bracket", "pm", "none"]
+
+
+@dataclass
+class LatexOptions:
+    """`report.latex`: the LaTeX tables of the sweep summaries and the leaderboard
+    (docs/outputs.md, "LaTeX tables")."""
+
+    interval: LatexInterval = "bracket"
+
+
+@dataclass
+class ReportConfig:
+    """`report`: how results are written for reading (not part of a run's config hash)."""
+
+    latex: LatexOptions = field(default_factory=LatexOptions)
+
+
 @dataclass
 class Config:
     """The top level. The groups are typed by their options' schemas (`defaults` of each option);
@@ -423,6 +443,7 @@ class Config:
     logger: Any = None
     paths: PathsConfig = field(default_factory=PathsConfig)
     study_server: StudyServerConfig = field(default_factory=StudyServerConfig)
+    report: ReportConfig = field(default_factory=ReportConfig)
     seed: int = 0
     threads: int | None = None
     resume: bool = True

@@ -18,6 +18,7 @@ from gesturebench.render.clips import Camera, motion_frames, write_clip
 from gesturebench.render.layout import side_by_side
 from gesturebench.reporting.headline import headline_table
 from gesturebench.reporting.loggers import finish, log_results, make_logger
+from gesturebench.reporting.report import write_run_report
 from gesturebench.reporting.results import (
     PER_SEQUENCE_FILE,
     RESULTS_FILE,
@@ -31,6 +32,7 @@ from gesturebench.run.datamodule import GestureDataModule
 from gesturebench.run.evaluator import Evaluator
 from gesturebench.runtime.commit import staged
 from gesturebench.tasks.common import claim_run_dir
+from gesturebench.tasks.fetch import check_assets
 from gesturebench.tasks.job import Job
 from gesturebench.tasks.run import Run
 
@@ -51,8 +53,10 @@ class EvaluateTask:
     def __call__(self, cfg: DictConfig, job: Job) -> dict:
         """The task, in `job`'s run folder, on its `Run` built here once: refused before any data
         is prepared where the GPU asked for is missing, the run is off its preset's pinned split
-        or its folder holds another configuration's results (`claim_run_dir`); skipped where the
-        run folder holds its complete results."""
+        or its folder holds another configuration's results (`claim_run_dir`), or where public
+        files it needs are missing (`fetch.check_assets`: all named in one line); skipped where
+        the run folder holds its complete results."""
+        check_assets(cfg, job.overrides)  # every missing public file named at once
         run = Run.of(cfg, job).checked()
         out = job.run_dir
         chash = config_hash(run.config)
@@ -149,7 +153,8 @@ def score(
 def write_outputs(
     results: dict, task: EvaluateTask, dataset, model, evaluator: Evaluator, logger, out: Path
 ) -> dict:
-    """results.json, per_sequence.csv and the clips `task` asks for, committed into `out` together
+    """results.json, per_sequence.csv, the clips `task` asks for and report.html (its page to
+    look at), committed into `out` together
     (`runtime.commit.staged`: a kill leaves the previous ones), all logged to `logger`, the
     headline table printed; returns `results`."""
     with staged(out) as stage:
@@ -157,6 +162,7 @@ def write_outputs(
         clips = [
             out / p.relative_to(stage) for p in render_clips(task, dataset, model, evaluator, stage)
         ]
+        write_run_report(out, results, into=stage)
     log_results(logger, results, clips, (out / RESULTS_FILE, out / PER_SEQUENCE_FILE))
     print(headline_table(results), flush=True)
     log.info("results: %s", out / RESULTS_FILE)

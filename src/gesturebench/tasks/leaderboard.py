@@ -1,5 +1,5 @@
 """`task=leaderboard`: collect the latest complete result per (dataset, model, preset, config hash)
-across runs into leaderboard.md and leaderboard.csv."""
+across runs into leaderboard.md, leaderboard.csv and leaderboard.tex."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
+from gesturebench.reporting.latex import write_latex_leaderboard
 from gesturebench.reporting.leaderboard import collect, write_leaderboard
 from gesturebench.tasks.job import Job
 
@@ -28,6 +29,7 @@ class LeaderboardTask:
         rows = collect(list(self.roots))
         out = Path(self.out_dir)
         write_leaderboard(out, rows)
+        latex = write_latex_leaderboard(out, rows, cfg.report.latex.interval)
         log.info(
             "leaderboard of %d results from %s: %s",
             len(rows),
@@ -35,4 +37,4 @@ class LeaderboardTask:
             out / "leaderboard.md",
         )
         print((out / "leaderboard.md").read_text(), flush=True)
-        return {"results": len(rows), "markdown": str(out / "leaderboard.md")}
+        return {"results": len(rows), "markdown": str(out / "leaderboard.md"), "latex": str(latex)}

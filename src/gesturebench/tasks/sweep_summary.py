@@ -36,7 +36,12 @@ class SweepSummaryCallback(Callback):
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         os.environ.pop(SWEEP_ID_VARIABLE, None)
-        summary = write_sweep_summary(Path(config.hydra.sweep.dir), self.sweep_id, self.started)
+        summary = write_sweep_summary(
+            Path(config.hydra.sweep.dir),
+            self.sweep_id,
+            self.started,
+            config.report.latex.interval,
+        )
         if summary is None:
             return
         if summary.failed:
