@@ -266,3 +266,31 @@ def workflow_table(hub: FakeHub, size: int = 20_000) -> list[Asset]:
             )
         )
     return assets
+
+
+def serve_emage_eval(hub: FakeHub, mean_speed: Path, seed: int = 7) -> dict[str, bytes]:
+    """The production table's EMAGE evaluation files served by `hub` where that table says they
+    are (its repositories, paths and revisions; `HF_ENDPOINT` and `GESTUREBENCH_GITHUB_ENDPOINT`
+    pointed here): the FGD encoder (unpinned) as seeded random weights in the released layout,
+    ``{"model_state": {"module.<key>": …}, "epoch": 100}`` saved by torch, and the BC normaliser
+    as the real bytes of `mean_speed` (the table pins their SHA-256). Returns the bytes by key."""
+    import io
+
+    import torch
+
+    from gesturebench.assets.table import EVAL
+    from tests.emage_fgd_support import released_state
+
+    buffer = io.BytesIO()
+    state = {f"module.{k}": v for k, v in released_state(seed).items()}
+    torch.save({"model_state": state, "epoch": 100}, buffer)
+    served = {}
+    for asset in EVAL:
+        data = buffer.getvalue() if asset.key.endswith(".bin") else mean_speed.read_bytes()
+        if asset.host == "github":
+            assert asset.revision is not None
+            hub.add_github(asset.repo, asset.revision, asset.path, data)
+        else:
+            hub.add(asset.repo, asset.path, data, asset.repo_type)
+        served[asset.key] = data
+    return served
