@@ -195,17 +195,25 @@ def test_main_job(sandbox, tmp_path):
 
 @pytest.mark.slow
 def test_sweeps_and_leaderboard(sandbox, tmp_path):
-    """README: two sweeps (each a summary.{csv,md,json}), then the leaderboard of every run."""
+    """README: two sweeps (each a summary.{csv,md,json,tex}, a report.html in its own folder and one
+    per job), then the leaderboard of every run (Markdown, CSV and LaTeX)."""
     sh = shell(sandbox, tmp_path)
     models, levels, leaderboard = steps("test_sweeps_and_leaderboard")
     ok(sh.run(models))
     summaries = sorted((sh.root / "multirun").rglob("summary.json"))
     assert summaries, "no summary.json under multirun/"
-    for suffix in ("csv", "md"):
+    for suffix in ("csv", "md", "tex"):
         assert summaries[0].with_suffix(f".{suffix}").is_file()
+    sweep = summaries[0].parent
+    (own,) = (sweep / "sweeps").iterdir()
+    assert {"summary.tex", "report.html"} <= {p.name for p in own.iterdir()}
+    jobs = [p.parent for p in sweep.glob("*/results.json")]
+    assert len(jobs) == 3 and all((job / "report.html").is_file() for job in jobs)
+    for model in ("ground\\_truth", "mean\\_pose", "random\\_clip"):
+        assert model in (own / "summary.tex").read_text(), model
     ok(sh.run(levels))
     ok(sh.run(leaderboard))
-    for name in ("leaderboard.md", "leaderboard.csv"):
+    for name in ("leaderboard.md", "leaderboard.csv", "leaderboard.tex"):
         assert list((sh.root / "outputs" / "leaderboard").rglob(name)), name
 
 

@@ -425,6 +425,13 @@ class ReportConfig:
     latex: LatexOptions = field(default_factory=LatexOptions)
 
 
+def report_options(cfg: Any) -> ReportConfig:
+    """The `report` options of the composed config `cfg` (the defaults where it has none: a
+    config composed before they existed)."""
+    node = cfg.get("report")
+    return from_checked(ReportConfig, node) if node is not None else ReportConfig()
+
+
 @dataclass
 class Config:
     """The top level. The groups are typed by their options' schemas (`defaults` of each option);

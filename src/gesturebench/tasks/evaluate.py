@@ -56,8 +56,8 @@ class EvaluateTask:
         or its folder holds another configuration's results (`claim_run_dir`), or where public
         files it needs are missing (`fetch.check_assets`: all named in one line); skipped where
         the run folder holds its complete results."""
-        check_assets(cfg, job.overrides)  # every missing public file named at once
         run = Run.of(cfg, job).checked()
+        check_assets(cfg, job.overrides)  # every missing public file named at once
         out = job.run_dir
         chash = config_hash(run.config)
         claim_run_dir(out, run.config, chash)

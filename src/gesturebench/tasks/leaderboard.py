@@ -11,6 +11,7 @@ from omegaconf import DictConfig
 
 from gesturebench.reporting.latex import write_latex_leaderboard
 from gesturebench.reporting.leaderboard import collect, write_leaderboard
+from gesturebench.run.config import report_options
 from gesturebench.tasks.job import Job
 
 log = logging.getLogger(__name__)
@@ -29,7 +30,7 @@ class LeaderboardTask:
         rows = collect(list(self.roots))
         out = Path(self.out_dir)
         write_leaderboard(out, rows)
-        latex = write_latex_leaderboard(out, rows, cfg.report.latex.interval)
+        latex = write_latex_leaderboard(out, rows, report_options(cfg).latex.interval)
         log.info(
             "leaderboard of %d results from %s: %s",
             len(rows),

@@ -16,6 +16,7 @@ from omegaconf import DictConfig
 
 from gesturebench.reporting.loggers import log_sweep_tables
 from gesturebench.reporting.summary import write_sweep_summary
+from gesturebench.run.config import report_options
 from gesturebench.runtime import status
 from gesturebench.tasks.common import logger_factory
 from gesturebench.tasks.job import SWEEP_ID_VARIABLE
@@ -40,7 +41,7 @@ class SweepSummaryCallback(Callback):
             Path(config.hydra.sweep.dir),
             self.sweep_id,
             self.started,
-            config.report.latex.interval,
+            report_options(config).latex.interval,
         )
         if summary is None:
             return
