@@ -31,6 +31,7 @@ from gesturebench.reporting.latex import (
 )
 from gesturebench.run.protocol import STATEMENTS
 from gesturebench.runtime.errors import ConfigError
+from tests.support.latex import compile_pdf
 from tests.support.requires import REPO, require_latex
 
 FIXTURES = REPO / "tests" / "fixtures" / "latex"
@@ -78,20 +79,6 @@ def test_the_summary_matches_the_golden_tex(tmp_path):
     assert path.read_text() == GOLDEN.read_text()
     assert GOLDEN.read_text().count(r"\begin{table}") == 2  # the sweep's and the made-up rows'
     assert r"\textbf{" in GOLDEN.read_text() and r"$^\dagger$" in GOLDEN.read_text()
-
-
-def compile_pdf(tex: Path) -> Path:
-    tools = require_latex()
-    done = subprocess.run(
-        [tools["pdflatex"], "-interaction=nonstopmode", "-halt-on-error", tex.name],
-        cwd=tex.parent,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stdout[-3000:]
-    assert "Overfull \\hbox" not in done.stdout, done.stdout[-3000:]  # nothing runs off the page
-    return tex.with_suffix(".pdf")
 
 
 def words(pdf: Path) -> list[tuple[str, float, float, float, float]]:
