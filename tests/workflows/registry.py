@@ -19,6 +19,11 @@ STUDY = (
     " study.windows.file=<render run>/stimuli/windows.csv",
 )
 
+#: docs/cluster.md: the public files of a BEAT2 run with the default metrics (from a fake Hub)
+FETCH_BEAT2 = (
+    "python launch.py task=fetch dataset=beat2 dataset.root=/data/BEAT2/beat_english_v2.0.0"
+)
+
 #: test name (in tests/test_workflows.py) → the documented commands it runs, in order
 WORKFLOWS = {
     "test_main_job": ("python launch.py",),
@@ -29,6 +34,7 @@ WORKFLOWS = {
         "python launch.py task=leaderboard",
     ),
     "test_your_own_models_files": (
+        FETCH_BEAT2,
         "python launch.py dataset=beat2 dataset.root=/data/BEAT2/beat_english_v2.0.0"
         " model=precomputed model.dir=/out/mymodel",
     ),
@@ -73,6 +79,7 @@ WORKFLOWS = {
         " task.from_bundle=assets.tar",
     ),
     "test_study_on_beat2": (
+        FETCH_BEAT2,
         "python launch.py task=analyze study=my_study study.path=/data/ratings.csv dataset=beat2"
         " dataset.root=...",
     ),
