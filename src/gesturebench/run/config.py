@@ -452,7 +452,7 @@ class Config:
     study_server: StudyServerConfig = field(default_factory=StudyServerConfig)
     report: ReportConfig = field(default_factory=ReportConfig)
     seed: int = 0
-    threads: int | None = None
+    threads: int | None = 1
     resume: bool = True
     length_policy: LengthPolicy = "truncate"
     max_length_gap: float = 1.0
