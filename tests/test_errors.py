@@ -159,9 +159,9 @@ def test_negative_perturbation_level_is_one_line(beat2_sample, tmp_path, in_proc
 
 
 def test_emage_fgd_weights_offline_is_one_line(beat2_sample, tmp_path, in_process, capsys):
-    """On real BEAT2 FGD uses EMAGE's encoder; offline (the tests' default) and absent from
-    checkpoints/ and the Hugging Face cache, the run stops naming the file, its source and the
-    folder to put it in."""
+    """On real BEAT2 FGD uses EMAGE's encoder; absent from checkpoints/ and the Hugging Face cache,
+    the run stops before any work naming the file where it must lie, its key in the table of
+    public files and the `task=fetch` command that gets it (with the run's own options)."""
     beat2_copy(beat2_sample, tmp_path / "data")
     checkpoints = tmp_path / "checkpoints"
     error = failed(
@@ -174,8 +174,9 @@ def test_emage_fgd_weights_offline_is_one_line(beat2_sample, tmp_path, in_proces
     )
     assert_clear_error(
         error,
-        checkpoints / "emage_eval",
-        "HF_HUB_OFFLINE is set",
-        "EMAGE/test_sequences/weights/AESKConv_240_100.bin",
-        "https://huggingface.co/spaces/H-Liu1997/EMAGE",
+        "1 public file this run needs is missing",
+        str(checkpoints / "emage_eval" / "EMAGE/test_sequences/weights/AESKConv_240_100.bin"),
+        "(emage_eval/AESKConv_240_100.bin, for metrics: FGD encoder=emage)",
+        "get it: python launch.py task=fetch",
+        f"paths.checkpoints={checkpoints}",
     )

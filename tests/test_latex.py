@@ -381,3 +381,21 @@ def test_leaderboard_rows_whose_config_is_the_short_hash(tmp_path):
     text = latex_document(short)
     assert "mini\\_beat2's test split" in text and text.count(r"\begin{table}") == 1
     assert latex_table(short).split(r"\midrule")[1] == latex_table(rows).split(r"\midrule")[1]
+
+
+def test_a_sweep_whose_every_job_failed_compiles_with_its_failures(tmp_path):
+    """Every job failed (two datasets, one unreadable file): one table that says so, each failure a
+    footnote, and it compiles."""
+    rows = [
+        {"status": "failed", "model": "a", "dataset": "mini_beat2", "error": "boom"},
+        {"status": "failed", "model": "b", "dataset": "beat2", "error": "bang"},
+        {"status": "unreadable", "error": "r.json: not JSON", "run": "x", "model": "?"},
+    ]
+    document = latex_document(rows)
+    assert document.count(r"\begin{table}") == 1
+    assert "No job of this table has results" in document
+    for why in ("boom", "bang", "not JSON"):
+        assert why in document
+    tex = tmp_path / "summary.tex"
+    tex.write_text(document)
+    assert compile_pdf(tex).is_file()

@@ -82,7 +82,8 @@ def test_sweep_summary_and_resume(basic_sweep, in_process, capsys):
     mjd = dict(zip(table["model"], table["mjd"]))
     assert mjd["ground_truth"] == 0.0 and mjd["mean_pose"] > 0 and mjd["random_clip"] > 0
     coverage = dict(zip(table["model"], table["coverage"]))
-    assert coverage["ground_truth"] == 1.0 and coverage["mean_pose"] < 0.1 < coverage["random_clip"]
+    # a copy covers every reference neighbourhood, one pose fewer than clips of other motion
+    assert coverage["ground_truth"] == 1.0 > coverage["random_clip"] > coverage["mean_pose"]
     assert "↑" in (sweep / "summary.md").read_text()
     before = {p: p.stat().st_mtime_ns for p in sweep.glob("*/per_sequence.csv")}
     capsys.readouterr()

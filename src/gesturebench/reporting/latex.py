@@ -174,6 +174,10 @@ def _config(row: dict) -> dict:
     return {}
 
 
+#: the table of rows that have no results at all (every job failed or unreadable)
+NO_RESULTS = ("?", "?", "?")
+
+
 def groups(rows: list[dict]) -> list[list[dict]]:
     """The rows split by (metrics preset, dataset, split) of the successful rows, in order of first
     appearance: one protocol each, so that one caption is true of every row of a table. A row
@@ -185,7 +189,7 @@ def groups(rows: list[dict]) -> list[list[dict]]:
             out.setdefault(_protocol_key(row), []).append(row)
     for row in rows:
         if row["status"] != "ok":
-            keys = [k for k in out if k[1] == str(row.get("dataset"))] or list(out) or [("?",)]
+            keys = [k for k in out if k[1] == str(row.get("dataset"))] or list(out) or [NO_RESULTS]
             out.setdefault(keys[0], []).append(row)
     return list(out.values())
 
@@ -380,7 +384,7 @@ def _pin(rows: list[dict]) -> str:
     """Whether the rows kept the preset's pinned data (results.json `protocol`)."""
     records = [r.get("protocol") for r in rows if r["status"] == "ok"]
     statuses = {(p or {}).get("status") for p in records}
-    if statuses == {None}:
+    if not any(records):  # no successful row, or none recorded a pin
         return ""
     pin = next(p for p in records if p)
     published = f"dataset={pin.get('dataset')}, {pin.get('split', 'test')} split"
@@ -392,7 +396,10 @@ def _pin(rows: list[dict]) -> str:
 
 
 def caption(rows: list[dict]) -> str:
-    """The protocol of rows of one preset, dataset and split, in one sentence (plain text)."""
+    """The protocol of rows of one preset, dataset and split, in one sentence (plain text); rows
+    none of which has results (every job failed) say only that."""
+    if not any(r["status"] == "ok" for r in rows):
+        return "No job of this table has results (why: the footnotes)."
     preset = str(rows[0].get("preset", "?"))
     said = statement(preset)
     return (
