@@ -521,6 +521,11 @@ def test_verify_a_sweep(sandbox, tmp_path):
     re-runs each into its own run folder and finds every value identical (exit 0); the jobs'
     folders are only read."""
     sh = shell(sandbox, tmp_path)
+    # the sweep computes its own intermediate values (BC's statistics, onsets, generated motion),
+    # as a fresh clone's first sweep does, rather than reading those the session's earlier runs
+    # cached in the sandbox under other settings (the re-run computes them anew)
+    (sh.root / ".cache").unlink()
+    (sh.root / ".cache").mkdir()
     sweep, verify = steps("test_verify_a_sweep")
     ok(sh.run(sweep))
     jobs = sorted((sh.root / "multirun" / "evaluate" / "mini_beat2").rglob("results.json"))
