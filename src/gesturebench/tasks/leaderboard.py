@@ -10,7 +10,7 @@ from pathlib import Path
 from omegaconf import DictConfig
 
 from gesturebench.reporting.latex import write_latex_leaderboard
-from gesturebench.reporting.leaderboard import collect, write_leaderboard
+from gesturebench.reporting.leaderboard import LEADERBOARD_MD, collect, write_leaderboard
 from gesturebench.run.config import report_options
 from gesturebench.tasks.job import Job
 
@@ -35,7 +35,7 @@ class LeaderboardTask:
             "leaderboard of %d results from %s: %s",
             len(rows),
             ", ".join(self.roots),
-            out / "leaderboard.md",
+            out / LEADERBOARD_MD,
         )
-        print((out / "leaderboard.md").read_text(), flush=True)
-        return {"results": len(rows), "markdown": str(out / "leaderboard.md"), "latex": str(latex)}
+        print((out / LEADERBOARD_MD).read_text(), flush=True)
+        return {"results": len(rows), "markdown": str(out / LEADERBOARD_MD), "latex": str(latex)}
