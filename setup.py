@@ -10,7 +10,9 @@ setup(
     packages=[*find_namespace_packages("src", exclude=["*__pycache__*"]), *CONF],
     package_dir={"": "src", "gesturebench.conf": "conf"},
     package_data={
-        "gesturebench": ["**/*.txt", "**/*.md", "**/*.json", "encoders/shipped/*.pt"],
+        "gesturebench": [
+            "**/*.txt", "**/*.md", "**/*.json", "encoders/shipped/*.pt", "metrics/shipped/onsets/*.npy"
+        ],
         **{name: ["*.yaml"] for name in CONF},
     },
 )

@@ -6,6 +6,7 @@ and speed caches are tested through BC too (tests/metrics/test_bc.py)."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import io
 import json
@@ -308,3 +309,41 @@ def entry_property(name, data):
     pytest.mark.parametrize("name", list(KINDS))(test)
     for test in tiers(data=st.data(), fast=12, slow=100)(entry_property)
 )
+
+
+def onsets_at(path: Path, key: dict, shipped: Path | None) -> CacheEntry:
+    """BC's onset entry at `path`, looking in the folder `shipped` for a shipped one."""
+    return dataclasses.replace(bc.onset_entry(path, key, 4.0), shipped=shipped)
+
+
+@pytest.mark.parametrize("shipped_as", ["the same", "another key", "damaged"])
+def test_a_shipped_entry_is_copied_in_and_used_only_where_it_proves_the_run_s_key(
+    tmp_path, shipped_as, caplog
+):
+    key = {"audio_sha256": "ab", "segment": "1"}
+    shipped = tmp_path / "shipped"
+    made = onsets_at(
+        shipped / "o.npy", {**key, "segment": "2"} if shipped_as == "another key" else key, None
+    )
+    made.write(npy(ONSETS))
+    if shipped_as == "damaged":
+        made.path.write_bytes(npy(ONSETS + 0.25))
+    before = {p.name: p.read_bytes() for p in shipped.iterdir()}
+    entry = onsets_at(tmp_path / "cache" / "o.npy", key, shipped)
+    value = entry.read()
+    if shipped_as == "the same":
+        assert np.array_equal(value, ONSETS)
+        assert entry.path.read_bytes() == before["o.npy"] and entry.meta_path.is_file()
+        assert caplog.messages == []
+    else:  # copied, found wrong, set aside: the caller computes it
+        assert value is None
+        assert (tmp_path / "cache" / ("o.npy" + CORRUPT)).is_file()
+        assert "damaged cache entry" in caplog.text
+    assert {p.name: p.read_bytes() for p in shipped.iterdir()} == before
+
+
+def test_without_a_shipped_folder_or_entry_a_missing_entry_is_none(tmp_path):
+    key = {"audio_sha256": "ab", "segment": "1"}
+    for shipped in (None, tmp_path / "empty"):
+        assert onsets_at(tmp_path / "cache" / "o.npy", key, shipped).read() is None
+    assert not (tmp_path / "cache").exists()

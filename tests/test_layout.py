@@ -33,10 +33,11 @@ LAYERS: list[set[str]] = [
     {"tasks"},
     {"cli"},
     {"api"},
+    {"ship_onsets"},  # rebuilds the shipped speech onsets through the API
     {""},  # the package's __init__
 ]
 #: Root modules: the entry points only.
-ROOT_MODULES = {"__init__.py", "api.py", "cli.py"}
+ROOT_MODULES = {"__init__.py", "api.py", "cli.py", "ship_onsets.py"}
 #: The environment variables read below the command line, by module: a library's own setting or
 #: the process's rank, a secret whose variable the config names, and the variable that carries a
 #: multirun's id to the command line of its jobs (set by the sweep's callback); never run state.

@@ -25,6 +25,7 @@ from gesturebench.encoders import ship, training_common
 from gesturebench.encoders.motion_ae_training import MotionAEConfig
 from gesturebench.encoders.text_training import TextMotionConfig
 from gesturebench.encoders.training_common import SHIPPED, TRAINED_ON, records_digest
+from gesturebench.metrics.bc import SHIPPED_ONSETS
 from gesturebench.runtime.errors import DataError
 
 CONFIGS = {"motion_ae": MotionAEConfig(), "text_motion": TextMotionConfig()}
@@ -188,8 +189,8 @@ def test_shipping_from_a_folder_without_mini_beat2_is_one_line(tmp_path):
 
 @pytest.mark.slow
 def test_the_wheel_holds_the_shipped_encoders(tmp_path):
-    """setup.py's package data: the checkpoints and their sidecars are in the wheel, the same
-    bytes."""
+    """setup.py's package data: the checkpoints, the speech onsets and their sidecars are in the
+    wheel, the same bytes."""
     repo = Path(__file__).resolve().parents[1]
     source, dist = tmp_path / "source", tmp_path / "dist"
     for name in ("src", "conf"):  # a copy: building writes into the source folder
@@ -204,6 +205,9 @@ def test_the_wheel_holds_the_shipped_encoders(tmp_path):
         env=env,
         cwd=tmp_path,
     )
+    package = Path(training_common.__file__).resolve().parents[1]
     with zipfile.ZipFile(next(dist.glob("gesturebench-*.whl"))) as wheel:
-        for path in sorted(SHIPPED.iterdir()):
-            assert wheel.read(f"gesturebench/encoders/shipped/{path.name}") == path.read_bytes()
+        for folder in (SHIPPED, SHIPPED_ONSETS):
+            for path in sorted(folder.iterdir()):
+                name = path.relative_to(package.parent).as_posix()
+                assert wheel.read(name) == path.read_bytes()

@@ -83,7 +83,7 @@ def load_audio(path: str | Path, sr: int = SAMPLE_RATE) -> np.ndarray:
     if file_sr != sr or data.shape[1] != 1:
         announce_conversion(path, file_sr, data.shape[1], sr)
     if file_sr != sr:
-        mono = librosa.resample(mono, orig_sr=file_sr, target_sr=sr)
+        mono = librosa().resample(mono, orig_sr=file_sr, target_sr=sr)
     if mono.size == 0:
         raise DataError(path, f"audio is {len(data)} sample(s) at {file_sr} Hz: none at {sr} Hz")
     return np.ascontiguousarray(mono, dtype=np.float32)

@@ -113,9 +113,15 @@ def speed_entry(path: Path, key: dict, root_aligned: bool) -> CacheEntry[list[fl
     )
 
 
+#: the speech onsets shipped with the package: those of mini-BEAT2's test split under the default
+#: options (`gesturebench.ship_onsets`), so that a first `python launch.py` reads them instead of
+#: importing librosa and compiling its kernels into a new environment
+SHIPPED_ONSETS = Path(__file__).resolve().parent / "shipped" / "onsets"
+
+
 def onset_entry(path: Path, key: dict, seconds: float) -> CacheEntry[np.ndarray]:
     """The cache entry of one segment's speech onsets at `path` (`.npy`): times (s) from the
-    segment start, sorted, within `seconds`."""
+    segment start, sorted, within `seconds`; also looked for in `SHIPPED_ONSETS`."""
     return CacheEntry(
         path,
         "gesturebench.metrics.bc onsets v1",
@@ -123,6 +129,7 @@ def onset_entry(path: Path, key: dict, seconds: float) -> CacheEntry[np.ndarray]
         Schema((None,), low=0.0, high=seconds, sorted=True),
         decode=lambda p: np.load(p, allow_pickle=False),
         arrays=lambda onsets: {"onsets": onsets},
+        shipped=SHIPPED_ONSETS,
     )
 
 

@@ -8,6 +8,11 @@ against what the caller expects: an entry that is missing its sidecar (written b
 version), truncated, garbled, replaced by another valid file, or edited together with its sidecar
 into values outside the schema is set aside as `<name>.corrupt` with its sidecar, logged in one
 warning line, and the caller recomputes it. A parsable but wrong cache never gives a number.
+
+A kind may name a folder of entries shipped with the package (`shipped`, e.g. mini-BEAT2's speech
+onsets): an entry missing from the cache is looked up there by its file name, copied into the cache
+with its sidecar, and then read like any entry, so a shipped entry is used only where its producer,
+key (its inputs' hashes) and content are the ones this run expects.
 """
 
 from __future__ import annotations
@@ -98,7 +103,9 @@ class CacheEntry(Generic[T]):
     """One cache entry of a kind: where it lies, the `producer` (what computes it, with a version
     bumped when its output changes), the inputs its `key` (file name) hashes, the `schema` of its
     arrays (one `Schema` for every array, or one per name), `decode` (path → value) and `arrays`
-    (value → named arrays that the schema checks). `sidecar` defaults to `<name>.meta.json`."""
+    (value → named arrays that the schema checks). `sidecar` defaults to `<name>.meta.json`;
+    `shipped` is a folder of entries shipped with the package, looked in when the cache lacks this
+    one."""
 
     path: Path
     producer: str
@@ -107,14 +114,16 @@ class CacheEntry(Generic[T]):
     decode: Callable[[Path], T]
     arrays: Callable[[T], Mapping[str, Any]]
     sidecar: Path | None = field(default=None)
+    shipped: Path | None = field(default=None)
 
     @property
     def meta_path(self) -> Path:
         return self.sidecar or self.path.with_name(self.path.name + META)
 
     def read(self) -> T | None:
-        """The verified value, or None when there is no entry or it was set aside (damaged)."""
-        if not self.path.exists():
+        """The verified value, or None when there is no entry (in the cache or shipped) or it was
+        set aside (damaged)."""
+        if not self.path.exists() and not self._copy_shipped():
             return None
         try:
             return self._verified()
@@ -128,6 +137,18 @@ class CacheEntry(Generic[T]):
         meta = {**self._expected(), "sha256": hashlib.sha256(data).hexdigest(), **(extra or {})}
         write_atomic(self.meta_path, json.dumps(meta, indent=1, default=str) + "\n")
         write_atomic(self.path, data)
+
+    def _copy_shipped(self) -> bool:
+        """Copy the shipped entry of this name and its sidecar into the cache (the sidecar
+        first); whether there was one."""
+        if self.shipped is None:
+            return False
+        payload, sidecar = self.shipped / self.path.name, self.shipped / self.meta_path.name
+        if not (payload.is_file() and sidecar.is_file()):
+            return False
+        write_atomic(self.meta_path, sidecar.read_bytes())
+        write_atomic(self.path, payload.read_bytes())
+        return True
 
     def set_aside(self, problem: str) -> None:
         """Rename the entry and its sidecar `<name>.corrupt` and log one line: the caller

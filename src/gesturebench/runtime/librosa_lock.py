@@ -1,20 +1,32 @@
-"""librosa, imported under a machine-wide file lock.
+"""librosa, imported under a machine-wide file lock, on first use.
 
 librosa compiles its numba kernels with ``cache=True`` when its modules are imported; they compile
 or load under the lock of every cached kernel of this package (`runtime/numba_lock.py`: two
 processes filling numba's cache at once can leave files that crash every later process), so the
-first compilation is one process at a time and later imports only read the cache.
+first compilation is one process at a time and later imports only read the cache. The import waits
+for the first call: a run whose speech onsets are all cached, and whose audio needs no resampling,
+never imports librosa, nor compiles its kernels into a new environment (about 15 CPU-seconds).
 Every module of this package takes librosa from here
-(``from gesturebench.runtime.librosa_lock import librosa``).
+(``from gesturebench.runtime.librosa_lock import librosa``, then ``librosa().onset…``).
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
+from types import ModuleType
+
 from gesturebench.runtime.numba_lock import COMPILE_LOCK
 
-with COMPILE_LOCK:
-    import librosa
-    import librosa.onset
-    import librosa.util.utils  # the cached gufuncs (peak picking, local extrema) compile here
+
+@functools.cache
+def librosa() -> ModuleType:
+    """The librosa module, its onset detection and its cached gufuncs (peak picking, local
+    extrema) imported, hence compiled or loaded, under `COMPILE_LOCK`."""
+    with COMPILE_LOCK:
+        for name in ("librosa.onset", "librosa.util.utils"):
+            importlib.import_module(name)
+        return importlib.import_module("librosa")
+
 
 __all__ = ["librosa"]

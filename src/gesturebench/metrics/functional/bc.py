@@ -42,7 +42,7 @@ def audio_onsets(audio: torch.Tensor, sr: int, hop_length: int = 512) -> torch.T
     """Onset times (s, float64) of `audio`: `librosa.onset.onset_detect(units="time")` of its
     float32 samples."""
     y = np.ascontiguousarray(audio.detach().cpu().numpy(), dtype=np.float32)
-    times = librosa.onset.onset_detect(y=y, sr=sr, hop_length=hop_length, units="time")
+    times = librosa().onset.onset_detect(y=y, sr=sr, hop_length=hop_length, units="time")
     return torch.from_numpy(np.array(times, dtype=np.float64))
 
 
@@ -78,8 +78,8 @@ def reloaded_like_librosa(audio: torch.Tensor, sr: int, load_sr: int = 22050) ->
     """`audio` at `sr` as EMAGE's 2024 evaluation sees it: `librosa.load` at its default rate
     (`load_sr`), then `librosa.resample` back to `sr` (both soxr_hq); float32."""
     y = audio.detach().cpu().numpy().astype(np.float32)
-    y = librosa.resample(y, orig_sr=sr, target_sr=load_sr)
-    return torch.from_numpy(np.array(librosa.resample(y, orig_sr=load_sr, target_sr=sr)))
+    y = librosa().resample(y, orig_sr=sr, target_sr=load_sr)
+    return torch.from_numpy(np.array(librosa().resample(y, orig_sr=load_sr, target_sr=sr)))
 
 
 def motion_beats(

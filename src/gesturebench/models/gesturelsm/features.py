@@ -35,7 +35,7 @@ def onset_amplitude(wave: np.ndarray, sr: int = SAMPLE_RATE) -> np.ndarray:
     from gesturebench.runtime.librosa_lock import librosa
 
     onsets = np.zeros(len(wave))
-    onsets[librosa.onset.onset_detect(y=wave.astype(np.float32), sr=sr, units="frames")] = 1.0
+    onsets[librosa().onset.onset_detect(y=wave.astype(np.float32), sr=sr, units="frames")] = 1.0
     return np.stack([amplitude_envelope(wave), onsets], axis=1)
 
 
