@@ -20,11 +20,11 @@ import pytest
 import torch
 from omegaconf import OmegaConf
 
-from gesturebench.data.records import SequenceRecord
+from gesturebench.data.records import SequenceRecord, records_digest
 from gesturebench.encoders import ship, training_common
 from gesturebench.encoders.motion_ae_training import MotionAEConfig
 from gesturebench.encoders.text_training import TextMotionConfig
-from gesturebench.encoders.training_common import SHIPPED, TRAINED_ON, records_digest
+from gesturebench.encoders.training_common import SHIPPED, TRAINED_ON
 from gesturebench.metrics.bc import SHIPPED_ONSETS
 from gesturebench.runtime.errors import DataError
 

@@ -8,6 +8,7 @@ import hashlib
 import io
 import json
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -648,3 +649,47 @@ def test_mean_speed_file_is_read_as_given_or_from_the_checkpoints_folder(tmp_pat
     np.save(tmp_path / "short.npy", speeds[:13])
     with pytest.raises(ConfigError, match="one speed per SMPL-X joint"):
         BeatConsistency(mean_speed_file=str(tmp_path / "short.npy")).prepare(context(tmp_path))
+
+
+def test_the_speed_statistics_are_recomputed_for_other_train_data_or_threads(tmp_path):
+    """The cached statistics' key holds the train split's identity and torch's thread count:
+    edited train motion or another thread count computes them again; the same reads the cache."""
+    from gesturebench.data.records import SequenceRecord
+
+    rng = np.random.default_rng(1)
+    joints = {t: 0.01 * rng.standard_normal((t, 55, 3)).cumsum(0) for t in (40, 70)}
+    records = [
+        SequenceRecord(f"r{t}", 1, make_pair(0, joints[t], joints[t]).reference) for t in joints
+    ]
+    ctx = _Context(tmp_path, records, joints)
+    BeatConsistency().prepare(ctx)
+    BeatConsistency().prepare(ctx)
+    assert ctx.calls == 2  # computed once (a forward per record), then read
+    records[0].motion.poses[3, 4] += 0.1
+    BeatConsistency().prepare(ctx)
+    assert ctx.calls == 4
+    threads = torch.get_num_threads()
+    torch.set_num_threads(threads + 1)
+    try:
+        BeatConsistency().prepare(ctx)
+    finally:
+        torch.set_num_threads(threads)
+    assert ctx.calls == 6
+    assert len(list(tmp_path.glob("bc_mean_speed-*-????????????????.json"))) == 3
+
+
+def test_a_beat2_folder_s_stamp_changes_with_a_replaced_motion_file(mini_beat2, tmp_path):
+    """`Beat2Dataset.motion_stamp`: the same folder, the same stamp; a motion file rewritten (same
+    bytes, new modification time) or replaced by another, another stamp."""
+    import shutil
+
+    from gesturebench.data.beat2 import MOTION_DIR, Beat2Dataset
+
+    root = tmp_path / "beat2"
+    shutil.copytree(mini_beat2, root)
+    stamp = Beat2Dataset(root, "train", load_audio=False).motion_stamp()
+    assert Beat2Dataset(root, "train", load_audio=False).motion_stamp() == stamp
+    first = Beat2Dataset(root, "train", load_audio=False).ids[0]
+    path = root / MOTION_DIR / f"{first}.npz"
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1_000_000))
+    assert Beat2Dataset(root, "train", load_audio=False).motion_stamp() != stamp

@@ -15,6 +15,7 @@ leading integer.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import zipfile
 import zlib
@@ -177,6 +178,16 @@ class Beat2Dataset:
     @property
     def ids(self) -> list[str]:
         return list(self._ids)
+
+    def motion_stamp(self) -> str:
+        """SHA-256 of each sequence's motion file path, size and modification time (ns): changes
+        when a file is replaced or edited, without reading any."""
+        digest = hashlib.sha256()
+        for sequence_id in self._ids:
+            path = sequence_paths(self.root, sequence_id).motion
+            stat = path.stat()
+            digest.update(f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}\n".encode())
+        return digest.hexdigest()
 
     def __len__(self) -> int:
         return len(self._ids)

@@ -4,6 +4,8 @@ sequences."""
 from __future__ import annotations
 
 import hashlib
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -140,3 +142,20 @@ class SequenceRecord:
     def speech_seconds(self) -> float | None:
         """The audio's length in seconds (None without audio)."""
         return None if self.audio is None else len(self.audio) / SAMPLE_RATE
+
+
+def records_digest(records: Sequence[SequenceRecord]) -> str:
+    """SHA-256 of the content of `records` that what is learned or computed from them depends on
+    (an encoder's training, BC's speed statistics), in order: each record's id, speaker, frame
+    rate, motion arrays (dtype, shape and bytes) and words (start, end, text)."""
+    digest = hashlib.sha256()
+    for record in records:
+        motion = record.motion
+        digest.update(json.dumps([record.id, record.speaker, motion.fps]).encode())
+        for array in (motion.poses, motion.trans, motion.betas, motion.expressions):
+            a = np.ascontiguousarray(array)
+            digest.update(f"{a.dtype.str}{a.shape}".encode())
+            digest.update(a.tobytes())
+        words = [[w.start, w.end, w.word] for w in record.words or ()]
+        digest.update(json.dumps(words).encode())
+    return digest.hexdigest()

@@ -13,7 +13,6 @@ only when theirs is (docs/performance.md, "First run")."""
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import logging
 import os
@@ -25,13 +24,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, ClassVar, NamedTuple
 
-import numpy as np
 import pytorch_lightning as pl
 import torch
 from pytorch_lightning.loggers import Logger
 from torch.utils.data import DataLoader
 
-from gesturebench.data.records import SequenceRecord
+from gesturebench.data.records import SequenceRecord, records_digest
 from gesturebench.encoders.checkpoint import encoder_entry, save_encoder
 from gesturebench.runtime.atomic import write_atomic
 from gesturebench.runtime.caches import CacheEntry
@@ -44,22 +42,6 @@ log = logging.getLogger(__name__)
 SHIPPED = Path(__file__).resolve().parent / "shipped"
 #: the sidecar field holding the training identity of a checkpoint (`EncoderConfig.identity`)
 TRAINED_ON = "trained_on"
-
-
-def records_digest(records: Sequence[SequenceRecord]) -> str:
-    """SHA-256 of what an encoder is trained on in `records`, in order: each record's id, speaker,
-    frame rate, motion arrays (dtype, shape and bytes) and words (start, end, text)."""
-    digest = hashlib.sha256()
-    for record in records:
-        motion = record.motion
-        digest.update(json.dumps([record.id, record.speaker, motion.fps]).encode())
-        for array in (motion.poses, motion.trans, motion.betas, motion.expressions):
-            a = np.ascontiguousarray(array)
-            digest.update(f"{a.dtype.str}{a.shape}".encode())
-            digest.update(a.tobytes())
-        words = [[w.start, w.end, w.word] for w in record.words or ()]
-        digest.update(json.dumps(words).encode())
-    return digest.hexdigest()
 
 
 def trained_on(sidecar: Path) -> Any:

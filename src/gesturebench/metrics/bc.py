@@ -31,7 +31,7 @@ import torch
 
 from gesturebench.body.joints import UPPER
 from gesturebench.body.output import BodyOutput
-from gesturebench.data.records import N_JOINTS, SequenceRecord
+from gesturebench.data.records import N_JOINTS, SequenceRecord, records_digest
 from gesturebench.metrics.base import SequenceMetric, sequences
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.convention import BodyConvention, Convention
@@ -93,6 +93,14 @@ def _body_model_hash(body_model: Any) -> str:
     if path is not None and Path(path).is_file():
         return hashlib.sha256(Path(path).read_bytes()).hexdigest()
     return type(body_model).__name__ + ":" + str(path)
+
+
+def split_stamp(records: Sequence[SequenceRecord]) -> str:
+    """What identifies the train split `records` for its cached speed statistics: a BEAT2
+    folder's motion files by path, size and modification time (`Beat2Dataset.motion_stamp`; read
+    at every run, so no file's content is), other records by their content (`records_digest`)."""
+    stamp = getattr(records, "motion_stamp", None)
+    return stamp() if callable(stamp) else records_digest(records)
 
 
 #: the range of a cached mean joint speed (m/s): positive (only the pelvis's is 0, root-aligned)
@@ -231,16 +239,21 @@ class BeatConsistency(SequenceMetric):
             self.mean_speed, self.mean_speed_source = speed, str(path)
             self.mean_speed_file_path = path
             return
-        inputs = (context.dataset_name, _body_model_hash(context.body_model), self.root_aligned)
-        key = hashlib.sha256("|".join(map(str, inputs)).encode()).hexdigest()[:16]
+        train = context.split("train")
+        inputs = {
+            "dataset": context.dataset_name,
+            "body_model": _body_model_hash(context.body_model),
+            "root_aligned": self.root_aligned,
+            "train": split_stamp(train),
+            "threads": torch.get_num_threads(),  # the forward's sums, to the last bit
+        }
+        key = hashlib.sha256("|".join(map(str, inputs.values())).encode()).hexdigest()[:16]
         path = Path(context.cache_dir) / f"bc_mean_speed-{context.dataset_name}-{key}.json"
-        entry = speed_entry(
-            path, dict(zip(("dataset", "body_model", "root_aligned"), inputs)), self.root_aligned
-        )
+        entry = speed_entry(path, inputs, self.root_aligned)
         speed = entry.read()
         if speed is None:
             records = progress(
-                context.split("train"),
+                train,
                 f"building BC's joint speed statistics of {context.dataset_name}",
                 "BC normalises joint speeds by the train split's mean",
                 kept=str(path),
