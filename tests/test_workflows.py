@@ -15,7 +15,10 @@ import httpx
 import numpy as np
 import pandas as pd
 import pytest
+import soundfile as sf
 
+from gesturebench.data.annotations_io import write_textgrid_words
+from gesturebench.data.records import Word
 from gesturebench.study.schema import COLUMNS
 from gesturebench.study.server.app import link_signature
 from gesturebench.study.server.manifest import read_manifest
@@ -230,29 +233,41 @@ def beat2_folder(root: Path) -> Path:
     return folder
 
 
-#: dataset=beat2 with the default metrics, offline, after docs/cluster.md's task=fetch: observed
-#: exit 2 in the test sandbox (the fetch itself must pass: its failure is no AssertionError)
-BEAT2_OFFLINE = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="dataset=beat2 with the default metrics (metrics=paper, study): after docs/cluster.md's"
-    " task=fetch (EMAGE's FGD encoder, from a local fake Hub) the run stops with"
-    " '<checkpoints>/encoders/text_motion-beat2.pt: no text_motion encoder checkpoint; create it"
-    " with `python launch.py task=train_encoder encoder=text_motion dataset=beat2 ...`', exit 2:"
-    " SC's text-motion encoder is trained on BEAT2's train split with its transcripts, and the"
-    " real sample has no transcript (TextGrid) to train it on",
-)
+#: a transcript for the sample, which ships none: BEAT2's TextGrids hold each sequence's words
+WORDS = [
+    "so",
+    "I",
+    "think",
+    "the",
+    "most",
+    "important",
+    "thing",
+    "when",
+    "you",
+    "travel",
+    "is",
+    "to",
+    "meet",
+    "new",
+    "people",
+]
 
 
 def with_train_split(folder: Path) -> Path:
     """`folder` (`beat2_folder`) with train and val splits too, which the default metrics read
     (BC's speed normaliser, SC's encoder training): the sample again, as other recordings of its
-    speaker."""
+    speaker; and with a transcript for each (`textgrid/`, words every 0.45 s), which SC and its
+    encoder's training read."""
     for seq, split in (("2_scott_0_2_2", "train"), ("2_scott_0_3_3", "val")):
         for sub, ext in (("smplxflame_30", "npz"), ("wave16k", "wav")):
             shutil.copy(folder / sub / f"2_scott_0_1_1.{ext}", folder / sub / f"{seq}.{ext}")
         with open(folder / "train_test_split.csv", "a") as rows:
             rows.write(f"{seq},{split}\n")
+    seconds = sf.info(folder / "wave16k" / "2_scott_0_1_1.wav").duration
+    starts = np.arange(0.5, seconds - 1.0, 0.45)
+    words = [Word(WORDS[i % len(WORDS)], t, t + 0.3) for i, t in enumerate(starts)]
+    for npz in (folder / "smplxflame_30").glob("*.npz"):
+        write_textgrid_words(folder / "textgrid" / f"{npz.stem}.TextGrid", words, seconds)
     return folder
 
 
@@ -261,7 +276,7 @@ def fetched_shell(sandbox, root: Path, beat2_root: Path, fetch: str) -> Shell:
     (`task=fetch` on dataset=beat2 with the default metrics) against a local fake Hub and GitHub
     serving the production table's EMAGE evaluation files (the FGD encoder seeded in the released
     layout, the BC normaliser's real pinned bytes); the shell then offline, the Hub out of reach.
-    A failed fetch is a RuntimeError: BEAT2_OFFLINE expects the documented run's failure only."""
+    A failed fetch is a RuntimeError (the workflow's own steps fail by assertion)."""
     from tests.support.fake_hub import FakeHub, serve_emage_eval
     from tests.support.requires import EMAGE_DIR
 
@@ -278,7 +293,7 @@ def fetched_shell(sandbox, root: Path, beat2_root: Path, fetch: str) -> Shell:
             GESTUREBENCH_GITHUB_ENDPOINT=hub.github_url,
         )
         done = sh.run(fetch)
-        if done.returncode != 0:  # not the failure BEAT2_OFFLINE expects
+        if done.returncode != 0:
             raise RuntimeError(f"{fetch}: exit {done.returncode}\n{done.stderr[-3000:]}")
     finally:
         hub.stop()
@@ -287,16 +302,17 @@ def fetched_shell(sandbox, root: Path, beat2_root: Path, fetch: str) -> Shell:
 
 
 @pytest.mark.slow
-@BEAT2_OFFLINE
 def test_your_own_models_files(sandbox, tmp_path):
     """README, "Your own model": a folder of result files, one per test sequence, on BEAT2 (after
-    docs/cluster.md's `task=fetch` of the public files a BEAT2 run needs)."""
+    docs/cluster.md's `task=fetch` of the public files a BEAT2 run needs and its training of SC's
+    encoder on the train split)."""
     beat2 = with_train_split(beat2_folder(tmp_path))
     mine = tmp_path / "mymodel"
     mine.mkdir()
     shutil.copy(beat2 / "smplxflame_30" / "2_scott_0_1_1.npz", mine)
-    fetch, scored = steps("test_your_own_models_files")
+    fetch, train, scored = steps("test_your_own_models_files")
     sh = fetched_shell(sandbox, tmp_path, beat2, fetch)
+    ok(sh.run(train))
     sh.values["model_dir"] = str(mine)
     ok(sh.run(scored))
     results = json.loads((sh.runs("evaluate")[-1] / "results.json").read_text())
@@ -415,11 +431,10 @@ def test_pairwise_study(sandbox, tmp_path):
 
 
 @pytest.mark.slow
-@BEAT2_OFFLINE
 def test_study_on_beat2(sandbox, tmp_path):
     """docs/study.md: a ratings file of the csv study's sources on real BEAT2 (the sample's
     sequence, its configured window), after docs/cluster.md's `task=fetch` of the public files a
-    BEAT2 run needs."""
+    BEAT2 run needs and its training of SC's encoder."""
     beat2 = with_train_split(beat2_folder(tmp_path))
     rows = []
     for n, condition in enumerate(["muted", "audio"] * 2):
@@ -430,8 +445,9 @@ def test_study_on_beat2(sandbox, tmp_path):
     columns = [c for c in COLUMNS if c not in ("start", "end")]
     ratings = tmp_path / "ratings.csv"
     pd.DataFrame(rows, columns=columns).to_csv(ratings, index=False)
-    fetch, analyze = steps("test_study_on_beat2")
+    fetch, train, analyze = steps("test_study_on_beat2")
     sh = fetched_shell(sandbox, tmp_path, beat2, fetch)
+    ok(sh.run(train))
     sh.values["ratings"] = str(ratings)
     ok(sh.run(analyze))
     assert (sh.runs("analyze")[-1] / "analysis.json").is_file()

@@ -23,6 +23,11 @@ STUDY = (
 FETCH_BEAT2 = (
     "python launch.py task=fetch dataset=beat2 dataset.root=/data/BEAT2/beat_english_v2.0.0"
 )
+#: docs/cluster.md: SC's text-motion encoder, trained on BEAT2's train split (its transcripts)
+TRAIN_SC_BEAT2 = (
+    "python launch.py task=train_encoder encoder=text_motion dataset=beat2"
+    " dataset.root=/data/BEAT2/beat_english_v2.0.0"
+)
 
 #: test name (in tests/test_workflows.py) → the documented commands it runs, in order
 WORKFLOWS = {
@@ -35,6 +40,7 @@ WORKFLOWS = {
     ),
     "test_your_own_models_files": (
         FETCH_BEAT2,
+        TRAIN_SC_BEAT2,
         "python launch.py dataset=beat2 dataset.root=/data/BEAT2/beat_english_v2.0.0"
         " model=precomputed model.dir=/out/mymodel",
     ),
@@ -80,6 +86,7 @@ WORKFLOWS = {
     ),
     "test_study_on_beat2": (
         FETCH_BEAT2,
+        TRAIN_SC_BEAT2,
         "python launch.py task=analyze study=my_study study.path=/data/ratings.csv dataset=beat2"
         " dataset.root=...",
     ),
