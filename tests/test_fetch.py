@@ -23,7 +23,13 @@ from gesturebench.models.gesturelsm.config import Variant
 from gesturebench.models.gesturelsm.weights import MEAN_STD_FILES, UNRELEASED, release_files
 from gesturebench.runtime.errors import CheckpointError, ConfigError
 from gesturebench.runtime.weights import HubFiles, resolve_weights
-from gesturebench.tasks.fetch import FetchTask, assets_for, check_assets, missing_assets
+from gesturebench.tasks.fetch import (
+    FetchTask,
+    assets_for,
+    check_assets,
+    missing_assets,
+    named_models,
+)
 from gesturebench.tasks.job import Job
 from tests.helpers import composed
 from tests.launch import error_line, stopped
@@ -306,7 +312,9 @@ def test_what_each_configuration_needs():
     assert emage == {"emage_eval/AESKConv_240_100.bin", "emage_eval/mean_vel_smplxflame_30.npy"}
     assert _keys(composed("model=gesturelsm")) & {"beat2/weights/vocab.pkl"} == set()
     assert _keys(composed()) == set()  # the main command needs no public file
-    both = _keys(composed("metrics=genea"), models=["emage", "gesturelsm"])
+    named = named_models(["emage", "gesturelsm"], ["paths.checkpoints=/c", "model=mean_pose"])
+    assert [str(m.mean_std) for m in named[1:]] == ["/c/gesturelsm/mean_std"]
+    both = _keys(composed("metrics=genea"), models=named)
     assert {a.key for a in TABLE if "model=emage" in a.needed_by} <= both
     assert "gesturelsm/shortcut_reflow.bin" in both
     everything = {a.key for a in TABLE if a.root == "checkpoints"}
@@ -378,3 +386,12 @@ def test_smplx_is_checked_not_fetched(tmp_path, caplog):
     assert f"SHA-256 {_sha(b'not the real model')}; no official SHA-256" in caplog.text
     with pytest.raises(ConfigError, match=r"^body_model\.model_path=.*nowhere\.npz: not found"):
         FetchTask()._body_model(composed(f"body_model.model_path={tmp_path / 'nowhere.npz'}"))
+
+
+def test_the_classes_declare_what_they_need_not_their_names():
+    """A renamed EMAGE model still needs EMAGE's files (its class declares them); a metric
+    whose class declares none needs none, whatever its options are called."""
+    emage = {a.key for a in TABLE if "model=emage" in a.needed_by}
+    assert emage <= _keys(composed("model=emage", "model.name=my_emage"))
+    mjd = "+metrics.mjd._target_=gesturebench.metrics.mjd.MeanJointDistance"
+    assert _keys(composed("metrics=none", mjd, "+metrics.mjd.encoder=emage")) == set()

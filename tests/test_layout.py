@@ -237,8 +237,6 @@ CONFIG_PARAMETERS = {
         "_is_beat2(cfg)",
         "_dataset_root(cfg)",
         "_checkpoints(cfg)",
-        "_model_assets(cfg)",
-        "_metric_assets(cfg)",
         "assets_for(cfg)",
         "fetch_command(cfg)",
         "check_assets(cfg)",

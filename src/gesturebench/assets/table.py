@@ -30,6 +30,23 @@ COMMIT = re.compile(r"^[0-9a-f]{40}$")
 HUB = "https://huggingface.co"
 GITHUB = "https://raw.githubusercontent.com"
 
+#: the `needed_by` tags: what reads the files, as the model and metric classes declare it
+#: (their `public_assets`)
+EMAGE_TAG = "model=emage"
+GESTURELSM_TAG = "model=gesturelsm"
+GESTURELSM_VOCAB_TAG = "model=gesturelsm dataset=beat2"
+FGD_TAG = "metrics: FGD encoder=emage"
+BC_TAG = "metrics: BC mean_speed_file=mean_vel_smplxflame_30.npy"
+
+
+def gesturelsm_tag(variant: str) -> str:
+    """The tag of GestureLSM's `variant` (the default's is `GESTURELSM_TAG`)."""
+    return (
+        GESTURELSM_TAG
+        if variant == "shortcut_reflow"
+        else f"{GESTURELSM_TAG} model.variant={variant}"
+    )
+
 
 @dataclass(frozen=True)
 class Asset:
@@ -92,7 +109,7 @@ EMAGE = (
         EMAGE_REPO,
         "config.json",
         "emage/config.json",
-        ("model=emage",),
+        (EMAGE_TAG,),
         revision=None,
         sha256=None,
         size=710,
@@ -104,7 +121,7 @@ EMAGE = (
         EMAGE_REPO,
         "pytorch_model.bin",
         "emage/pytorch_model.bin",
-        ("model=emage",),
+        (EMAGE_TAG,),
         revision=None,
         sha256=None,
         size=None,
@@ -117,7 +134,7 @@ EMAGE = (
             EMAGE_REPO,
             f"emage_vq/{part}/{name}",
             f"emage/emage_vq/{part}/{name}",
-            ("model=emage",),
+            (EMAGE_TAG,),
             revision=EMAGE_VQ_COMMIT,
             sha256=EMAGE_VQ_SHA256.get(part) if name == "pytorch_model.bin" else None,
             size=None,
@@ -141,7 +158,7 @@ EVAL = (
         "H-Liu1997/EMAGE",
         "EMAGE/test_sequences/weights/AESKConv_240_100.bin",
         "emage_eval/EMAGE/test_sequences/weights/AESKConv_240_100.bin",
-        ("metrics: FGD encoder=emage",),
+        (FGD_TAG,),
         repo_type="space",
         revision=None,
         sha256=None,
@@ -163,7 +180,7 @@ EVAL = (
         sha256="53b5e48f2a7bf78c41a6de6395d6bb4f29018465ca5d0ee2820a2be3eebb7137",
         size=348,
         licence="PantoMatrix: no licence file (data: 55 mean joint speeds)",
-        needed_by=("metrics: BC mean_speed_file=mean_vel_smplxflame_30.npy",),
+        needed_by=(BC_TAG,),
         note="hash and size of the real bytes (the repository's file at that commit)",
     ),
 )
@@ -176,9 +193,9 @@ GESTURELSM_NOTE = (
     "found: fetched at main, the commit recorded"
 )
 _VARIANT_FILES = {
-    "shortcut_reflow.bin": ("model=gesturelsm",),
-    "new_540_diffusion.bin": ("model=gesturelsm model.variant=diffusion",),
-    "meanflow.pth": ("model=gesturelsm model.variant=meanflow",),
+    "shortcut_reflow.bin": (gesturelsm_tag("shortcut_reflow"),),
+    "new_540_diffusion.bin": (gesturelsm_tag("diffusion"),),
+    "meanflow.pth": (gesturelsm_tag("meanflow"),),
 }
 _GESTURELSM_SHA256 = {
     "shortcut_reflow.bin": "cf788ec9310b0a39f11c484c3aab363f256b0b58de27d7eeac9e115dc6cfe2ca"
@@ -249,7 +266,7 @@ GESTURELSM = (
         "H-Liu1997/BEAT2",
         "beat_english_v2.0.0/weights/vocab.pkl",
         "weights/vocab.pkl",
-        ("model=gesturelsm dataset=beat2",),
+        (GESTURELSM_VOCAB_TAG,),
         repo_type="dataset",
         root="dataset",
         revision=None,
@@ -350,3 +367,7 @@ def pinned(repo: str, folder: str) -> dict[str, str]:
         for a in TABLE
         if a.host == "hub" and a.repo == repo and a.sha256 and a.dest.startswith(prefix)
     }
+
+
+#: a file a configuration needs, with the path its options put it at (None: the table's place)
+Need = tuple[Asset, Path | None]

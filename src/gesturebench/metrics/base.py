@@ -59,7 +59,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -67,6 +67,7 @@ import torch
 from torchmetrics import Metric
 from torchmetrics.utilities import dim_zero_cat
 
+from gesturebench.assets.table import Need, Table
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.pair import MotionPair
 from gesturebench.runtime.errors import ConfigError
@@ -194,6 +195,13 @@ class GestureMetric(Metric):
     def provenance(self) -> dict:
         """Checkpoint hashes and training configs of learned parts (results.json `encoders`)."""
         return {}
+
+    @classmethod
+    def public_assets(cls, options: Mapping[str, Any], table: Table) -> list[Need]:
+        """The public files of `table` (`task=fetch`) a metric configured with `options` (its
+        config node's values) needs, each with the path its options put it at (None: the table's
+        place); default: none."""
+        return []
 
     def prepare(self, context: MetricContext) -> None:
         """Load or build what the metric needs before the first update; default: nothing."""

@@ -22,13 +22,14 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 import torch
 
+from gesturebench.assets.table import BC_TAG, Need, Table
 from gesturebench.body.joints import UPPER
 from gesturebench.body.output import BodyOutput
 from gesturebench.data.records import N_JOINTS, SequenceRecord, records_digest
@@ -212,6 +213,13 @@ class BeatConsistency(SequenceMetric):
         self.add_state("longest_short", torch.zeros((), dtype=torch.float64), dist_reduce_fx="max")
         # sequences whose scored segment has no speech onset: BC is undefined there, not 0
         self.add_state("no_onsets", torch.zeros((), dtype=torch.int64), dist_reduce_fx="sum")
+
+    @classmethod
+    def public_assets(cls, options: Mapping[str, Any], table: Table) -> list[Need]:
+        """EMAGE's speed normaliser, where `mean_speed_file` names it by its bare name."""
+        if str(options.get("mean_speed_file") or "") != EMAGE_MEAN_SPEED:
+            return []
+        return [(a, None) for a in table.needed_by(BC_TAG)]
 
     def extra_options(self) -> dict:
         return {**self.settings, "mean_speed_source": self.mean_speed_source}

@@ -21,6 +21,7 @@ from typing import Any, ClassVar, Literal
 
 import torch
 
+from gesturebench.assets.table import FGD_TAG, Need, Table
 from gesturebench.data.records import Motion
 from gesturebench.encoders.emage_fgd import (
     FEATURE_DIM,
@@ -77,6 +78,14 @@ class MotionFeatureMetric(GestureMetric):
     def feature_dim(self) -> int:
         """The feature size of the configured encoder."""
         return FEATURE_DIM if self.encoder_name == "emage" else self.encoder_config.latent_dim
+
+    @classmethod
+    def public_assets(cls, options: Mapping[str, Any], table: Table) -> list[Need]:
+        """EMAGE's FGD encoder, where `encoder` is ``emage`` and `weights` names no file of the
+        user's."""
+        if options.get("encoder") != "emage" or options.get("weights"):
+            return []
+        return [(a, None) for a in table.needed_by(FGD_TAG)]
 
     def prepare(self, context: MetricContext) -> None:
         if self.encoder_name == "emage":

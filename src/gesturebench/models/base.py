@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pytorch_lightning as pl
 
+from gesturebench.assets.table import Need, Table
 from gesturebench.data.records import Motion, SequenceRecord
 
 if TYPE_CHECKING:
@@ -41,6 +42,13 @@ class GestureModel(pl.LightningModule):
         super().__init__()
         self.name = name
         self.options = dict(hparams)
+
+    @classmethod
+    def public_assets(cls, options: Mapping[str, Any], table: Table, beat2: bool) -> list[Need]:
+        """The public files of `table` (`task=fetch`) a model configured with `options` (its
+        config node's values) needs, on a BEAT2 dataset if `beat2`, each with the path its options
+        put it at (None: the table's place); default: none."""
+        return []
 
     def prepare(self, context: MetricContext) -> None:
         """Fit or load what the model needs (default: nothing)."""

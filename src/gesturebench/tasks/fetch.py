@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hydra.utils import get_class
 from omegaconf import DictConfig, ListConfig
 
 from gesturebench.assets.fetch import (
@@ -28,8 +30,9 @@ from gesturebench.assets.fetch import (
     writable,
     write_bundle,
 )
-from gesturebench.assets.table import GITHUB, HUB, Asset, Table, load_table
+from gesturebench.assets.table import GITHUB, HUB, Asset, Need, Table, load_table
 from gesturebench.reporting.results import write_json
+from gesturebench.run.config import register_configs
 from gesturebench.runtime.errors import CheckpointError, ConfigError
 from gesturebench.runtime.weights import sha256_file
 from gesturebench.tasks.job import Job
@@ -42,9 +45,6 @@ SMPLX_SITE = "https://smpl-x.is.tue.mpg.de"
 SMPLX_SHA256: dict[str, str] = {}
 #: the override groups that decide what a run needs (kept in the `task=fetch` command shown)
 RELEVANT = ("model", "metrics", "dataset", "paths", "body_model")
-FGD_TAG = "metrics: FGD encoder=emage"
-BC_TAG = "metrics: BC mean_speed_file=mean_vel_smplxflame_30.npy"
-EMAGE_MEAN_SPEED = "mean_vel_smplxflame_30.npy"
 
 
 # --- what a configuration needs ----------------------------------------------------------------
@@ -90,66 +90,45 @@ def _checkpoints(cfg: DictConfig) -> Path:
     return Path(str(cfg.paths.checkpoints)).expanduser()
 
 
-def _model_assets(
-    table: Table, name: str, model: Mapping | None, cfg: DictConfig
-) -> list[tuple[Asset, Path | None]]:
-    """The assets model `name` needs (`model`: its composed config, for its variant and paths;
-    None: the defaults), each with a path that overrides the table's (configured elsewhere)."""
-    target = str(_get(model, "_target_") or "") if model is not None else ""
-    if model is not None and not target.endswith(("EmageSource", "GestureLSMSource")):
-        return []  # another source (outputs, command, module) or a model without files
-    variant = str(_get(model, "variant") or "shortcut_reflow") if model is not None else None
-    tag = f"model={name}"
-    if name == "gesturelsm" and variant not in (None, "shortcut_reflow"):
-        tag = f"model=gesturelsm model.variant={variant}"
-    weights_configured = model is not None and bool(_get(model, "weights"))
-    out: list[tuple[Asset, Path | None]] = []
-    for asset in table.needed_by(tag):
-        if asset.key.startswith("gesturelsm/mean_std/") and model is not None:
-            out.append((asset, Path(str(_get(model, "mean_std"))) / Path(asset.dest).name))
-        elif not weights_configured:
-            out.append((asset, None))
-    if name == "gesturelsm" and _is_beat2(cfg):
-        for asset in table.needed_by("model=gesturelsm dataset=beat2"):
-            vocab = _get(model, "vocab") if model is not None else None
-            out.append((asset, Path(str(vocab)) if vocab else None))
-    return out
-
-
-def _metric_assets(table: Table, cfg: DictConfig) -> list[tuple[Asset, Path | None]]:
-    tags = []
-    for node in _nodes(cfg.get("metrics")):
-        if _get(node, "encoder") == "emage" and not _get(node, "weights"):
-            tags.append(FGD_TAG)
-        if str(_get(node, "mean_speed_file") or "") == EMAGE_MEAN_SPEED:
-            tags.append(BC_TAG)
-    return [(a, None) for tag in dict.fromkeys(tags) for a in table.needed_by(tag)]
+def _declared(node: Mapping, *context: Any) -> list[Need]:
+    """What the class `node`'s `_target_` names declares it needs (its `public_assets`, given the
+    node's values and `context`); nothing for a class without the method or that does not import
+    (the run itself names that)."""
+    target = _get(node, "_target_")
+    try:
+        cls = get_class(str(target)) if target else None
+    except Exception:
+        return []
+    declare = getattr(cls, "public_assets", None)
+    if not callable(declare):
+        return []
+    return declare({str(key): _get(node, key) for key in node}, *context)
 
 
 def assets_for(
     cfg: DictConfig,
     table: Table | None = None,
-    models: Sequence[str] | None = None,
+    models: Sequence[Mapping] | None = None,
     everything: bool = False,
 ) -> list[Placed]:
-    """Every public file `cfg` needs, where it must lie: its model's released files (the native
-    EMAGE and GestureLSM sources, unless `model.weights` points elsewhere; GestureLSM's
-    `model.mean_std` files and, on BEAT2, `model.vocab`), its metrics' files (EMAGE's FGD encoder
-    where a metric reads `encoder: emage` without `weights`, BC's EMAGE speed normaliser) — or,
-    with `models`, those named models' files at their defaults instead of `cfg.model`'s; with
-    `everything`, the whole table. A dataset file is left out when the dataset is not BEAT2."""
+    """Every public file `cfg` needs, where it must lie: what its model's class and its metrics'
+    classes declare (`public_assets`: the native EMAGE and GestureLSM sources' released files
+    unless `model.weights` points elsewhere, GestureLSM's `model.mean_std` files and, on BEAT2,
+    `model.vocab`; EMAGE's FGD encoder where a metric reads `encoder: emage` without `weights`,
+    BC's EMAGE speed normaliser) — or, with `models` (model config nodes), those models' files
+    instead of `cfg.model`'s; with `everything`, the whole table. A dataset file is left out when
+    the dataset is not BEAT2."""
     table = table or Table()
     checkpoints, dataset_root = _checkpoints(cfg), _dataset_root(cfg)
+    chosen: list[Need]
     if everything:
-        chosen: list[tuple[Asset, Path | None]] = [(a, None) for a in table.assets]
-    elif models:
-        chosen = [p for name in models for p in _model_assets(table, str(name), None, cfg)]
+        chosen = [(a, None) for a in table.assets]
     else:
         model = cfg.get("model")
-        name = str(_get(model, "name") or "") if model is not None else ""
-        chosen = _model_assets(table, name, model, cfg) if name else []
-    if not everything:
-        chosen += _metric_assets(table, cfg)
+        nodes = list(models) if models else [model] if model is not None else []
+        chosen = [need for node in nodes for need in _declared(node, table, _is_beat2(cfg))]
+        metrics = [n for n in _nodes(cfg.get("metrics")) if _get(n, "_target_")]
+        chosen += [need for node in metrics for need in _declared(node, table)]
     placed: dict[Path, Placed] = {}
     for asset, path in chosen:
         default = place(asset, checkpoints, dataset_root)
@@ -177,17 +156,35 @@ def missing_assets(needed: Sequence[Placed]) -> list[Placed]:
     return [p for p in needed if not p.path.is_file() and not _cached(p.asset)]
 
 
+def _group(override: str) -> str:
+    """The config group or top-level key an override sets (``+paths.data=x`` → ``paths``)."""
+    return override.lstrip("+~").split("=", 1)[0].split(".", 1)[0].split("/", 1)[0]
+
+
+def named_models(names: Sequence[str], overrides: Sequence[str]) -> list[DictConfig]:
+    """The `model` node of each model config of `names`, composed with the run's `overrides`
+    that place files (its paths, dataset, body model), as ``model=<name>`` would compose it."""
+    from hydra import compose, initialize_config_module
+    from hydra.core.global_hydra import GlobalHydra
+
+    kept = [o for o in overrides if _group(o) in RELEVANT and _group(o) != "model"]
+    outside_an_app = not GlobalHydra.instance().is_initialized()
+    register_configs()
+    with (
+        initialize_config_module("gesturebench.conf", version_base="1.3")
+        if outside_an_app
+        else nullcontext()
+    ):
+        return [compose("config", [*kept, f"model={name}"]).model for name in names]
+
+
 def fetch_command(overrides: Sequence[str] | None, cfg: DictConfig | None = None) -> str:
     """``python launch.py task=fetch …`` with the overrides that decide what is needed."""
     if overrides is None and cfg is not None:
         overrides = [f"model={_get(cfg.model, 'name')}", f"dataset={_get(cfg.dataset, 'name')}"]
         if _dataset_root(cfg) is not None:
             overrides.append(f"dataset.root={_dataset_root(cfg)}")
-    kept = [
-        o
-        for o in overrides or ()
-        if o.lstrip("+~").split("=", 1)[0].split(".", 1)[0].split("/", 1)[0] in RELEVANT
-    ]
+    kept = [o for o in overrides or () if _group(o) in RELEVANT]
     return " ".join(["python launch.py task=fetch", *kept])
 
 
@@ -264,7 +261,8 @@ class FetchTask:
             raise ConfigError("task.bundle and task.from_bundle: set one of them")
         if self.from_bundle:
             return self._install(cfg, table, checkpoints, job)
-        needed = assets_for(cfg, table, self.models, self.all)
+        models = named_models(self.models, job.overrides) if self.models else None
+        needed = assets_for(cfg, table, models, self.all)
         if self.with_dataset:
             self._dataset(cfg)
         document = self.fetch(needed, checkpoints, job)

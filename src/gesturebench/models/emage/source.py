@@ -6,12 +6,13 @@ generated-motion cache like a command's: re-scoring never re-runs EMAGE."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import torch
 
+from gesturebench.assets.table import EMAGE_TAG, Need, Table
 from gesturebench.data.records import Motion, SequenceRecord
 from gesturebench.encoders.representation import rotation_6d
 from gesturebench.models.emage.codecs import BodyCodec
@@ -51,6 +52,11 @@ class EmageSource(NativeSource):
     generation is deterministic (argmax over codes)."""
 
     files = RELEASE
+
+    @classmethod
+    def public_assets(cls, options: Mapping[str, Any], table: Table, beat2: bool) -> list[Need]:
+        """The released files, unless `weights` points at the user's own."""
+        return [] if options.get("weights") else [(a, None) for a in table.needed_by(EMAGE_TAG)]
 
     def load(self) -> tuple[EmageGenerator, BodyCodec]:
         return load_release(self.weights, self.run_device)

@@ -7,6 +7,7 @@ into the result. Noise is drawn from ``model.seed``, so a run is reproducible.""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from typing_extensions import Unpack
 
+from gesturebench.assets.table import GESTURELSM_VOCAB_TAG, Need, Table, gesturelsm_tag
 from gesturebench.data.records import Motion, SequenceRecord
 from gesturebench.models.gesturelsm.config import (
     PART_WIDTHS,
@@ -120,6 +122,25 @@ class GestureLSMSource(NativeSource):
         self.seed = seed
         self.vocab_sha = ""
         self.vocab_built = False
+
+    @classmethod
+    def public_assets(cls, options: Mapping[str, Any], table: Table, beat2: bool) -> list[Need]:
+        """The released files of the variant (unless `weights` points at the user's own), the
+        ``mean_std/`` files in `mean_std`, and on BEAT2 its ``weights/vocab.pkl`` (at `vocab`)."""
+        variant = Variant(options.get("variant") or Variant.shortcut_reflow).value
+        needs: list[Need] = []
+        for asset in table.needed_by(gesturelsm_tag(variant)):
+            if asset.key.startswith("gesturelsm/mean_std/"):
+                needs.append((asset, Path(str(options["mean_std"])) / Path(asset.dest).name))
+            elif not options.get("weights"):
+                needs.append((asset, None))
+        if beat2:
+            vocab = options.get("vocab")
+            needs += [
+                (a, Path(str(vocab)) if vocab else None)
+                for a in table.needed_by(GESTURELSM_VOCAB_TAG)
+            ]
+        return needs
 
     @property
     def files(self) -> HubFiles:  # type: ignore[override]
