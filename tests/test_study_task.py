@@ -227,6 +227,25 @@ def test_launch_refuses_bad_ratings_with_one_line_and_exit_2(tmp_path, in_proces
     assert "line(s) 2 " in error and "study.drop_invalid=true" in error
 
 
+def test_a_source_with_several_samples_is_refused_before_any_scoring(tmp_path, in_process, capsys):
+    """A study rates one clip per source and window: `samples` above 1 is one line, exit 2, and
+    no source was scored (was a pandas error from the synthetic ratings, after every source)."""
+    stop = stopped(
+        capsys,
+        "task=analyze",
+        "+study.sources.jitter.samples=2",
+        "logger=none",
+        "study.windows.n=2",
+        f"hydra.run.dir={tmp_path / 'run'}",
+    )
+    assert stop.code == 2
+    assert error_line(stop).startswith(
+        "error: study.sources.jitter.samples=2: a study rates one clip per source and window,"
+        " and its metrics are that clip's; leave samples at 1"
+    )
+    assert not (tmp_path / "run" / "sources").exists()
+
+
 # ------------------------------------------------------------------------------------------
 # SGP the paper's way: window-mode annotation with an LLM (the fake server), then replay
 

@@ -158,10 +158,18 @@ def window_records(
 
 def source_model(name: str, node: Mapping[str, Any]) -> dict:
     """The model node of study source `name` (`node`: its entry of `study.sources`), named after
-    it; a mandatory option left unset (`???`) is a `ConfigError` naming its key."""
+    it; a mandatory option left unset (`???`) is a `ConfigError` naming its key, and so are
+    `samples` above 1: a study rates one clip per source and window, whose metrics are that
+    clip's."""
     if unset := _unset(node):
         key = f"study.sources.{name}.{unset}"
         raise ConfigError(f"{key} is not set: add {key}=... to the command line")
+    samples = node.get("samples")
+    if samples is not None and int(samples) > 1:
+        raise ConfigError(
+            f"study.sources.{name}.samples={samples}: a study rates one clip per source and"
+            " window, and its metrics are that clip's; leave samples at 1"
+        )
     return {**node, "name": name}
 
 
@@ -200,8 +208,11 @@ def evaluate_sources(
     skipped: dict[str, str] = {}
     directions: dict[str, str] = {}
     described = [dataclasses.asdict(w) for w in windows]
-    for name, node in run.study["sources"].items():
-        config = {**source_config(run.config, name, node), "study": {"windows": described}}
+    configs = {  # every source checked before any is scored
+        name: {**source_config(run.config, name, node), "study": {"windows": described}}
+        for name, node in run.study["sources"].items()
+    }
+    for name, config in configs.items():
         chash = config_hash(config)
         out = root / name
         results = load_complete(out, chash) if run.resume else None
