@@ -263,8 +263,9 @@ def main(argv: list[str] | None = None) -> int:
         table, failed = report({c: old[c] for c in new if c in old}, new)
         print(table)
         return 1 if failed else 0
-    args.file.write_text(json.dumps(run_cases(args.cases, args.threads), indent=1) + "\n")
-    print(f"recorded {', '.join(args.cases)} in {args.file}")
+    recorded = run_cases(args.cases, args.threads)
+    args.file.write_text(json.dumps(recorded, indent=1) + "\n")
+    print(f"recorded {', '.join(recorded)} in {args.file}")
     return 0
 
 
