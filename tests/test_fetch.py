@@ -24,6 +24,7 @@ from gesturebench.models.gesturelsm.weights import MEAN_STD_FILES, UNRELEASED, r
 from gesturebench.runtime.errors import CheckpointError, ConfigError
 from gesturebench.runtime.weights import HubFiles, resolve_weights
 from gesturebench.tasks.fetch import (
+    AssetScope,
     FetchTask,
     assets_for,
     check_assets,
@@ -268,7 +269,7 @@ def test_task_fetch_from_the_command_line_then_check_passes(hub, tmp_path, capsy
     cfg = composed(*overrides)
     table = load_table(tmp_path / "t.json")
     with pytest.raises(CheckpointError) as err:
-        check_assets(cfg, overrides, table)
+        check_assets(AssetScope.of(cfg), overrides, table)
     assert str(err.value) == (
         f"4 public files this run needs are missing, the first {checkpoints / 'm/config.json'}"
         f" (m/config.json, for model=emage); get them all: python launch.py task=fetch"
@@ -278,7 +279,7 @@ def test_task_fetch_from_the_command_line_then_check_passes(hub, tmp_path, capsy
 
     document = run("task=fetch", "task.progress=false", *overrides, encoders=False)
     assert {f["status"] for f in document["files"]} == {"fetched", "fetched, hash recorded"}
-    check_assets(cfg, overrides, table)
+    check_assets(AssetScope.of(cfg), overrides, table)
     assert _finals(checkpoints) == {a.dest for a in assets}
 
 
@@ -286,13 +287,13 @@ def test_task_fetch_from_the_command_line_then_check_passes(hub, tmp_path, capsy
 
 
 def _keys(cfg, **kw) -> set[str]:
-    return {p.asset.key for p in assets_for(cfg, **kw)}
+    return {p.asset.key for p in assets_for(AssetScope.of(cfg), **kw)}
 
 
 def test_what_each_configuration_needs():
     beat2 = ("dataset=beat2", "dataset.root=/d/beat_english_v2.0.0")
     lsm = composed(*beat2, "metrics=genea", "model=gesturelsm", "paths.checkpoints=/c")
-    placed = {p.asset.key: p.path for p in assets_for(lsm)}
+    placed = {p.asset.key: p.path for p in assets_for(AssetScope.of(lsm))}
     assert set(placed) == {
         "gesturelsm/shortcut_reflow.bin",
         *(f"gesturelsm/net_300000_{p}.pth" for p in ("upper", "hands", "lower")),
@@ -303,7 +304,7 @@ def test_what_each_configuration_needs():
     }
     assert placed["beat2/weights/vocab.pkl"] == Path("/d/beat_english_v2.0.0/weights/vocab.pkl")
     mine = composed(*beat2, "model=gesturelsm", "model.mean_std=/m", "model.variant=diffusion")
-    placed = {p.asset.key: p.path for p in assets_for(mine)}
+    placed = {p.asset.key: p.path for p in assets_for(AssetScope.of(mine))}
     assert placed["gesturelsm/mean_std/beatx_2_330_std.npy"] == Path("/m/beatx_2_330_std.npy")
     assert "gesturelsm/new_540_diffusion.bin" in placed
     assert "gesturelsm/shortcut_reflow.bin" not in placed
@@ -325,9 +326,9 @@ def test_what_each_configuration_needs():
 def test_the_check_names_every_missing_file_at_once(tmp_path):
     cfg = composed("model=gesturelsm", "metrics=genea", f"paths.checkpoints={tmp_path}")
     with pytest.raises(CheckpointError) as err:
-        check_assets(cfg, ("model=gesturelsm", "metrics=genea", "trainer=gpu"))
+        check_assets(AssetScope.of(cfg), ("model=gesturelsm", "metrics=genea", "trainer=gpu"))
     message = str(err.value)
-    needed = assets_for(cfg)
+    needed = assets_for(AssetScope.of(cfg))
     assert message.startswith(f"{len(needed)} public files this run needs are missing, the first")
     assert message.endswith(
         "get them all: python launch.py task=fetch model=gesturelsm metrics=genea"
@@ -370,22 +371,25 @@ def test_with_dataset_reuses_prepare_beat2s_download(monkeypatch, tmp_path):
     monkeypatch.setattr(PrepareBeat2Task, "fetch", lambda self, root, dl: calls.append(root))
     root = tmp_path / "beat_english_v2.0.0"
     cfg = composed("dataset=beat2", f"dataset.root={root}", f"paths.checkpoints={tmp_path}")
-    FetchTask(with_dataset=True)._dataset(cfg)
+    FetchTask(with_dataset=True)._dataset(AssetScope.of(cfg).dataset_root)
     assert calls == [root]
     with pytest.raises(ConfigError, match=r"^task\.with_dataset=true needs dataset=beat2"):
-        FetchTask(with_dataset=True)._dataset(composed())
+        FetchTask(with_dataset=True)._dataset(AssetScope.of(composed()).dataset_root)
 
 
 def test_smplx_is_checked_not_fetched(tmp_path, caplog):
     caplog.set_level("INFO")
-    FetchTask()._body_model(composed())
+    FetchTask()._body_model(AssetScope.of(composed()).body_model_path)
     assert "register at https://smpl-x.is.tue.mpg.de" in caplog.text
     model = tmp_path / "SMPLX_NEUTRAL_2020.npz"
     model.write_bytes(b"not the real model")
-    FetchTask()._body_model(composed(f"body_model.model_path={model}"))
+    FetchTask()._body_model(
+        AssetScope.of(composed(f"body_model.model_path={model}")).body_model_path
+    )
     assert f"SHA-256 {_sha(b'not the real model')}; no official SHA-256" in caplog.text
     with pytest.raises(ConfigError, match=r"^body_model\.model_path=.*nowhere\.npz: not found"):
-        FetchTask()._body_model(composed(f"body_model.model_path={tmp_path / 'nowhere.npz'}"))
+        nowhere = composed(f"body_model.model_path={tmp_path / 'nowhere.npz'}")
+        FetchTask()._body_model(AssetScope.of(nowhere).body_model_path)
 
 
 def test_the_classes_declare_what_they_need_not_their_names():

@@ -233,18 +233,8 @@ CONFIG_PARAMETERS = {
     "tasks/run.py": {"of(cfg)"},
     "tasks/sweep_summary.py": {"on_multirun_start(config)", "on_multirun_end(config)"},
     "study/server/serve.py": {"_writable(node)"},
-    "tasks/fetch.py": {
-        "_is_beat2(cfg)",
-        "_dataset_root(cfg)",
-        "_checkpoints(cfg)",
-        "assets_for(cfg)",
-        "fetch_command(cfg)",
-        "check_assets(cfg)",
-        "_dataset(cfg)",
-        "_install(cfg)",
-        "_body_model(cfg)",
-    },
-    "tasks/verify.py": {"rerun_task(cfg)", "check_inputs(cfg)"},
+    "tasks/fetch.py": {"of(cfg)"},
+    "tasks/verify.py": {"rerun_task(cfg)"},  # runs the recorded task on its recorded config
 }
 
 

@@ -470,7 +470,7 @@ def test_fetch_bundle_and_install_offline(sandbox, tmp_path):
     on the connected machine and installed on a node without network; the run's check then finds
     nothing missing there."""
     from gesturebench.assets.table import load_table
-    from gesturebench.tasks.fetch import check_assets
+    from gesturebench.tasks.fetch import AssetScope, check_assets
     from tests.helpers import composed
     from tests.support.fake_hub import FakeHub, workflow_table, write_table
 
@@ -528,7 +528,7 @@ def test_fetch_bundle_and_install_offline(sandbox, tmp_path):
         "model=gesturelsm",
         f"paths.checkpoints={node.root / 'checkpoints'}",
     )
-    check_assets(cfg, table=load_table(table))
+    check_assets(AssetScope.of(cfg), table=load_table(table))
 
 
 @pytest.mark.slow

@@ -32,7 +32,7 @@ from gesturebench.run.datamodule import GestureDataModule
 from gesturebench.run.evaluator import Evaluator
 from gesturebench.runtime.commit import staged
 from gesturebench.tasks.common import claim_run_dir
-from gesturebench.tasks.fetch import check_assets
+from gesturebench.tasks.fetch import AssetScope, check_assets
 from gesturebench.tasks.job import Job
 from gesturebench.tasks.run import Run
 
@@ -57,7 +57,7 @@ class EvaluateTask:
         files it needs are missing (`fetch.check_assets`: all named in one line); skipped where
         the run folder holds its complete results."""
         run = Run.of(cfg, job).checked()
-        check_assets(cfg, job.overrides)  # every missing public file named at once
+        check_assets(AssetScope.of(cfg), job.overrides)  # every missing public file named at once
         out = job.run_dir
         chash = config_hash(run.config)
         claim_run_dir(out, run.config, chash)

@@ -3,7 +3,8 @@ needs, fetched from the Hugging Face Hub and GitHub, verified against the pinned
 (`gesturebench.assets.table`) and installed where the resolvers read them; or written into one
 offline bundle (`task.bundle`), or installed from one (`task.from_bundle`).
 
-`assets_for(cfg)` derives what a configuration needs and `check_assets(cfg, overrides)` names
+`assets_for(scope)` derives what a configuration (read once into an `AssetScope`) needs and
+`check_assets(scope, overrides)` names
 every missing file at once (one `CheckpointError` line: the count, the first, the `task=fetch`
 command that gets them all) before a run does any work."""
 
@@ -77,17 +78,38 @@ def _get(node: Mapping, key: str) -> Any:
     return getattr(value, "value", value)  # an enum option: its value
 
 
-def _is_beat2(cfg: DictConfig) -> bool:
-    return str(_get(cfg.dataset, "name") or "").startswith("beat2")
+@dataclass(frozen=True)
+class AssetScope:
+    """What decides a run's public files, read once from its config (`of`): the checkpoints
+    folder, the dataset (its name; its folder on BEAT2, None elsewhere), the model's and the
+    metrics' config nodes (their `_target_` classes declare what they need) and the body model
+    file the user supplied (SMPL-X is never fetched)."""
 
+    checkpoints: Path
+    dataset: str
+    dataset_root: Path | None
+    model: Mapping | None
+    metrics: tuple[Mapping, ...]
+    body_model_path: Path | None
 
-def _dataset_root(cfg: DictConfig) -> Path | None:
-    root = _get(cfg.dataset, "root") if _is_beat2(cfg) else None
-    return Path(str(root)).expanduser() if root else None
+    @classmethod
+    def of(cls, cfg: DictConfig) -> AssetScope:
+        dataset = str(_get(cfg.dataset, "name") or "")
+        root = _get(cfg.dataset, "root") if dataset.startswith("beat2") else None
+        body = cfg.get("body_model")
+        body_path = _get(body, "model_path") if body is not None else None
+        return cls(
+            checkpoints=Path(str(cfg.paths.checkpoints)).expanduser(),
+            dataset=dataset,
+            dataset_root=Path(str(root)).expanduser() if root else None,
+            model=cfg.get("model"),
+            metrics=tuple(n for n in _nodes(cfg.get("metrics")) if _get(n, "_target_")),
+            body_model_path=Path(str(body_path)).expanduser() if body_path else None,
+        )
 
-
-def _checkpoints(cfg: DictConfig) -> Path:
-    return Path(str(cfg.paths.checkpoints)).expanduser()
+    @property
+    def beat2(self) -> bool:
+        return self.dataset.startswith("beat2")
 
 
 def _declared(node: Mapping, *context: Any) -> list[Need]:
@@ -106,32 +128,30 @@ def _declared(node: Mapping, *context: Any) -> list[Need]:
 
 
 def assets_for(
-    cfg: DictConfig,
+    scope: AssetScope,
     table: Table | None = None,
     models: Sequence[Mapping] | None = None,
     everything: bool = False,
 ) -> list[Placed]:
-    """Every public file `cfg` needs, where it must lie: what its model's class and its metrics'
-    classes declare (`public_assets`: the native EMAGE and GestureLSM sources' released files
-    unless `model.weights` points elsewhere, GestureLSM's `model.mean_std` files and, on BEAT2,
-    `model.vocab`; EMAGE's FGD encoder where a metric reads `encoder: emage` without `weights`,
-    BC's EMAGE speed normaliser) — or, with `models` (model config nodes), those models' files
-    instead of `cfg.model`'s; with `everything`, the whole table. A dataset file is left out when
-    the dataset is not BEAT2."""
+    """Every public file a run of `scope` needs, where it must lie: what its model's class and
+    its metrics' classes declare (`public_assets`: the native EMAGE and GestureLSM sources'
+    released files unless `model.weights` points elsewhere, GestureLSM's `model.mean_std` files
+    and, on BEAT2, `model.vocab`; EMAGE's FGD encoder where a metric reads `encoder: emage`
+    without `weights`, BC's EMAGE speed normaliser) — or, with `models` (model config nodes),
+    those models' files instead of the run's model's; with `everything`, the whole table. A
+    dataset file is left out when the dataset is not BEAT2."""
     table = table or Table()
-    checkpoints, dataset_root = _checkpoints(cfg), _dataset_root(cfg)
     chosen: list[Need]
     if everything:
         chosen = [(a, None) for a in table.assets]
     else:
-        model = cfg.get("model")
+        model = scope.model
         nodes = list(models) if models else [model] if model is not None else []
-        chosen = [need for node in nodes for need in _declared(node, table, _is_beat2(cfg))]
-        metrics = [n for n in _nodes(cfg.get("metrics")) if _get(n, "_target_")]
-        chosen += [need for node in metrics for need in _declared(node, table)]
+        chosen = [need for node in nodes for need in _declared(node, table, scope.beat2)]
+        chosen += [need for node in scope.metrics for need in _declared(node, table)]
     placed: dict[Path, Placed] = {}
     for asset, path in chosen:
-        default = place(asset, checkpoints, dataset_root)
+        default = place(asset, scope.checkpoints, scope.dataset_root)
         where = Placed(asset, path) if path is not None else default
         if where is not None:
             placed.setdefault(where.path, where)
@@ -178,30 +198,33 @@ def named_models(names: Sequence[str], overrides: Sequence[str]) -> list[DictCon
         return [compose("config", [*kept, f"model={name}"]).model for name in names]
 
 
-def fetch_command(overrides: Sequence[str] | None, cfg: DictConfig | None = None) -> str:
-    """``python launch.py task=fetch …`` with the overrides that decide what is needed."""
-    if overrides is None and cfg is not None:
-        overrides = [f"model={_get(cfg.model, 'name')}", f"dataset={_get(cfg.dataset, 'name')}"]
-        if _dataset_root(cfg) is not None:
-            overrides.append(f"dataset.root={_dataset_root(cfg)}")
+def fetch_command(overrides: Sequence[str] | None, scope: AssetScope | None = None) -> str:
+    """``python launch.py task=fetch …`` with the overrides that decide what is needed (without
+    `overrides`, those naming the model and dataset of `scope`)."""
+    if overrides is None and scope is not None:
+        model = _get(scope.model, "name") if scope.model is not None else None
+        overrides = [f"model={model}", f"dataset={scope.dataset}"]
+        if scope.dataset_root is not None:
+            overrides.append(f"dataset.root={scope.dataset_root}")
     kept = [o for o in overrides or () if _group(o) in RELEVANT]
     return " ".join(["python launch.py task=fetch", *kept])
 
 
 def check_assets(
-    cfg: DictConfig, overrides: Sequence[str] | None = None, table: Table | None = None
+    scope: AssetScope, overrides: Sequence[str] | None = None, table: Table | None = None
 ) -> None:
-    """Before any work: every public file `cfg` needs is there, else ONE `CheckpointError` line
+    """Before any work: every public file a run of `scope` needs is there, else ONE
+    `CheckpointError` line
     with how many are missing, the first, and the `task=fetch` command that gets them all
     (`overrides`: the run's command-line overrides, e.g. `job.overrides`)."""
-    missing = missing_assets(assets_for(cfg, table))
+    missing = missing_assets(assets_for(scope, table))
     if missing:
         first = missing[0]
         count = f"{len(missing)} public files" if len(missing) > 1 else "1 public file"
         raise CheckpointError(
             f"{count} this run needs {'are' if len(missing) > 1 else 'is'} missing, the first "
             f"{first.path} ({first.asset.key}, for {first.asset.needed_by[0]}); get "
-            f"{'them all' if len(missing) > 1 else 'it'}: {fetch_command(overrides, cfg)}"
+            f"{'them all' if len(missing) > 1 else 'it'}: {fetch_command(overrides, scope)}"
         )
 
 
@@ -256,23 +279,22 @@ class FetchTask:
 
     def __call__(self, cfg: DictConfig, job: Job) -> dict:
         table = load_table(self.table)
-        checkpoints = _checkpoints(cfg)
+        scope = AssetScope.of(cfg)
         if self.bundle and self.from_bundle:
             raise ConfigError("task.bundle and task.from_bundle: set one of them")
         if self.from_bundle:
-            return self._install(cfg, table, checkpoints, job)
+            return self._install(scope, table, job)
         models = named_models(self.models, job.overrides) if self.models else None
-        needed = assets_for(cfg, table, models, self.all)
+        needed = assets_for(scope, table, models, self.all)
         if self.with_dataset:
-            self._dataset(cfg)
-        document = self.fetch(needed, checkpoints, job)
-        self._body_model(cfg)
+            self._dataset(scope.dataset_root)
+        document = self.fetch(needed, scope.checkpoints, job)
+        self._body_model(scope.body_model_path)
         return document
 
-    def _dataset(self, cfg: DictConfig) -> None:
+    def _dataset(self, root: Path | None) -> None:
         from gesturebench.tasks.prepare_beat2 import PrepareBeat2Task
 
-        root = _dataset_root(cfg)
         if root is None:
             raise ConfigError(
                 "task.with_dataset=true needs dataset=beat2 dataset.root=/path/to/"
@@ -366,12 +388,12 @@ class FetchTask:
         write_json(job.run_dir / "fetch.json", document)
         return document
 
-    def _install(self, cfg: DictConfig, table: Table, checkpoints: Path, job: Job) -> dict:
+    def _install(self, scope: AssetScope, table: Table, job: Job) -> dict:
         bundle = Path(str(self.from_bundle)).expanduser()
         if not bundle.is_file():
             raise ConfigError(f"task.from_bundle={bundle}: not found")
-        writable(checkpoints, "paths.checkpoints")
-        installed = install_bundle(bundle, table, checkpoints, _dataset_root(cfg))
+        writable(scope.checkpoints, "paths.checkpoints")
+        installed = install_bundle(bundle, table, scope.checkpoints, scope.dataset_root)
         rows = [("file", "where", "SHA-256")]
         rows += [(p.asset.key, str(p.path), sha[:12] + "…") for p, sha in installed]
         log.info(
@@ -389,11 +411,9 @@ class FetchTask:
         write_json(job.run_dir / "fetch.json", document)
         return document
 
-    def _body_model(self, cfg: DictConfig) -> None:
-        """SMPL-X is licence-gated: say where to get it, and check a supplied file."""
-        body = cfg.get("body_model")
-        path = _get(body, "model_path") if body is not None else None
-        if not path:
+    def _body_model(self, file: Path | None) -> None:
+        """SMPL-X is licence-gated: say where to get it, and check a supplied `file`."""
+        if file is None:
             log.info(
                 "SMPL-X is not fetched (its licence needs a registration): register at %s, "
                 "download SMPL-X (SMPLX_NEUTRAL_2020.npz) and set body_model.model_path=/path/to/"
@@ -401,7 +421,6 @@ class FetchTask:
                 SMPLX_SITE,
             )
             return
-        file = Path(str(path)).expanduser()
         if not file.is_file():
             raise ConfigError(f"body_model.model_path={file}: not found (from {SMPLX_SITE})")
         sha = sha256_file(file)

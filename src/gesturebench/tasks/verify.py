@@ -143,7 +143,9 @@ class VerifyTask:
                 " the dataset and body model files were not checked, only the values"
             )
         cfg = self.rerun_config(recorded, rerun)
-        problems = self.check_inputs(recorded, cfg)
+        body = OmegaConf.to_container(cfg.body_model, resolve=True) if "body_model" in cfg else {}
+        root = OmegaConf.select(cfg, "dataset.root", default="")
+        problems = self.check_inputs(recorded, root, body if isinstance(body, dict) else {})
         recomputed: dict = {}
         if not problems:
             report["rerun"] = str(rerun)
@@ -178,10 +180,10 @@ class VerifyTask:
             OmegaConf.update(cfg, "paths.cache", str(rerun / "cache"), merge=False)
         return cfg
 
-    def check_inputs(self, recorded: dict, cfg: DictConfig) -> list[str]:
+    def check_inputs(self, recorded: dict, dataset_root: str, body_model: dict) -> list[str]:
         """Why the values of `recorded` cannot be verified before any re-run: its config does not
-        hash to its `config_hash`, or an input it recorded is missing or changed (in the dataset
-        folder and body model file of the re-run's config `cfg`)."""
+        hash to its `config_hash`, or an input it recorded is missing or changed (in the re-run's
+        `dataset_root` and the body model file of its resolved `body_model` node)."""
         problems = []
         if config_hash(recorded["config"]) != recorded.get("config_hash"):
             problems.append(
@@ -190,9 +192,7 @@ class VerifyTask:
         inputs = recorded.get("inputs")
         if inputs is None:
             return problems
-        body = OmegaConf.to_container(cfg.body_model, resolve=True) if "body_model" in cfg else {}
-        root = OmegaConf.select(cfg, "dataset.root", default="")
-        return problems + changed_inputs(inputs, root, body if isinstance(body, dict) else {})
+        return problems + changed_inputs(inputs, dataset_root, body_model)
 
 
 _ABSENT = object()
