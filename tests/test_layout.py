@@ -227,8 +227,9 @@ def _config_parameters(path: Path) -> set[str]:
 #: api.py: they compose it) and the tasks' `__call__` (the task interface `task(cfg, job)`):
 #: `Run.of`, which builds a task's run from it; Hydra's callback hooks (their signature is Hydra's);
 #: the study server's saved server.yaml (its own file, not a run's config, read below the tasks by
-#: the restart entry that must not import them); and the task modules not yet built on a `Run`
-#: (each function named).
+#: the restart entry that must not import them); `AssetScope.of`, task=fetch's one reading of the
+#: config (a fetch builds no `Run`: the dataset folder may not exist yet); and verify's
+#: `rerun_task`, which runs the recorded task on its recorded config.
 CONFIG_PARAMETERS = {
     "tasks/run.py": {"of(cfg)"},
     "tasks/sweep_summary.py": {"on_multirun_start(config)", "on_multirun_end(config)"},
