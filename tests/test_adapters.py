@@ -392,7 +392,7 @@ def test_a_model_that_generates_everything_has_no_notes(records, tmp_path):
     "fault, message",
     [
         ("fail", "exited with status 1: "),
-        ("hang", "timed out after 3 s (model.timeout): "),
+        ("hang", "timed out after 1 s (model.timeout): "),
         ("truncate", "wrote no usable result for sequence"),
     ],
 )
@@ -401,7 +401,7 @@ def test_failing_command_is_one_clear_error_and_is_not_cached(fault, message, re
     line = command(
         "--split-dir {split_dir} --id {id} --out {out}", f"--fault {fault} --counter {counter}"
     )
-    model = source(CommandSource, tmp_path, command=line, timeout=3 if fault == "hang" else 120)
+    model = source(CommandSource, tmp_path, command=line, timeout=1 if fault == "hang" else 120)
     record = records[0]
     with pytest.raises(ModelCommandError, match=re.escape(message)) as err:
         model.generate(record)

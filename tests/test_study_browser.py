@@ -159,6 +159,7 @@ def refused_before_the_end(browser, action: str, clip: str) -> int:
     )
 
 
+@pytest.mark.slow  # a real Chromium session
 def test_a_browser_session_from_consent_to_completion_code(browser, tmp_path):
     manifest = make_stimuli(tmp_path / "stimuli", ["ground_truth", "a", "b"], ["s00", "s01"])
     with served(manifest, tmp_path / "db") as (study, url):
