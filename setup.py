@@ -11,7 +11,11 @@ setup(
     package_dir={"": "src", "gesturebench.conf": "conf"},
     package_data={
         "gesturebench": [
-            "**/*.txt", "**/*.md", "**/*.json", "encoders/shipped/*.pt", "metrics/shipped/onsets/*.npy"
+            "**/*.txt",
+            "**/*.md",
+            "**/*.json",
+            "encoders/shipped/*.pt",
+            "metrics/shipped/onsets/*.npy",
         ],
         **{name: ["*.yaml"] for name in CONF},
     },
