@@ -66,20 +66,23 @@ class Sandbox:
         return f"hydra.run.dir={run / 'run'}", f"hydra.sweep.dir={run / 'sweep'}"
 
     def train_encoders(self) -> Path:
-        """Train mini-BEAT2's two encoders into the sandbox's checkpoints, once per session and in
-        this process (a run that needs them would otherwise train them on first use, during a
-        test, or two jobs of a sweep at once); return the checkpoints folder. One torch thread: on
-        a busy machine, more threads than free cores make the training many times slower."""
+        """mini-BEAT2's two encoders in the sandbox's checkpoints, once per session and in this
+        process, as a first run gets them: the ones shipped with the package, copied where their
+        training identity is this data's (`EncoderConfig.load_or_train`), else trained here on one
+        torch thread (a run that needs them would otherwise get them during a test, or two jobs of
+        a sweep at once); return the checkpoints folder."""
         if not self._encoders_trained:
-            for encoder in ("motion_ae", "text_motion"):
-                overrides = _sandboxed(
-                    ["task=train_encoder", f"encoder={encoder}", "threads=1", "logger=none"]
-                )
-                with isolated():
-                    try:
-                        run_job(composed(*overrides, hydra=True), run_task)
-                    except SystemExit as stop:
-                        raise RuntimeError(f"training mini-BEAT2's {encoder} failed") from stop
+            from gesturebench.encoders.ship import DATASET, mini_splits, shipped_configs
+            from gesturebench.synthesis.mini.dataset import ensure_mini_beat2
+
+            splits = mini_splits(ensure_mini_beat2(self.data / "mini_beat2_default"))
+            threads = torch.get_num_threads()
+            torch.set_num_threads(1)
+            try:
+                for config in shipped_configs():
+                    config.load_or_train(self.checkpoints, DATASET, splits.__getitem__, True)
+            finally:
+                torch.set_num_threads(threads)
             self._encoders_trained = True
         return self.checkpoints
 
