@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from gesturebench.study.schema import MANIFEST_COLUMNS
-from gesturebench.tasks.analyze import study_windows, windows_spec
+from gesturebench.study.windows import study_windows, windows_spec
 from gesturebench.tasks.common import dataset_source
 from tests.conftest import RENDERED_WINDOWS
 

@@ -17,7 +17,8 @@ from gesturebench.annotation.events import collect_events
 from gesturebench.metrics.composite import predict
 from gesturebench.reporting.results import config_hash
 from gesturebench.study.ratings import RatingsError
-from gesturebench.tasks.analyze import AnalyzeTask, source_config, study_windows, windows_spec
+from gesturebench.study.windows import study_windows, windows_spec
+from gesturebench.tasks.analyze import AnalyzeTask, source_config
 from gesturebench.tasks.evaluate import score
 from gesturebench.tasks.job import Job
 from gesturebench.tasks.run import Run

@@ -17,9 +17,11 @@ window.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+import logging
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -28,8 +30,12 @@ from gesturebench.data.annotations_io import interval_class
 from gesturebench.data.gesture_classes import SEMANTIC_CLASSES
 from gesturebench.data.records import SAMPLE_RATE, Motion, SemInterval, SequenceRecord
 from gesturebench.models.base import GestureModel
+from gesturebench.run.config import StudyWindowsConfig
+from gesturebench.run.datamodule import Beat2Source
 from gesturebench.runtime.atomic import write_atomic
-from gesturebench.runtime.errors import DataError
+from gesturebench.runtime.errors import ConfigError, DataError
+
+log = logging.getLogger(__name__)
 
 WINDOW_COLUMNS = ("sequence_id", "split", "start", "end", "semantic_events")
 
@@ -211,3 +217,68 @@ def read_windows(path: str | Path, seconds: float) -> list[Window]:
         Window(str(i), str(s), float(a), float(b), int(e))
         for i, s, a, b, e in zip(table["sequence_id"], table["split"], table["start"], end, events)
     ]
+
+
+def windows_spec(node: Mapping[str, Any]) -> StudyWindowsConfig:
+    """`study.windows` (`node`, its plain containers) as its schema's dataclass."""
+    return StudyWindowsConfig(**node)
+
+
+def study_windows(
+    spec: StudyWindowsConfig, source: Beat2Source
+) -> tuple[list[Window], StudyWindows]:
+    """The windows of `spec` (`study.windows`) on `source` and their cut records, in window
+    order."""
+    windows = configured_windows(spec, source)
+    return windows, window_records(spec, source, windows)
+
+
+def configured_windows(spec: StudyWindowsConfig, source: Beat2Source) -> list[Window]:
+    """`spec.file`, or the windows of `source` selected by `spec`."""
+    if spec.file:
+        windows = read_windows(spec.file, spec.seconds)
+    else:
+        windows = select_windows(
+            {s: source.open(split=s, load_audio=False) for s in spec.splits},
+            spec.n,
+            spec.seconds,
+            spec.step,
+        )
+    if not windows:
+        raise ConfigError(
+            f"no sequence of split(s) {list(spec.splits)} is at least {spec.seconds} s long"
+        )
+    if len(windows) < spec.n:
+        log.warning("only %d study windows (study.windows.n=%d)", len(windows), spec.n)
+    return windows
+
+
+def window_records(
+    spec: StudyWindowsConfig, source: Beat2Source, windows: list[Window]
+) -> StudyWindows:
+    """The records of `windows` cut to them (checked: sequence in its split of `source`, window
+    inside it); `spec.file`, if any, is named in the errors."""
+    datasets: dict[str, Any] = {}
+    records = []
+    for i, w in enumerate(windows):
+        if w.split not in datasets:
+            datasets[w.split] = source.open(split=w.split)
+        dataset = datasets[w.split]
+        if w.sequence_id not in dataset.ids:
+            raise DataError(
+                spec.file or source.root,
+                f"sequence {w.sequence_id!r} is not in split '{w.split}' of dataset {source.name}",
+            )
+        record = dataset[dataset.ids.index(w.sequence_id)]
+        if (
+            w.start < 0
+            or w.end <= w.start
+            or w.end > record.motion.duration + 1.0 / record.motion.fps
+        ):
+            raise DataError(
+                spec.file or source.root,
+                f"window [{w.start}, {w.end}] s of {w.sequence_id} is outside its "
+                f"{record.motion.duration:.2f} s",
+            )
+        records.append(cut_window(record, w, i))
+    return StudyWindows(records)

@@ -32,10 +32,9 @@ from omegaconf import DictConfig
 
 from gesturebench.reporting.loggers import finish, make_logger
 from gesturebench.reporting.results import config_hash, load_complete, versions, write_json
-from gesturebench.run.config import StudyWindowsConfig, build
-from gesturebench.run.datamodule import Beat2Source
+from gesturebench.run.config import build
 from gesturebench.runtime.atomic import write_atomic
-from gesturebench.runtime.errors import ConfigError, DataError
+from gesturebench.runtime.errors import ConfigError
 from gesturebench.runtime.stages import stage
 from gesturebench.study import figures
 from gesturebench.study.analysis import AnalysisOptions, StudyAnalysis, analyze
@@ -53,13 +52,14 @@ from gesturebench.study.ratings import (
     write_ratings,
 )
 from gesturebench.study.report import report_markdown
+from gesturebench.study.sources import source_model
 from gesturebench.study.synthetic import SyntheticStudy, generate_study
 from gesturebench.study.windows import (
     StudyWindows,
     Window,
-    cut_window,
-    read_windows,
-    select_windows,
+    configured_windows,
+    window_records,
+    windows_spec,
     write_windows,
 )
 from gesturebench.tasks.evaluate import score
@@ -89,99 +89,6 @@ def analysis_options(study: Mapping[str, Any]) -> AnalysisOptions:
     """`study.analysis` built (its `_target_`: AnalysisOptions), predictors as a tuple."""
     options: AnalysisOptions = build(study["analysis"])
     return dataclasses.replace(options, predictors=tuple(options.predictors))
-
-
-def windows_spec(node: Mapping[str, Any]) -> StudyWindowsConfig:
-    """`study.windows` (`node`, its plain containers) as its schema's dataclass."""
-    return StudyWindowsConfig(**node)
-
-
-def study_windows(
-    spec: StudyWindowsConfig, source: Beat2Source
-) -> tuple[list[Window], StudyWindows]:
-    """The windows of `spec` (`study.windows`) on `source` and their cut records, in window
-    order."""
-    windows = configured_windows(spec, source)
-    return windows, window_records(spec, source, windows)
-
-
-def configured_windows(spec: StudyWindowsConfig, source: Beat2Source) -> list[Window]:
-    """`spec.file`, or the windows of `source` selected by `spec`."""
-    if spec.file:
-        windows = read_windows(spec.file, spec.seconds)
-    else:
-        windows = select_windows(
-            {s: source.open(split=s, load_audio=False) for s in spec.splits},
-            spec.n,
-            spec.seconds,
-            spec.step,
-        )
-    if not windows:
-        raise ConfigError(
-            f"no sequence of split(s) {list(spec.splits)} is at least {spec.seconds} s long"
-        )
-    if len(windows) < spec.n:
-        log.warning("only %d study windows (study.windows.n=%d)", len(windows), spec.n)
-    return windows
-
-
-def window_records(
-    spec: StudyWindowsConfig, source: Beat2Source, windows: list[Window]
-) -> StudyWindows:
-    """The records of `windows` cut to them (checked: sequence in its split of `source`, window
-    inside it); `spec.file`, if any, is named in the errors."""
-    datasets: dict[str, Any] = {}
-    records = []
-    for i, w in enumerate(windows):
-        if w.split not in datasets:
-            datasets[w.split] = source.open(split=w.split)
-        dataset = datasets[w.split]
-        if w.sequence_id not in dataset.ids:
-            raise DataError(
-                spec.file or source.root,
-                f"sequence {w.sequence_id!r} is not in split '{w.split}' of dataset {source.name}",
-            )
-        record = dataset[dataset.ids.index(w.sequence_id)]
-        if (
-            w.start < 0
-            or w.end <= w.start
-            or w.end > record.motion.duration + 1.0 / record.motion.fps
-        ):
-            raise DataError(
-                spec.file or source.root,
-                f"window [{w.start}, {w.end}] s of {w.sequence_id} is outside its "
-                f"{record.motion.duration:.2f} s",
-            )
-        records.append(cut_window(record, w, i))
-    return StudyWindows(records)
-
-
-def source_model(name: str, node: Mapping[str, Any]) -> dict:
-    """The model node of study source `name` (`node`: its entry of `study.sources`), named after
-    it; a mandatory option left unset (`???`) is a `ConfigError` naming its key, and so are
-    `samples` above 1: a study rates one clip per source and window, whose metrics are that
-    clip's."""
-    if unset := _unset(node):
-        key = f"study.sources.{name}.{unset}"
-        raise ConfigError(f"{key} is not set: add {key}=... to the command line")
-    samples = node.get("samples")
-    if samples is not None and int(samples) > 1:
-        raise ConfigError(
-            f"study.sources.{name}.samples={samples}: a study rates one clip per source and"
-            " window, and its metrics are that clip's; leave samples at 1"
-        )
-    return {**node, "name": name}
-
-
-def _unset(node: Any, key: str = "") -> str | None:
-    """The dotted key of the first value of `node` left unset (`???`), else None."""
-    if node == "???":
-        return key
-    if isinstance(node, Mapping):
-        for k, v in node.items():
-            if (found := _unset(v, f"{key}.{k}" if key else str(k))) is not None:
-                return found
-    return None
 
 
 def source_config(config: dict, name: str, node: Mapping[str, Any]) -> dict:

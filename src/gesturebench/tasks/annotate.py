@@ -40,8 +40,8 @@ from gesturebench.reporting.results import versions, write_json
 from gesturebench.run.config import StudyWindowsConfig, build, build_model
 from gesturebench.run.datamodule import Beat2Source
 from gesturebench.runtime.errors import ConfigError
-from gesturebench.study.windows import StudyWindows
-from gesturebench.tasks.analyze import source_model, study_windows, windows_spec
+from gesturebench.study.sources import source_model
+from gesturebench.study.windows import StudyWindows, study_windows, windows_spec
 from gesturebench.tasks.job import Job
 from gesturebench.tasks.run import Run
 

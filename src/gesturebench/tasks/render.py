@@ -30,8 +30,14 @@ from gesturebench.runtime.errors import ConfigError, DataError
 from gesturebench.runtime.stages import track
 from gesturebench.runtime.weights import sha256_file
 from gesturebench.study.schema import CONDITIONS, MANIFEST_COLUMNS, Condition
-from gesturebench.study.windows import StudyWindows, Window, write_windows
-from gesturebench.tasks.analyze import source_model, study_windows, windows_spec
+from gesturebench.study.sources import source_model
+from gesturebench.study.windows import (
+    StudyWindows,
+    Window,
+    study_windows,
+    windows_spec,
+    write_windows,
+)
 from gesturebench.tasks.job import Job
 from gesturebench.tasks.run import Run
 
