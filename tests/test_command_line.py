@@ -180,4 +180,4 @@ def overrides_property(capsys, overrides):
 (
     test_random_overrides_compose_or_are_one_line,
     test_random_overrides_compose_or_are_one_line_many,
-) = tiers(st.lists(OVERRIDE, min_size=1, max_size=3), fast=8, slow=120)(overrides_property)
+) = tiers(st.lists(OVERRIDE, min_size=1, max_size=3), fast=8, slow=40)(overrides_property)

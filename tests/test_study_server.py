@@ -959,54 +959,6 @@ def test_render_then_study_server_serves_a_study_that_export_and_analyze_read(
     assert composites
 
 
-@pytest.mark.slow
-def test_the_restart_entry_serves_the_folder_the_launch_printed(manifest, tmp_path):
-    """`python launch.py task=study_server …` as docs/study_server.md writes it, stopped; then
-    `python -m gesturebench.study.server <the folder it printed> task.port=…` serves the same
-    study: the launch's design (its title), its database (a participant resumes by cookie)."""
-    port, again = free_port(), free_port()
-    cmd, env = command(
-        *UNSIGNED_LINKS,
-        f"task.manifest={manifest}",
-        f"task.port={port}",
-        "task.design.title=Restarted study",
-        f"paths.root={tmp_path}",
-        "logger=none",
-        env={"GESTUREBENCH_STUDY_TOKEN": TOKEN},
-    )
-    launched = tmp_path / "launch.log"
-    with open(launched, "w") as log:
-        server = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=log, stderr=log)
-        try:
-            wait_ready(f"http://127.0.0.1:{port}", time.monotonic() + 300, server)
-            with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
-                assert client.get("/", params={"participant_id": "p1"}).status_code == 303
-                assert client.post("/consent").status_code == 303
-                cookie = client.cookies[SESSION_COOKIE]
-        finally:
-            server.terminate()
-            server.wait(30)
-    printed = re.search(r"study folder: (\S+)", launched.read_text())
-    assert printed, launched.read_text()[-2000:]
-    restart = [sys.executable, "-m", "gesturebench.study.server", printed.group(1)]
-    url = f"http://127.0.0.1:{again}"
-    with open(tmp_path / "restart.log", "w") as log:
-        server = subprocess.Popen(
-            [*restart, f"task.port={again}"], cwd=tmp_path, env=env, stdout=log, stderr=log
-        )
-        try:
-            wait_ready(url, time.monotonic() + 120, server)
-            page = httpx.get(f"{url}/", params={"participant_id": "p2"}, follow_redirects=True)
-            assert page.status_code == 200 and "Restarted study" in page.text
-            resumed = httpx.get(f"{url}/study", cookies={SESSION_COOKIE: cookie})
-            assert "Start the practice clip" in resumed.text  # p1, past consent before
-            progress = httpx.get(f"{url}/admin/progress", headers=ADMIN).text
-            assert "p1" in progress and "p2" in progress
-        finally:
-            server.terminate()
-            server.wait(30)
-
-
 def test_the_restart_entry_refuses_a_folder_without_config_in_one_line(manifest, tmp_path, capfd):
     """A folder no launch wrote, or an override the saved config does not have: one line, exit 2."""
     assert restart_main([str(tmp_path)]) == 2

@@ -157,13 +157,17 @@ def test_study_composite_metric(study):
 
 @pytest.mark.slow
 def test_study_server_restart_entry(study):
-    """docs/study_server.md, "Restarting": the restart entry on the folder the launch made."""
+    """docs/study_server.md, "Restarting": the restart entry on the folder the launch made serves
+    the same study, its database too (the participants who took it are in its progress)."""
     sh, _ = study
     port = free_port()
     sh.values["port"] = str(port)
     server = sh.start(steps("test_study_server_restart_entry")[0], sh.root / "restart.log")
     try:
         wait_ready(f"http://127.0.0.1:{port}", time.monotonic() + 120, server)
+        admin = {"Authorization": f"Bearer {sh.env['GESTUREBENCH_STUDY_TOKEN']}"}
+        progress = httpx.get(f"http://127.0.0.1:{port}/admin/progress", headers=admin)
+        assert all(f"participant{n}" in progress.text for n in range(PARTICIPANTS)), progress.text
     except SystemExit as failed:
         pytest.fail(f"{failed}: {(sh.root / 'restart.log').read_text()[-2000:]}")
     finally:
@@ -197,13 +201,29 @@ def test_main_job(sandbox, tmp_path):
     assert (run / "per_sequence.csv").is_file()
 
 
+@pytest.fixture(scope="module")
+def swept(sandbox, tmp_path_factory):
+    """README's first sweep (also docs/outputs.md's), run once for the tests that read it: (the
+    shell it ran in, the sweep folder as the sweep left it, copied). The shell's cache is its own,
+    so the sweep computes its intermediate values (BC's statistics, onsets, generated motion) as a
+    fresh clone's first sweep does, rather than reading those the session's earlier runs cached in
+    the sandbox under other settings."""
+    root = tmp_path_factory.mktemp("swept")
+    sh = shell(sandbox, root)
+    (sh.root / ".cache").unlink()
+    (sh.root / ".cache").mkdir()
+    ok(sh.run(steps("test_sweeps_and_leaderboard")[0]))
+    left = root / "multirun"
+    shutil.copytree(sh.root / "multirun", left, symlinks=True)
+    return sh, left
+
+
 @pytest.mark.slow
-def test_sweeps_and_leaderboard(sandbox, tmp_path):
+def test_sweeps_and_leaderboard(swept):
     """README: two sweeps (each a summary.{csv,md,json,tex}, a report.html in its own folder and one
     per job), then the leaderboard of every run (Markdown, CSV and LaTeX)."""
-    sh = shell(sandbox, tmp_path)
-    models, levels, leaderboard = steps("test_sweeps_and_leaderboard")
-    ok(sh.run(models))
+    sh, _ = swept
+    _, levels, leaderboard = steps("test_sweeps_and_leaderboard")
     summaries = sorted((sh.root / "multirun").rglob("summary.json"))
     assert summaries, "no summary.json under multirun/"
     for suffix in ("csv", "md", "tex"):
@@ -301,18 +321,30 @@ def fetched_shell(sandbox, root: Path, beat2_root: Path, fetch: str) -> Shell:
     return sh
 
 
+@pytest.fixture(scope="module")
+def beat2_ready(sandbox, tmp_path_factory):
+    """docs/cluster.md's setup of a BEAT2 folder (the sample, `with_train_split`), once for the
+    tests that score it: `task=fetch` of the public files a BEAT2 run needs, then the training of
+    SC's encoder on its train split; (the shell, the BEAT2 folder)."""
+    root = tmp_path_factory.mktemp("beat2")
+    beat2 = with_train_split(beat2_folder(root))
+    fetch, train, _ = steps("test_your_own_models_files")
+    assert steps("test_study_on_beat2")[:2] == (fetch, train)
+    sh = fetched_shell(sandbox, root, beat2, fetch)
+    ok(sh.run(train))
+    return sh, beat2
+
+
 @pytest.mark.slow
-def test_your_own_models_files(sandbox, tmp_path):
+def test_your_own_models_files(beat2_ready, tmp_path):
     """README, "Your own model": a folder of result files, one per test sequence, on BEAT2 (after
     docs/cluster.md's `task=fetch` of the public files a BEAT2 run needs and its training of SC's
-    encoder on the train split)."""
-    beat2 = with_train_split(beat2_folder(tmp_path))
+    encoder on the train split: `beat2_ready`)."""
+    sh, beat2 = beat2_ready
     mine = tmp_path / "mymodel"
     mine.mkdir()
     shutil.copy(beat2 / "smplxflame_30" / "2_scott_0_1_1.npz", mine)
-    fetch, train, scored = steps("test_your_own_models_files")
-    sh = fetched_shell(sandbox, tmp_path, beat2, fetch)
-    ok(sh.run(train))
+    scored = steps("test_your_own_models_files")[2]
     sh.values["model_dir"] = str(mine)
     ok(sh.run(scored))
     results = json.loads((sh.runs("evaluate")[-1] / "results.json").read_text())
@@ -431,11 +463,11 @@ def test_pairwise_study(sandbox, tmp_path):
 
 
 @pytest.mark.slow
-def test_study_on_beat2(sandbox, tmp_path):
+def test_study_on_beat2(beat2_ready, tmp_path):
     """docs/study.md: a ratings file of the csv study's sources on real BEAT2 (the sample's
     sequence, its configured window), after docs/cluster.md's `task=fetch` of the public files a
-    BEAT2 run needs and its training of SC's encoder."""
-    beat2 = with_train_split(beat2_folder(tmp_path))
+    BEAT2 run needs and its training of SC's encoder (`beat2_ready`)."""
+    sh, _ = beat2_ready
     rows = []
     for n, condition in enumerate(["muted", "audio"] * 2):
         for source, quality in QUALITY.items():
@@ -445,9 +477,7 @@ def test_study_on_beat2(sandbox, tmp_path):
     columns = [c for c in COLUMNS if c not in ("start", "end")]
     ratings = tmp_path / "ratings.csv"
     pd.DataFrame(rows, columns=columns).to_csv(ratings, index=False)
-    fetch, train, analyze = steps("test_study_on_beat2")
-    sh = fetched_shell(sandbox, tmp_path, beat2, fetch)
-    ok(sh.run(train))
+    analyze = steps("test_study_on_beat2")[2]
     sh.values["ratings"] = str(ratings)
     ok(sh.run(analyze))
     assert (sh.runs("analyze")[-1] / "analysis.json").is_file()
@@ -532,18 +562,17 @@ def test_fetch_bundle_and_install_offline(sandbox, tmp_path):
 
 
 @pytest.mark.slow
-def test_verify_a_sweep(sandbox, tmp_path):
-    """docs/outputs.md, "Verifying a run": a sweep's three jobs, then `task=verify` on its folder
-    re-runs each into its own run folder and finds every value identical (exit 0); the jobs'
-    folders are only read."""
-    sh = shell(sandbox, tmp_path)
-    # the sweep computes its own intermediate values (BC's statistics, onsets, generated motion),
-    # as a fresh clone's first sweep does, rather than reading those the session's earlier runs
-    # cached in the sandbox under other settings (the re-run computes them anew)
-    (sh.root / ".cache").unlink()
-    (sh.root / ".cache").mkdir()
+def test_verify_a_sweep(swept, sandbox, tmp_path):
+    """docs/outputs.md, "Verifying a run": a sweep's three jobs (`swept`: the README's sweep, its
+    folder as the sweep left it), then `task=verify` on its folder, in a working folder with an
+    empty cache, re-runs each into its own run folder and finds every value identical (exit 0);
+    the jobs' folders are only read."""
     sweep, verify = steps("test_verify_a_sweep")
-    ok(sh.run(sweep))
+    assert sweep == steps("test_sweeps_and_leaderboard")[0]  # the sweep `swept` ran
+    sh = shell(sandbox, tmp_path)
+    (sh.root / ".cache").unlink()
+    (sh.root / ".cache").mkdir()  # the re-run computes its intermediate values anew
+    shutil.copytree(swept[1], sh.root / "multirun", symlinks=True)
     jobs = sorted((sh.root / "multirun" / "evaluate" / "mini_beat2").rglob("results.json"))
     assert len(jobs) == 3
     before = {p: p.read_bytes() for p in jobs}
