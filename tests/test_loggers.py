@@ -13,7 +13,7 @@ import pytest
 from omegaconf import OmegaConf
 from wandb.sdk.lib.service.service_connection import ServiceConnection
 
-from gesturebench.reporting.loggers import OFFLINE_SUMMARY, finish, log_results, make_logger
+from gesturebench.reporting.loggers import OFFLINE_SUMMARY, log_results, logged
 from gesturebench.tasks.common import logger_factory
 from gesturebench.tasks.sweep_summary import SweepSummaryCallback
 from tests.helpers import composed
@@ -39,11 +39,8 @@ def test_offline_run_is_readable_without_syncing(tmp_path, monkeypatch, late_wan
     }
     tags = ("model:m", "dataset:d", "preset:fast")
     factory = logger_factory(composed("logger=wandb").logger)
-    logger = make_logger(factory, tmp_path, "m-d", {"seed": 0}, tags, "sweep123")
-    try:
+    with logged(factory, tmp_path, "m-d", {"seed": 0}, tags, "sweep123") as logger:
         log_results(logger, results, None, files)
-    finally:
-        finish(logger)
     (run,) = list((tmp_path / "wandb").glob("offline-run-*"))
     doc = json.loads((run / "files" / OFFLINE_SUMMARY).read_text())
     assert doc["name"] == "m-d" and doc["group"] == "sweep123"

@@ -215,6 +215,7 @@ class EncoderConfig:
         records) and the summary (`fit_module`'s figures with the run's epochs, steps and
         seconds); return it."""
         out_path = Path(out_path)
+        entry = self.entry(out_path)
         if identity is None:
             identity = self.identity(train, val, checkpoints_dir)
         started = time.perf_counter()
@@ -233,9 +234,7 @@ class EncoderConfig:
             "seconds": seconds,
         }
         config = asdict(self)
-        sha = save_encoder(
-            fitted.module, self.entry(out_path), config, summary, {TRAINED_ON: identity}
-        )
+        sha = save_encoder(fitted.module, entry, config, summary, {TRAINED_ON: identity})
         print(f"{self.name} checkpoint {out_path} sha256={sha} {fitted.headline} in {seconds} s")
         return out_path
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,7 @@ def is_wandb(factory: LoggerFactory | None) -> bool:
     return isinstance(made, type) and issubclass(made, WandbLogger)
 
 
-def make_logger(
+def _make_logger(
     factory: LoggerFactory | None,
     run_dir: Path,
     run_name: str,
@@ -61,7 +62,25 @@ def make_logger(
     return logger
 
 
-def finish(logger: Logger | None) -> None:
+@contextmanager
+def logged(
+    factory: LoggerFactory | None,
+    run_dir: Path,
+    run_name: str,
+    config: dict,
+    tags: tuple[str, ...] = (),
+    sweep_id: str | None = None,
+) -> Iterator[Logger | None]:
+    """The logger of `_make_logger` for the block (None: no logger); its run is finished when the
+    block ends, by an error too (`_finish`)."""
+    logger = _make_logger(factory, run_dir, run_name, config, tags, sweep_id)
+    try:
+        yield logger
+    finally:
+        _finish(logger)
+
+
+def _finish(logger: Logger | None) -> None:
     """Close the logger's run so that the next multirun job starts its own, its files complete.
 
     W&B's service process writes a run's records (the `.wandb` log) when it closes the run, which
@@ -132,12 +151,9 @@ def log_sweep_tables(
     if not is_wandb(factory):
         return
     frames = {key: pd.read_csv(path) for key, path in tables.items()}
-    logger = make_logger(factory, folder, f"sweep-{sweep_id[:8]}", {}, ("sweep",), sweep_id)
-    assert isinstance(logger, WandbLogger)
-    try:
+    with logged(factory, folder, f"sweep-{sweep_id[:8]}", {}, ("sweep",), sweep_id) as logger:
+        assert isinstance(logger, WandbLogger)
         for key, frame in frames.items():  # empty cells as None, not NaN, in a text column
             logger.log_table(key, dataframe=frame.astype(object).where(frame.notna(), None))
         readable = {k: f.to_json(orient="split", index=False) for k, f in frames.items()}
         write_offline(logger.experiment, tables={k: json.loads(t) for k, t in readable.items()})
-    finally:
-        finish(logger)

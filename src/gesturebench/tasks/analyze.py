@@ -30,7 +30,7 @@ from typing import Any
 import pandas as pd
 from omegaconf import DictConfig
 
-from gesturebench.reporting.loggers import finish, make_logger
+from gesturebench.reporting.loggers import logged
 from gesturebench.reporting.results import config_hash, load_complete, versions, write_json
 from gesturebench.run.config import build
 from gesturebench.runtime.atomic import write_atomic
@@ -401,11 +401,8 @@ def analyze_study(run: Run) -> dict:
     }
     write_json(out / "analysis.json", summary)
     name = f"analyze-{study['name']}-{source.name}"
-    logger = make_logger(run.logger, out, name, run.config, (), run.job.sweep_id)
-    try:
+    with logged(run.logger, out, name, run.config, (), run.job.sweep_id) as logger:
         log_analysis(logger, analysis, files)
-    finally:
-        finish(logger)
     for note in analysis.notes:
         log.info("note: %s", note)
     log.info("analysis: %s", out / "analysis.json")

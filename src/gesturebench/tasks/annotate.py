@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -35,7 +36,7 @@ from gesturebench.data.lengths import LengthPolicy, align_lengths
 from gesturebench.data.records import Motion, SequenceRecord
 from gesturebench.models.base import GestureModel
 from gesturebench.models.cache import MotionCache
-from gesturebench.reporting.loggers import finish, make_logger
+from gesturebench.reporting.loggers import logged
 from gesturebench.reporting.results import versions, write_json
 from gesturebench.run.config import StudyWindowsConfig, build, build_model
 from gesturebench.run.datamodule import Beat2Source
@@ -89,7 +90,7 @@ class Annotation:
     config: dict
     seed: int
     progress: bool
-    logger_of: Callable[[str], Logger | None]
+    logger_of: Callable[[str], AbstractContextManager[Logger | None]]
 
     @classmethod
     def of(
@@ -113,9 +114,9 @@ class Annotation:
             dataset = window_records(windows_spec(run.study["windows"]), data, windows)
         models = source_models(source, windows, run.model, run.study.get("sources"))
 
-        def logger_of(name: str) -> Logger | None:
+        def logger_of(name: str) -> AbstractContextManager[Logger | None]:
             name = f"{task}-{name}-{annotator.name}"
-            return make_logger(run.logger, job.run_dir, name, run.config, (), job.sweep_id)
+            return logged(run.logger, job.run_dir, name, run.config, (), job.sweep_id)
 
         return cls(
             task,
@@ -174,8 +175,7 @@ class Annotation:
     def logged(self, source: str, work: Callable[[AnnotationStore], dict]) -> dict:
         """`work` on `source`'s store, its summary described and logged to its own logger."""
         store = self.store(source)
-        logger = self.logger_of(source)
-        try:
+        with self.logger_of(source) as logger:
             summary = work(store)
             summary.update(
                 {
@@ -191,8 +191,6 @@ class Annotation:
             if logger is not None:
                 logger.log_metrics({f"{self.task}/{k}": v for k, v in _scalars(summary).items()})
             return summary
-        finally:
-            finish(logger)
 
     def finish(self, summary: dict, name: str) -> dict:
         """`summary` with the config and versions, written as `name` in the run folder."""

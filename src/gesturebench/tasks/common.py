@@ -95,7 +95,7 @@ def device_for(accelerator: str) -> str:
 def logger_factory(node: Any) -> LoggerFactory | None:
     """The logger of `node` (`cfg.logger`'s plain containers; None: no logger) as a factory of
     runs: the class with its configured options bound; each run gives it its folder and name
-    (`loggers.make_logger`)."""
+    (`loggers.logged`)."""
     return None if node is None else build(node, _partial_=True)
 
 

@@ -17,7 +17,7 @@ from gesturebench.models.prescan import prescan
 from gesturebench.render.clips import Camera, motion_frames, write_clip
 from gesturebench.render.layout import side_by_side
 from gesturebench.reporting.headline import headline_table
-from gesturebench.reporting.loggers import finish, log_results, make_logger
+from gesturebench.reporting.loggers import log_results, logged
 from gesturebench.reporting.report import write_run_report
 from gesturebench.reporting.results import (
     PER_SEQUENCE_FILE,
@@ -119,8 +119,7 @@ def score(
     datamodule = GestureDataModule(dataset, source.num_workers)
     tags = (f"model:{model.name}", f"dataset:{source.name}", f"preset:{run.preset}")
     name = f"{model.name}-{source.name}"
-    logger = make_logger(run.logger, out, name, config, tags, run.job.sweep_id)
-    try:
+    with logged(run.logger, out, name, config, tags, run.job.sweep_id) as logger:
         trainer = build(
             run.trainer,
             logger=logger or False,
@@ -146,8 +145,6 @@ def score(
             protocol,
         )
         return write_outputs(results, task, dataset, model, evaluator, logger, out)
-    finally:
-        finish(logger)
 
 
 def write_outputs(

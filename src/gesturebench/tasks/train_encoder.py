@@ -10,7 +10,7 @@ from omegaconf import DictConfig
 
 from gesturebench.data.records import FPS
 from gesturebench.encoders.training_common import EncoderConfig
-from gesturebench.reporting.loggers import finish, make_logger
+from gesturebench.reporting.loggers import logged
 from gesturebench.run.config import build
 from gesturebench.tasks.job import Job
 from gesturebench.tasks.run import Run
@@ -46,9 +46,6 @@ class TrainEncoderTask:
         if self.dry_run:
             return {"plan": plan, "checkpoint": str(out_path)}
         name = f"train_{encoder.name}-{source.name}"
-        logger = make_logger(run.logger, run.job.run_dir, name, run.config, (), run.job.sweep_id)
-        try:
+        with logged(run.logger, run.job.run_dir, name, run.config, (), run.job.sweep_id) as logger:
             path = encoder.train(train, val, out_path, logger=logger, checkpoints_dir=checkpoints)
-        finally:
-            finish(logger)
         return {"checkpoint": str(path)}
