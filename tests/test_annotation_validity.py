@@ -24,7 +24,7 @@ from gesturebench.metrics.base import annotated
 from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.sgp import SemanticGesturePreservation
 from gesturebench.reporting.headline import headline_table
-from tests.launch import launch, results
+from tests.launch import results
 from tests.support.sgp import pair, still_motion
 
 
@@ -201,7 +201,9 @@ def real_folder(sample: Path, root: Path) -> Path:
 
 
 @pytest.mark.slow
-def test_real_sample_refuses_the_rules_and_scores_the_fitted_annotator(beat2_sample, tmp_path):
+def test_real_sample_refuses_the_rules_and_scores_the_fitted_annotator(
+    beat2_sample, tmp_path, in_process, capsys
+):
     """`metrics=paper` on real motion with sem files: SGP skipped with the reason and the command
     under the default rules; with `annotator.fit_to=beat2` a value whose results.json entry
     carries the agreement measured on the val split, and the headline names the annotator."""
@@ -210,9 +212,8 @@ def test_real_sample_refuses_the_rules_and_scores_the_fitted_annotator(beat2_sam
     runs = {}
     for name, extra in (("rules", ()), ("fitted", ("annotator.fit_to=beat2",))):
         run_dir = tmp_path / name
-        done = launch(*common, *LEFT_OUT, *extra, "logger=none", f"hydra.run.dir={run_dir}")
-        assert done.returncode == 0, done.stderr[-2000:]
-        runs[name] = (results(run_dir), done.stdout)
+        in_process(*common, *LEFT_OUT, *extra, "logger=none", f"hydra.run.dir={run_dir}")
+        runs[name] = (results(run_dir), capsys.readouterr().out)
     doc, printed = runs["rules"]
     assert doc["metrics"]["sgp"] is None and "sgp" not in doc["caveats"]
     line = next(x for x in printed.splitlines() if x.strip().startswith("sgp ↑"))

@@ -58,13 +58,19 @@ SUBSTITUTIONS = (
 )
 
 #: appended to `python launch.py` commands of the task (after any `-m` sweep's options), except
-#: on `dataset=beat2` (the sample: one sequence)
+#: on `dataset=beat2` (the sample: one sequence) and where the command sets that key itself
 SIZES = {
     "evaluate": ("dataset.max_sequences=2", "task.render_clips=0"),
     "annotate": ("dataset.max_sequences=2",),
-    "render": ("study.windows.n=5", "task.camera.size=48", "task.camera.style=skeleton"),
+    "render": (
+        "study.windows.n=5",
+        "study.windows.seconds=4",
+        "task.camera.size=48",
+        "task.camera.style=skeleton",
+    ),
     "analyze": (
         "study.windows.n=5",
+        "study.windows.seconds=4",
         "study.analysis.bootstrap=100",
         "study.analysis.permutations=9",
     ),
@@ -148,7 +154,9 @@ def substitute(command: str, values: dict[str, str]) -> str:
         task += " study=pairwise"
     sized = command.startswith("python launch.py") and "dataset=beat2" not in command
     if sized:  # the BEAT2 sample is one sequence already (and a preset pins BEAT2's whole split)
-        command = " ".join((command, *SIZES.get(task, ())))
+        own = {word.split("=")[0] for word in command.split() if "=" in word}
+        sizes = [s for s in SIZES.get(task, ()) if s.split("=")[0] not in own]
+        command = " ".join((command, *sizes))
     left = re.search(r"<[\w. ]+>|(?<![.\w])\.\.\.(?![.\w])|…", command)
     if left:
         raise ValueError(f"{command!r}: {left.group(0)!r} has no substitution")
