@@ -40,28 +40,6 @@ def is_wandb(factory: LoggerFactory | None) -> bool:
     return isinstance(made, type) and issubclass(made, WandbLogger)
 
 
-def _make_logger(
-    factory: LoggerFactory | None,
-    run_dir: Path,
-    run_name: str,
-    config: dict,
-    tags: tuple[str, ...] = (),
-    sweep_id: str | None = None,
-) -> Logger | None:
-    """The logger `factory` makes (None: no logger) for a run named `run_name`, its files in
-    `run_dir`, with the run's resolved `config` as hyperparameters; a W&B run also grouped by
-    `sweep_id` (its multirun's; None outside one) and tagged with `tags`."""
-    if factory is None:
-        return None
-    os.environ.setdefault("WANDB_SILENT", "true")
-    run: dict[str, Any] = {}
-    if is_wandb(factory):
-        run = {"group": sweep_id, "tags": list(tags)}
-    logger: Logger = drop_anonymous(factory(save_dir=str(run_dir), name=run_name, **run))
-    logger.log_hyperparams(config)
-    return logger
-
-
 @contextmanager
 def logged(
     factory: LoggerFactory | None,
@@ -71,16 +49,26 @@ def logged(
     tags: tuple[str, ...] = (),
     sweep_id: str | None = None,
 ) -> Iterator[Logger | None]:
-    """The logger of `_make_logger` for the block (None: no logger); its run is finished when the
-    block ends, by an error too (`_finish`)."""
-    logger = _make_logger(factory, run_dir, run_name, config, tags, sweep_id)
+    """For the block, the logger `factory` makes (None: no logger) for a run named `run_name`, its
+    files in `run_dir`, with the run's resolved `config` as hyperparameters; a W&B run also grouped
+    by `sweep_id` (its multirun's; None outside one) and tagged with `tags`. Its run is finished
+    when the block ends, by an error too (`_finish`)."""
+    if factory is None:
+        yield None
+        return
+    os.environ.setdefault("WANDB_SILENT", "true")
+    run: dict[str, Any] = {}
+    if is_wandb(factory):
+        run = {"group": sweep_id, "tags": list(tags)}
+    logger: Logger = drop_anonymous(factory(save_dir=str(run_dir), name=run_name, **run))
     try:
+        logger.log_hyperparams(config)
         yield logger
     finally:
         _finish(logger)
 
 
-def _finish(logger: Logger | None) -> None:
+def _finish(logger: Logger) -> None:
     """Close the logger's run so that the next multirun job starts its own, its files complete.
 
     W&B's service process writes a run's records (the `.wandb` log) when it closes the run, which
@@ -91,7 +79,7 @@ def _finish(logger: Logger | None) -> None:
 
         wandb.finish()
         wandb.teardown()
-    elif logger is not None:
+    else:
         logger.finalize("success")
 
 
