@@ -111,7 +111,7 @@ class Annotation:
         if windows is None:
             dataset = data.open()
         else:
-            dataset = window_records(windows_spec(run.study["windows"]), data, windows)
+            dataset = annotation_windows(windows_spec(run.study["windows"]), data, windows)
         models = source_models(source, windows, run.model, run.study.get("sources"))
 
         def logger_of(name: str) -> AbstractContextManager[Logger | None]:
@@ -219,7 +219,7 @@ def run(a: Annotation, t: AnnotateTask) -> dict:
     return a.finish(summary, "annotate.json")
 
 
-def window_records(spec: StudyWindowsConfig, source: Beat2Source, windows: str) -> StudyWindows:
+def annotation_windows(spec: StudyWindowsConfig, source: Beat2Source, windows: str) -> StudyWindows:
     """The study's window records (`windows=study`: those of `spec`) or those of a windows CSV."""
     if windows != "study":
         spec = dataclasses.replace(spec, file=windows)

@@ -95,7 +95,7 @@ class AssetScope:
     @classmethod
     def of(cls, cfg: DictConfig) -> AssetScope:
         dataset = str(_get(cfg.dataset, "name") or "")
-        root = _get(cfg.dataset, "root") if dataset.startswith("beat2") else None
+        root = _get(cfg.dataset, "root") if _is_beat2(dataset) else None
         body = cfg.get("body_model")
         body_path = _get(body, "model_path") if body is not None else None
         return cls(
@@ -109,7 +109,12 @@ class AssetScope:
 
     @property
     def beat2(self) -> bool:
-        return self.dataset.startswith("beat2")
+        return _is_beat2(self.dataset)
+
+
+def _is_beat2(dataset: str) -> bool:
+    """Whether the dataset named `dataset` is BEAT2 (a preset of it, e.g. beat2_speaker2)."""
+    return dataset.startswith("beat2")
 
 
 def _declared(node: Mapping, *context: Any) -> list[Need]:
