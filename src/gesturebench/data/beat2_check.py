@@ -134,31 +134,3 @@ def check_beat2(root: str | Path, split: str = "test", audio: bool = True) -> Be
             f"no usable motion (first: {sorted(broken)[0]})"
         )
     return report
-
-
-def report_markdown(report: Beat2Check, shown: int = 50) -> str:
-    """The check as Markdown: verdict, counts per split and speaker, rates, problems, notes."""
-    verdict = (
-        f"**Unusable**: {report.unusable}"
-        if report.unusable
-        else f"Usable for split '{report.split}'"
-        + (f" ({len(report.problems)} problem(s) below)" if report.problems else "")
-    )
-    lines = [f"# BEAT2 check of {report.root}", "", verdict, "", "## Sequences", ""]
-    lines += ["| split | speaker | sequences |", "|---|---|---|"]
-    for kind, by_speaker in report.counts.items():
-        lines += [f"| {kind} | {spk} | {n} |" for spk, n in by_speaker.items()]
-        lines.append(f"| {kind} | all | {sum(by_speaker.values())} |")
-    lines += ["", "## Rates", ""]
-    lines += [f"- motion {r} fps: {n} file(s)" for r, n in report.frame_rates.items()]
-    lines += [f"- audio {r} Hz: {n} file(s)" for r, n in report.audio_rates.items()]
-    lines += [f"- audio {c} channel(s): {n} file(s)" for c, n in report.audio_channels.items()]
-    lines += ["", f"## Problems ({len(report.problems)})", ""]
-    lines += [f"- [{p['split']}] {p['item']}: {p['problem']}" for p in report.problems[:shown]]
-    if len(report.problems) > shown:
-        lines.append(f"- ... and {len(report.problems) - shown} more (beat2_report.json)")
-    if not report.problems:
-        lines.append("(none)")
-    if report.notes:
-        lines += ["", "## Notes", "", *(f"- {n}" for n in report.notes)]
-    return "\n".join(lines) + "\n"

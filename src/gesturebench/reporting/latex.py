@@ -515,8 +515,9 @@ def write_latex_summary(
     name: str = SUMMARY_TEX,
 ) -> Path:
     """`name` (summary.tex) in `folder`: the document of a sweep's rows (`collect_jobs`)."""
+    document = latex_document(rows, interval, title)
     path = Path(folder) / name
-    write_atomic(path, latex_document(rows, interval, title))
+    write_atomic(path, document)
     return path
 
 

@@ -52,7 +52,12 @@ def logged(
     """For the block, the logger `factory` makes (None: no logger) for a run named `run_name`, its
     files in `run_dir`, with the run's resolved `config` as hyperparameters; a W&B run also grouped
     by `sweep_id` (its multirun's; None outside one) and tagged with `tags`. Its run is finished
-    when the block ends, by an error too (`_finish`)."""
+    when the block ends, by an error too, so that the next multirun job starts its own, its files
+    complete.
+
+    W&B's service process writes a run's records (the `.wandb` log) when it closes the run, which
+    it does after `wandb.finish` has returned; `wandb.teardown` waits for that (the next run starts
+    a fresh service), so a reader, `wandb sync` or a launcher ending its worker finds them all."""
     if factory is None:
         yield None
         return
@@ -65,22 +70,13 @@ def logged(
         logger.log_hyperparams(config)
         yield logger
     finally:
-        _finish(logger)
+        if isinstance(logger, WandbLogger):
+            import wandb
 
-
-def _finish(logger: Logger) -> None:
-    """Close the logger's run so that the next multirun job starts its own, its files complete.
-
-    W&B's service process writes a run's records (the `.wandb` log) when it closes the run, which
-    it does after `wandb.finish` has returned; `wandb.teardown` waits for that (the next run starts
-    a fresh service), so a reader, `wandb sync` or a launcher ending its worker finds them all."""
-    if isinstance(logger, WandbLogger):
-        import wandb
-
-        wandb.finish()
-        wandb.teardown()
-    else:
-        logger.finalize("success")
+            wandb.finish()
+            wandb.teardown()
+        else:
+            logger.finalize("success")
 
 
 def log_results(

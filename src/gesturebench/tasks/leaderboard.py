@@ -27,10 +27,11 @@ class LeaderboardTask:
     out_dir: str = "outputs/leaderboard"
 
     def __call__(self, cfg: DictConfig, job: Job) -> dict:
+        interval = report_options(cfg).latex.interval
         rows = collect(list(self.roots))
         out = Path(self.out_dir)
         write_leaderboard(out, rows)
-        latex = write_latex_leaderboard(out, rows, report_options(cfg).latex.interval)
+        latex = write_latex_leaderboard(out, rows, interval)
         log.info(
             "leaderboard of %d results from %s: %s",
             len(rows),

@@ -24,15 +24,13 @@ class MakeDataTask:
     name: str = "make_data"
 
     def __call__(self, cfg: DictConfig, job: Job) -> dict:
-        return run(build(cfg.dataset))
-
-
-def run(dataset: Beat2Source) -> dict:
-    """Generate `dataset` (a generated one: mini_beat2) into its root, at any root."""
-    if not dataset.generate:
-        raise ConfigError(
-            f"task=make_data generates mini_beat2 only; dataset={dataset.name} is read from disk"
-        )
-    root = ensure_mini_beat2(Path(dataset.root), seed=dataset.seed, size=dataset.size)
-    log.info("mini-BEAT2 (%s, seed %d) at %s", dataset.size, dataset.seed, root)
-    return {"root": str(root)}
+        """Generate the dataset (a generated one: mini_beat2) into its root, at any root."""
+        dataset: Beat2Source = build(cfg.dataset)
+        if not dataset.generate:
+            raise ConfigError(
+                f"task=make_data generates mini_beat2 only; dataset={dataset.name} is read from "
+                "disk"
+            )
+        root = ensure_mini_beat2(Path(dataset.root), seed=dataset.seed, size=dataset.size)
+        log.info("mini-BEAT2 (%s, seed %d) at %s", dataset.size, dataset.seed, root)
+        return {"root": str(root)}

@@ -11,9 +11,8 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
-from gesturebench.data.beat2_check import check_beat2, report_markdown
-from gesturebench.reporting.results import write_json
-from gesturebench.runtime.atomic import write_atomic
+from gesturebench.data.beat2_check import check_beat2
+from gesturebench.reporting.beat2_report import BEAT2_REPORT_MD, write_beat2_report
 from gesturebench.runtime.errors import ConfigError, DataError
 from gesturebench.runtime.stages import stage
 from gesturebench.runtime.weights import Downloader, hub_downloader
@@ -53,13 +52,11 @@ class PrepareBeat2Task:
             self.fetch(root, downloader)
         with stage(f"checking the BEAT2 folder {root}", "every listed sequence is read once"):
             report = check_beat2(root, split, self.audio)
-        write_atomic(out / "beat2_report.md", report_markdown(report))
-        write_json(out / "beat2_report.json", report.document())
-        log.info("BEAT2 report: %s\n%s", out / "beat2_report.md", report_markdown(report))
+        markdown = write_beat2_report(out, report)
+        log.info("BEAT2 report: %s\n%s", out / BEAT2_REPORT_MD, markdown)
         if report.unusable:
-            raise DataError(
-                root, f"not usable: {report.unusable} (report: {out / 'beat2_report.md'})"
-            )
+            report_file = out / BEAT2_REPORT_MD
+            raise DataError(root, f"not usable: {report.unusable} (report: {report_file})")
         return report.document()
 
     def fetch(self, root: Path, downloader: Downloader | None) -> None:

@@ -11,6 +11,8 @@ import json
 import os
 import shutil
 import uuid
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -107,20 +109,32 @@ def _read_marker(root: Path) -> dict | None:
         return {}
 
 
-def _install(tmp: Path, root: Path, marker: dict) -> None:
-    """Move the finished `tmp` folder onto `root`, replacing an older mini-BEAT2; keep a concurrent
-    identical one."""
-    if _read_marker(root) not in (None, marker):
-        old = root.with_name(f".{root.name}.old-{uuid.uuid4().hex[:8]}")
-        os.replace(root, old)
-        shutil.rmtree(old)
+@contextmanager
+def _partial_folder(root: Path, marker: dict, specs: list[SequenceSpec]) -> Iterator[Path]:
+    """A hidden sibling folder of `root` to write the sequences into; when the block ends without
+    error, the split file and `marker` are written into it and it is moved onto `root` (replacing
+    an older mini-BEAT2, keeping a concurrent identical one); it is removed in any case."""
+    root.parent.mkdir(parents=True, exist_ok=True)
+    tmp = root.with_name(f".{root.name}.partial-{uuid.uuid4().hex[:8]}")
     try:
-        os.replace(tmp, root)  # atomic onto a missing or empty folder
-    except OSError as exc:
-        if _read_marker(root) != marker:
-            raise DataError(
-                root, f"could not move the generated mini-BEAT2 into place ({exc})"
-            ) from exc
+        yield tmp
+        pd.DataFrame({"id": [s.id for s in specs], "type": [s.split for s in specs]}).to_csv(
+            tmp / SPLIT_FILE, index=False
+        )
+        (tmp / MARKER).write_text(json.dumps(marker))
+        if _read_marker(root) not in (None, marker):
+            old = root.with_name(f".{root.name}.old-{uuid.uuid4().hex[:8]}")
+            os.replace(root, old)
+            shutil.rmtree(old)
+        try:
+            os.replace(tmp, root)  # atomic onto a missing or empty folder
+        except OSError as exc:
+            if _read_marker(root) != marker:
+                raise DataError(
+                    root, f"could not move the generated mini-BEAT2 into place ({exc})"
+                ) from exc
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def generate_mini_beat2(root: str | Path, seed: int = 0, size: MiniSize = "default") -> Path:
@@ -151,28 +165,22 @@ def generate_mini_beat2(root: str | Path, seed: int = 0, size: MiniSize = "defau
         )
     if root.exists() and not root.is_dir():
         raise DataError(root, "exists and is not a folder")
-    root.parent.mkdir(parents=True, exist_ok=True)
-    tmp = root.with_name(f".{root.name}.partial-{uuid.uuid4().hex[:8]}")
-    try:
-        each = progress(
-            specs,
-            f"generating mini-BEAT2 ({size}, seed {seed}, {len(specs)} sequences)",
-            "the built-in synthetic dataset",
-            kept=str(root),
-            label="mini-BEAT2",
+    with _partial_folder(root, marker, specs) as tmp:
+        _write_sequences(
+            tmp,
+            int(seed),
+            progress(
+                specs,
+                f"generating mini-BEAT2 ({size}, seed {seed}, {len(specs)} sequences)",
+                "the built-in synthetic dataset",
+                kept=str(root),
+                label="mini-BEAT2",
+            ),
         )
-        _write_sequences(tmp, int(seed), each)
-        pd.DataFrame({"id": [s.id for s in specs], "type": [s.split for s in specs]}).to_csv(
-            tmp / SPLIT_FILE, index=False
-        )
-        (tmp / MARKER).write_text(json.dumps(marker))
-        _install(tmp, root, marker)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     return root
 
 
-def _write_sequences(folder: Path, seed: int, specs) -> None:
+def _write_sequences(folder: Path, seed: int, specs: Iterable[SequenceSpec]) -> None:
     """Generate and write every sequence of `specs` in BEAT2's layout under `folder`."""
     for spec in specs:
         seq = generate_sequence(seed, spec)
