@@ -5,6 +5,7 @@ in-process."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -548,6 +549,10 @@ def test_task_review_writes_a_sheet_and_ingests_it(annotate_cfg, tmp_path, monke
     ingested = run(annotate_cfg("task=review", f"task.filled={sheet}"))
     assert ingested["review"]["percent_correct"] == 50.0
     assert (tmp_path / "review_results.json").is_file()
+    shutil.rmtree(sheet.parent)
+    with pytest.raises(ConfigError, match=r"task\.compare=nobody: no annotations at"):
+        run(annotate_cfg("task=review", "task.n=2", "task.compare=nobody"))
+    assert not sheet.parent.exists()  # refused before its sheet is written
 
 
 def test_beat_collapse_on_real_beat2_motion_strikes_on_the_words(beat2_sample):

@@ -518,3 +518,18 @@ def test_motion_frames_write_read(tmp_path, beat2_sample):
     assert isinstance(back, Motion) and back.n_frames == 300
     for key in ("poses", "trans", "betas", "expressions"):
         np.testing.assert_array_equal(getattr(back, key), getattr(motion, key))
+
+
+def test_max_sequences_cuts_the_evaluated_split_only(mini_beat2):
+    """A quick run (`max_sequences`) scores the first N of its split against the references of a
+    full run: the train and val splits they are made from stay whole; `speakers` holds on every
+    split."""
+    whole = Beat2Source("mini_beat2", str(mini_beat2), load_audio=False)
+    quick = Beat2Source("mini_beat2", str(mini_beat2), max_sequences=2, load_audio=False)
+    assert quick.open().ids == whole.open().ids[:2] and len(whole.open()) == 4
+    for split in ("train", "val", "test"):
+        assert quick.open(split=split).ids == whole.open(split=split).ids
+    assert len(whole.open(split="train")) == 16
+    one = Beat2Source("mini_beat2", str(mini_beat2), speakers=[4], max_sequences=2)
+    assert one.open(split="train").ids == [i for i in whole.open(split="train").ids if i[0] == "4"]
+    assert one.open(load_audio=False).ids == ["4_lawrence_0_6_6"]

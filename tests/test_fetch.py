@@ -14,7 +14,18 @@ from pathlib import Path
 
 import pytest
 
-from gesturebench.assets.fetch import LOCK, STAGING, UNPINNED, Placed, install_bundle, place
+from gesturebench.assets.fetch import (
+    LOCK,
+    STAGING,
+    UNPINNED,
+    Fetcher,
+    Placed,
+    Request,
+    check_body_model,
+    fetch_assets,
+    install_bundle,
+    place,
+)
 from gesturebench.assets.table import COMMIT, TABLE, Table, load_table
 from gesturebench.encoders.text_model import MINILM
 from gesturebench.metrics.emage_eval_files import FGD_ENCODER, MEAN_SPEED
@@ -61,8 +72,16 @@ def _served(hub: FakeHub, asset) -> bytes:
     return hub.files[(repo, asset.revision or hub.main[repo], asset.path)]
 
 
-def _task(hub: FakeHub, **kw) -> FetchTask:
-    return FetchTask(hub_endpoint=hub.url, github_endpoint=hub.github_url, progress=False, **kw)
+def _fetch(hub: FakeHub, assets, checkpoints: Path, job: Job, bundle: Path | None = None) -> dict:
+    """`task=fetch`'s fetch of `assets` into `checkpoints` from `hub`."""
+    request = Request(
+        Table(tuple(assets), "test"),
+        checkpoints,
+        needs=[(a, None) for a in assets],
+        bundle=bundle,
+    )
+    fetcher = Fetcher(hub.url, hub.github_url, progress=False)
+    return fetch_assets(request, fetcher, job.run_dir / "fetch.json")
 
 
 def _placed(assets, checkpoints: Path) -> list[Placed]:
@@ -83,7 +102,7 @@ def test_fresh_fetch_installs_every_file_verified_and_records_the_unpinned(hub, 
     checkpoints, job = tmp_path / "checkpoints", Job(run_dir=tmp_path / "run")
     job.run_dir.mkdir()
     caplog.set_level("INFO")
-    document = _task(hub).fetch(_placed(assets, checkpoints), checkpoints, job)
+    document = _fetch(hub, assets, checkpoints, job)
     for asset in assets:
         assert _sha((checkpoints / asset.dest).read_bytes()) == _sha(_served(hub, asset))
     lock = json.loads((checkpoints / LOCK).read_text())
@@ -99,7 +118,7 @@ def test_fresh_fetch_installs_every_file_verified_and_records_the_unpinned(hub, 
     assert json.loads((job.run_dir / "fetch.json").read_text())["files"] == document["files"]
     # a second fetch downloads nothing and finds every file present with the same hash
     gets = sum(1 for m, *_ in hub.requests if m == "GET")
-    again = _task(hub).fetch(_placed(assets, checkpoints), checkpoints, job)
+    again = _fetch(hub, assets, checkpoints, job)
     assert sum(1 for m, *_ in hub.requests if m == "GET") == gets
     assert {f["status"] for f in again["files"]} == {"present"}
 
@@ -114,12 +133,12 @@ def test_an_interrupted_download_leaves_nothing_complete_and_resumes(hub, tmp_pa
     checkpoints, job = tmp_path / "checkpoints", Job(run_dir=tmp_path)
     hub.cut[asset.path] = 30_000
     with pytest.raises(CheckpointError) as err:
-        _task(hub).fetch(_placed([asset], checkpoints), checkpoints, job)
+        _fetch(hub, [asset], checkpoints, job)
     assert "\n" not in str(err.value) and "rerun to resume" in str(err.value)
     assert _finals(checkpoints) == set()
     assert missing_assets(_placed([asset], checkpoints)) == _placed([asset], checkpoints)
     hub.heal()
-    _task(hub).fetch(_placed([asset], checkpoints), checkpoints, job)
+    _fetch(hub, [asset], checkpoints, job)
     assert (checkpoints / asset.dest).read_bytes() == _served(hub, asset)
     ranges = [r for m, path, r in hub.requests if m == "GET" and path.endswith(asset.path) and r]
     assert len(ranges) == 1 and 30_000 - 8192 <= int(re.findall(r"\d+", ranges[0])[0]) <= 30_000
@@ -131,7 +150,7 @@ def test_a_corrupted_download_is_refused_with_one_line_and_nothing_installed(hub
     checkpoints, job = tmp_path / "checkpoints", Job(run_dir=tmp_path)
     hub.corrupt.add(pinned[0].path)
     with pytest.raises(CheckpointError) as err:
-        _task(hub).fetch(_placed(pinned[:1], checkpoints), checkpoints, job)
+        _fetch(hub, pinned[:1], checkpoints, job)
     message = str(err.value)
     assert "\n" not in message and message.startswith(f"{pinned[0].key}: SHA-256 ")
     assert "refused, nothing installed" in message and pinned[0].sha256[:16] in message
@@ -143,11 +162,11 @@ def test_an_unpinned_file_is_held_to_its_first_hash(hub, tmp_path):
     assets = seeded_table(hub)
     unpinned = next(a for a in assets if not a.pinned)
     checkpoints, job = tmp_path / "checkpoints", Job(run_dir=tmp_path)
-    _task(hub).fetch(_placed([unpinned], checkpoints), checkpoints, job)
+    _fetch(hub, [unpinned], checkpoints, job)
     (checkpoints / unpinned.dest).unlink()
     hub.corrupt.add(unpinned.path)  # another file at the same place on a later fetch
     with pytest.raises(CheckpointError, match="differs from the expected"):
-        _task(hub).fetch(_placed([unpinned], checkpoints), checkpoints, job)
+        _fetch(hub, [unpinned], checkpoints, job)
     assert not (checkpoints / unpinned.dest).exists()
 
 
@@ -156,11 +175,11 @@ def test_a_wrong_revision_or_file_is_refused_with_one_line(hub, tmp_path):
     checkpoints, job = tmp_path / "checkpoints", Job(run_dir=tmp_path)
     wrong = with_changes(assets[0], revision="f" * 40)
     with pytest.raises(CheckpointError) as err:
-        _task(hub).fetch(_placed([wrong], checkpoints), checkpoints, job)
+        _fetch(hub, [wrong], checkpoints, job)
     assert str(err.value).startswith(f"m/config.json: revision {'f' * 40} not found in owner/model")
     gone = with_changes(assets[0], path="nowhere.json")
     with pytest.raises(CheckpointError, match=r"nowhere\.json not found in owner/model"):
-        _task(hub).fetch(_placed([gone], checkpoints), checkpoints, job)
+        _fetch(hub, [gone], checkpoints, job)
     assert _finals(checkpoints) == set()
 
 
@@ -169,7 +188,7 @@ def test_bundle_round_trip_then_the_resolver_finds_the_files_offline(hub, tmp_pa
     table = Table(tuple(assets), "test")
     online, job = tmp_path / "online", Job(run_dir=tmp_path)
     bundle = tmp_path / "assets.tar"
-    _task(hub, bundle=str(bundle)).fetch(_placed(assets, online), online, job)
+    _fetch(hub, assets, online, job, bundle)
     with tarfile.open(bundle) as tar:
         manifest = json.loads(tar.extractfile("manifest.json").read())
         names = set(tar.getnames())
@@ -212,7 +231,7 @@ def test_a_tampered_or_escaping_bundle_is_refused(hub, tmp_path):
     assets = seeded_table(hub)
     table = Table(tuple(assets), "test")
     online, job, bundle = tmp_path / "online", Job(run_dir=tmp_path), tmp_path / "a.tar"
-    _task(hub, bundle=str(bundle)).fetch(_placed(assets, online), online, job)
+    _fetch(hub, assets, online, job, bundle)
     flipped = _rewrite(
         bundle,
         tmp_path / "flipped.tar",
@@ -379,17 +398,15 @@ def test_with_dataset_reuses_prepare_beat2s_download(monkeypatch, tmp_path):
 
 def test_smplx_is_checked_not_fetched(tmp_path, caplog):
     caplog.set_level("INFO")
-    FetchTask()._body_model(AssetScope.of(composed()).body_model_path)
+    check_body_model(AssetScope.of(composed()).body_model_path)
     assert "register at https://smpl-x.is.tue.mpg.de" in caplog.text
     model = tmp_path / "SMPLX_NEUTRAL_2020.npz"
     model.write_bytes(b"not the real model")
-    FetchTask()._body_model(
-        AssetScope.of(composed(f"body_model.model_path={model}")).body_model_path
-    )
+    check_body_model(AssetScope.of(composed(f"body_model.model_path={model}")).body_model_path)
     assert f"SHA-256 {_sha(b'not the real model')}; no official SHA-256" in caplog.text
     with pytest.raises(ConfigError, match=r"^body_model\.model_path=.*nowhere\.npz: not found"):
         nowhere = composed(f"body_model.model_path={tmp_path / 'nowhere.npz'}")
-        FetchTask()._body_model(AssetScope.of(nowhere).body_model_path)
+        check_body_model(AssetScope.of(nowhere).body_model_path)
 
 
 def test_the_classes_declare_what_they_need_not_their_names():

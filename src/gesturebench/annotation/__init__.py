@@ -1,2 +1,3 @@
 """Semantic-gesture annotation (docs/annotation.md): events, clips, annotator backends, the JSONL
-store, review."""
+store and its runner, what a task hands down (`setup`) and the annotation it runs (`annotate`),
+review."""

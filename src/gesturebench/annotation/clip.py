@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import partial
@@ -13,10 +14,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from gesturebench.annotation.events import CONTEXT_SECONDS, Event
+from gesturebench.annotation.events import CONTEXT_SECONDS, Event, collect_events
 from gesturebench.annotation.prompt import Prompt, render_prompt
-from gesturebench.data.records import SAMPLE_RATE, Motion
+from gesturebench.data.records import SAMPLE_RATE, Motion, SequenceRecord
 from gesturebench.render.clips import Camera, clip_frames, write_clip
+
+log = logging.getLogger(__name__)
 
 _RENDER_LOCK = threading.Lock()
 
@@ -159,3 +162,50 @@ def make_clip(
         clip_dir=clip_dir,
         surface_fn=None if surface_of is None else lambda: surface_of(f0, f1),
     )
+
+
+def event_clips(
+    source: str,
+    motion_of: Callable[[SequenceRecord], Motion],
+    body_model: Any,
+    clip_dir: Path,
+    *,
+    context: float = CONTEXT_SECONDS,
+    camera: Camera | None = None,
+) -> Callable[[Iterable[SequenceRecord]], Iterator[EventClip]]:
+    """Records → the clips of their events in `source`'s motion (`motion_of` each record), the
+    joints and mesh surfaces by `body_model`'s forward, videos cached under `clip_dir`; an event
+    beyond the motion is skipped with a warning."""
+
+    def clips(records: Iterable[SequenceRecord]) -> Iterator[EventClip]:
+        for record in records:
+            motion = motion_of(record)
+            joints_of = _joints_of(body_model, motion)
+            for event in collect_events(record.id, record.sem, record.words):
+                clip = make_clip(
+                    event,
+                    source,
+                    motion,
+                    joints_of,
+                    record.audio,
+                    context=context,
+                    camera=camera,
+                    clip_dir=clip_dir,
+                    surface_of=surface_of(body_model, body_model.faces, motion),
+                )
+                if clip is None:
+                    log.warning(
+                        "%s: event %s (%.2f–%.2f s) lies beyond the motion; skipped",
+                        record.id,
+                        event.id,
+                        event.start,
+                        event.end,
+                    )
+                else:
+                    yield clip
+
+    return clips
+
+
+def _joints_of(body_model: Any, motion: Motion) -> Callable[[int, int], np.ndarray]:
+    return lambda f0, f1: body_model(motion.frames(f0, f1), vertices=False).joints.cpu().numpy()

@@ -13,11 +13,12 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from gesturebench.data.annotations_io import interval_class
-from gesturebench.data.records import SemInterval, Word
+from gesturebench.data.annotations_io import interval_class, read_sem
+from gesturebench.data.beat2 import Beat2Dataset, sequence_paths
+from gesturebench.data.records import SemInterval, SequenceRecord, Word
 
 #: Seconds of motion shown on each side of an event's interval (spec: 0.5 s, a 2–3 s clip in all).
 CONTEXT_SECONDS = 0.5
@@ -92,3 +93,14 @@ def collect_events(
         for i, iv in enumerate(sem or ())
         if not iv.cut
     ]
+
+
+def count_events(dataset: Beat2Dataset) -> int:
+    """Number of events of a split, from its sem files alone."""
+    paths = (sequence_paths(dataset.root, sid).sem for sid in dataset.ids)
+    return sum(len(read_sem(p)) for p in paths if p.is_file())
+
+
+def window_events(windows: Iterable[SequenceRecord]) -> int:
+    """Number of events of study windows (intervals cut by a window's edge are none)."""
+    return sum(len(collect_events(r.id, r.sem, r.words)) for r in windows)

@@ -98,7 +98,7 @@ class BudgetExhausted(Exception):
 class RunSummary:
     counts: Counter = field(
         default_factory=Counter
-    )  # ok / invalid / error / skipped / unattempted (needs `total`)
+    )  # ok / invalid / error / skipped / unattempted (needs `total`); to_annotate (dry run)
     records: dict[str, AnnotationRecord] = field(
         default_factory=dict
     )  # event id → record (new and stored)
@@ -133,26 +133,19 @@ class AnnotationRunner:
         self._rng = random.Random(seed)
         self._rng_lock = threading.Lock()
 
-    def stored(self, clip: EventClip) -> AnnotationRecord | None:
-        """The final record this run would reuse for `clip`, if any."""
-        if self.store is None:
-            return None
-        return self.store.find(
-            clip.event.id,
-            self.annotator.fingerprint(),
-            self.annotator.model_name,
-            clip.motion_sha256,
-            final_only=True,
-        )
-
     def run(
-        self, clips: Iterable[EventClip], total: int | None = None, progress: bool = False
+        self,
+        clips: Iterable[EventClip],
+        total: int | None = None,
+        progress: bool = False,
+        dry_run: bool = False,
     ) -> RunSummary:
         """Annotate every clip (stored ones are reused); returns counts and the record of each
-        event."""
+        event. `dry_run`: nothing is asked (and no bar shown), the clips that would be are counted
+        as `to_annotate`."""
         summary = RunSummary()
         with (
-            bar(self._status(summary.counts), total, enabled=progress) as update,
+            bar(self._status(summary.counts), total, enabled=progress and not dry_run) as update,
             ThreadPoolExecutor(self.concurrency, thread_name_prefix="annotate") as pool,
         ):
             pending: set[Future] = set()
@@ -168,10 +161,22 @@ class AnnotationRunner:
             for clip in clips:
                 if self.budget.exhausted:
                     break
-                if (record := self.stored(clip)) is not None:
+                record = None  # resumed: the event's final record of this prompt, model, motion
+                if self.store is not None:
+                    record = self.store.find(
+                        clip.event.id,
+                        self.annotator.fingerprint(),
+                        self.annotator.model_name,
+                        clip.motion_sha256,
+                        final_only=True,
+                    )
+                if record is not None:
                     summary.records[record.event_id] = record
                     summary.counts["skipped"] += 1
                     update(advance=1, description=self._status(summary.counts))
+                    continue
+                if dry_run:
+                    summary.counts["to_annotate"] += 1
                     continue
                 pending.add(pool.submit(self.annotate, clip))
                 if len(pending) >= 2 * self.concurrency:

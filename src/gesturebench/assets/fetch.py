@@ -5,7 +5,10 @@ revision, size and location), a GitHub file by its raw URL; either streams throu
 ``<name>.part`` in a staging folder (resumed with a Range request); it is hashed and only a
 file whose SHA-256 matches (the table's, else the one recorded on first fetch in
 ``<paths.checkpoints>/assets.lock.json``) is renamed onto its path. A mismatch is one
-`CheckpointError` line and the bad bytes are deleted."""
+`CheckpointError` line and the bad bytes are deleted.
+
+`fetch_assets` carries out one `task=fetch` as its task decided it (a `Request`): the files fetched
+(or a bundle installed), the bundle and the run's record written, the SMPL-X file checked."""
 
 from __future__ import annotations
 
@@ -15,10 +18,12 @@ import logging
 import os
 import shutil
 import tarfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from gesturebench.assets.table import GITHUB, HUB, Asset, Table
+from gesturebench.assets.table import GITHUB, HUB, Asset, Need, Table
 from gesturebench.runtime.atomic import atomic_path, write_atomic
 from gesturebench.runtime.errors import CheckpointError, ConfigError
 from gesturebench.runtime.weights import sha256_file
@@ -31,6 +36,10 @@ MANIFEST = "manifest.json"
 UNPINNED = "unpinned: hash recorded on first fetch"
 #: bytes per read: a transfer cut off loses at most this much of what arrived
 CHUNK = 1 << 13
+SMPLX_SITE = "https://smpl-x.is.tue.mpg.de"
+#: SHA-256 of the official SMPL-X model files. None are published where this could read them
+#: (the files are licence-gated downloads); a supplied file's hash is recorded, not verified.
+SMPLX_SHA256: dict[str, str] = {}
 
 
 @dataclass(frozen=True)
@@ -51,6 +60,17 @@ def place(asset: Asset, checkpoints: Path, dataset_root: Path | None) -> Placed 
     if asset.root == "dataset":
         return None if dataset_root is None else Placed(asset, dataset_root / asset.dest)
     return Placed(asset, checkpoints / asset.dest)
+
+
+def place_all(needs: Sequence[Need], checkpoints: Path, dataset_root: Path | None) -> list[Placed]:
+    """Where each of `needs` goes (its own path, else `place`'s), one per path; a dataset file is
+    left out without a dataset root."""
+    placed: dict[Path, Placed] = {}
+    for asset, path in needs:
+        where = Placed(asset, path) if path is not None else place(asset, checkpoints, dataset_root)
+        if where is not None:
+            placed.setdefault(where.path, where)
+    return list(placed.values())
 
 
 class Lock:
@@ -81,7 +101,11 @@ class Lock:
             "path": str(placed.path),
             "pinned": placed.asset.pinned,
         }
-        write_atomic(self.path, json.dumps(self.entries, indent=2, sort_keys=True) + "\n")
+        _write_json(self.path, self.entries, sort_keys=True)
+
+
+def _write_json(path: Path, document: Any, sort_keys: bool = False) -> None:
+    write_atomic(path, json.dumps(document, indent=2, sort_keys=sort_keys) + "\n")
 
 
 def refuse(asset: Asset, what: str, got: str, expected: str, source: str) -> CheckpointError:
@@ -138,12 +162,14 @@ class Fetcher:
                 return self._hub_metadata(asset).size
             import requests
 
-            head = requests.head(
-                asset.source(self.hub, self.github), allow_redirects=True, timeout=30
-            )
+            head = requests.head(self.source(asset), allow_redirects=True, timeout=30)
             return int(head.headers["Content-Length"]) if head.ok else None
         except Exception:  # a size is only for the plan's total
             return None
+
+    def source(self, asset: Asset) -> str:
+        """Where `asset` is fetched from (`Asset.source` at these endpoints)."""
+        return asset.source(self.hub, self.github)
 
     def _hub_metadata(self, asset: Asset):
         from huggingface_hub import get_hf_file_metadata, hf_hub_url
@@ -168,7 +194,7 @@ class Fetcher:
         file when a transfer fails, so it could not resume across runs)."""
         asset = placed.asset
         staging = placed.path.parents[len(Path(asset.dest).parts) - 1] / STAGING
-        source = asset.source(self.hub, self.github)
+        source = self.source(asset)
         try:
             if asset.host == "hub":
                 meta = self._hub_metadata(asset)
@@ -348,3 +374,184 @@ def install_bundle(
             lock.record(placed, sha, entry.get("revision"), entry.get("source") or str(bundle))
             installed.append((placed, sha))
     return installed
+
+
+# --- one task=fetch -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Request:
+    """One `task=fetch` as its task decided it: the files `needs` (placed under `checkpoints`, or
+    `dataset_root`), or the archive `from_bundle` to install instead (its files checked against
+    `table`); `bundle`: also write the files into that archive; `dry_run`: print the plan only;
+    `body_model`: the SMPL-X file supplied (checked, never fetched)."""
+
+    table: Table
+    checkpoints: Path
+    dataset_root: Path | None = None
+    needs: Sequence[Need] = ()
+    body_model: Path | None = None
+    bundle: Path | None = None
+    from_bundle: Path | None = None
+    dry_run: bool = False
+
+
+def fetch_assets(request: Request, fetcher: Fetcher, record: Path) -> dict:
+    """Carry out `request` with `fetcher`: install its bundle, or fetch its files then check the
+    SMPL-X file. Returns what was done, also written into `record` (the run's fetch.json) once
+    files were installed or verified."""
+    if request.from_bundle is not None:
+        return _install(request.from_bundle, request, record)
+    document = _fetch(request, fetcher, record)
+    check_body_model(request.body_model)
+    return document
+
+
+def _fetch(request: Request, fetcher: Fetcher, record: Path) -> dict:
+    """Print the plan and its total size, fetch what is missing, verify all, print where each
+    file is (and write the bundle and `record`)."""
+    checkpoints = request.checkpoints
+    needed = place_all(request.needs, checkpoints, request.dataset_root)
+    if not needed:
+        log.info("nothing to fetch: this configuration needs no public files")
+        return {"files": []}
+    writable(checkpoints, "paths.checkpoints")
+    for root in {p.path.parents[len(Path(p.asset.dest).parts) - 1] for p in needed}:
+        writable(root, "paths.checkpoints" if root == checkpoints else "dataset.root")
+    lock = Lock(checkpoints)
+    todo = [p for p in needed if not p.path.is_file()]
+    if todo and not request.dry_run and _offline():
+        raise ConfigError(
+            f"HF_HUB_OFFLINE is set but {len(todo)} files are to be fetched (the first "
+            f"{todo[0].asset.key}): unset it on a connected machine, or install a bundle "
+            "with task.from_bundle=assets.tar (docs/cluster.md)"
+        )
+    sizes = {
+        p.asset.key: fetcher.size(p.asset) if not request.dry_run else p.asset.size for p in todo
+    }
+    known = [s for s in sizes.values() if s is not None]
+    rows = [("file", "from", "size", "SHA-256")]
+    for p in todo:
+        sha = p.asset.sha256[:12] + "…" if p.asset.sha256 else UNPINNED
+        rows.append((p.asset.key, fetcher.source(p.asset), _size(sizes[p.asset.key]), sha))
+    total = _size(sum(known)) + ("" if len(known) == len(todo) else " + files of unknown size")
+    log.info(
+        "%d of %d files to fetch (%s), %d already there:\n%s",
+        len(todo),
+        len(needed),
+        total,
+        len(needed) - len(todo),
+        _table(rows) if todo else "",
+    )
+    if request.dry_run:
+        return {"files": [], "to_fetch": [p.asset.key for p in todo]}
+    result: list[dict[str, Any]] = []
+    for p in needed:
+        source = fetcher.source(p.asset)
+        expected = lock.expected(p.asset)
+        if p.path.is_file():
+            sha = sha256_file(p.path)
+            if expected is not None and sha != expected:
+                raise refuse(p.asset, str(p.path), sha, expected, "already installed")
+            status, revision = "present", lock.entries.get(p.asset.key, {}).get("revision")
+        else:
+            if expected is None:
+                log.info("%s: %s", p.asset.key, UNPINNED)
+            sha, revision = fetcher.fetch(p, expected)
+            status = "fetched" if p.asset.pinned else "fetched, hash recorded"
+        if p.asset.key not in lock.entries or lock.entries[p.asset.key]["sha256"] != sha:
+            lock.record(p, sha, revision, source)
+        result.append(
+            {
+                "key": p.asset.key,
+                "path": str(p.path),
+                "sha256": sha,
+                "status": status,
+                "revision": revision,
+                "source": source,
+                "pinned": p.asset.pinned,
+            }
+        )
+    done = [("file", "where", "SHA-256", "status")]
+    done += [(r["key"], r["path"], r["sha256"][:12] + "…", r["status"]) for r in result]
+    log.info("where each file is:\n%s", _table(done))
+    document = {"files": result, "lock": str(lock.path)}
+    if request.bundle is not None:
+        sources = {r["key"]: r["source"] for r in result}
+        manifest = write_bundle(request.bundle, needed, lock, sources)
+        log.info("bundle: %s (%d files with manifest.json)", request.bundle, len(manifest["files"]))
+        document["bundle"] = str(request.bundle)
+    _write_json(record, document)
+    return document
+
+
+def _install(bundle: Path, request: Request, record: Path) -> dict:
+    """Install `bundle` (`install_bundle`), print where each file went and write `record`."""
+    if not bundle.is_file():
+        raise ConfigError(f"task.from_bundle={bundle}: not found")
+    writable(request.checkpoints, "paths.checkpoints")
+    installed = install_bundle(bundle, request.table, request.checkpoints, request.dataset_root)
+    rows = [("file", "where", "SHA-256")]
+    rows += [(p.asset.key, str(p.path), sha[:12] + "…") for p, sha in installed]
+    log.info(
+        "installed %d files from %s, every hash verified:\n%s",
+        len(installed),
+        bundle,
+        _table(rows),
+    )
+    document = {
+        "bundle": str(bundle),
+        "files": [{"key": p.asset.key, "path": str(p.path), "sha256": sha} for p, sha in installed],
+    }
+    _write_json(record, document)
+    return document
+
+
+def check_body_model(file: Path | None) -> None:
+    """SMPL-X is licence-gated: say where to get it, and check a supplied `file`."""
+    if file is None:
+        log.info(
+            "SMPL-X is not fetched (its licence needs a registration): register at %s, "
+            "download SMPL-X (SMPLX_NEUTRAL_2020.npz) and set body_model.model_path=/path/to/"
+            "SMPLX_NEUTRAL_2020.npz (docs/cluster.md)",
+            SMPLX_SITE,
+        )
+        return
+    if not file.is_file():
+        raise ConfigError(f"body_model.model_path={file}: not found (from {SMPLX_SITE})")
+    sha = sha256_file(file)
+    if sha in SMPLX_SHA256.values():
+        log.info(
+            "SMPL-X: %s is the official %s",
+            file,
+            next(k for k, v in SMPLX_SHA256.items() if v == sha),
+        )
+    else:
+        log.info(
+            "SMPL-X: %s SHA-256 %s; no official SHA-256 of the SMPL-X releases is published "
+            "where this could read it: recorded, not verified",
+            file,
+            sha,
+        )
+
+
+def _offline() -> bool:
+    from huggingface_hub import constants
+
+    return bool(constants.HF_HUB_OFFLINE)
+
+
+def _size(n: int | None) -> str:
+    if n is None:
+        return "?"
+    value = float(n)
+    for unit in ("B", "kB", "MB", "GB"):
+        if value < 1000 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1000
+    return f"{n} B"
+
+
+def _table(rows: Sequence[Sequence[str]]) -> str:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows)

@@ -74,8 +74,10 @@ class Beat2Source:
     def open(
         self, split: str | None = None, load_audio: bool | None = None
     ) -> Sequence[SequenceRecord]:
-        """The records of `split` (default `self.split`), audio per `load_audio` (default
-        `self.load_audio`)."""
+        """The records of the evaluated split (`self.split`: its first `max_sequences`), or of
+        another `split` whole (the train and val splits the references are made from: learned
+        metrics' encoders, baselines, BC's normaliser; the same in a quick run as in a full one);
+        audio per `load_audio` (default `self.load_audio`)."""
         root = Path(self.root)
         if self.generate:
             from gesturebench.synthesis.mini.dataset import ensure_mini_beat2
@@ -86,7 +88,7 @@ class Beat2Source:
             split=split or self.split,
             speakers=list(self.speakers) if self.speakers else None,
             load_audio=self.load_audio if load_audio is None else load_audio,
-            max_sequences=self.max_sequences,
+            max_sequences=self.max_sequences if split is None else None,
             audio_check=AudioCheck(self.max_audio_gap, self.audio_mismatch),
         )
         return cast(Sequence[SequenceRecord], dataset)

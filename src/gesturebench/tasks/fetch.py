@@ -1,7 +1,8 @@
 """`task=fetch`: every public file the composed configuration (its model, metrics, dataset)
 needs, fetched from the Hugging Face Hub and GitHub, verified against the pinned table
 (`gesturebench.assets.table`) and installed where the resolvers read them; or written into one
-offline bundle (`task.bundle`), or installed from one (`task.from_bundle`).
+offline bundle (`task.bundle`), or installed from one (`task.from_bundle`). The task decides what
+is needed and hands it, as one `Request`, to `gesturebench.assets.fetch.fetch_assets`.
 
 `assets_for(scope)` derives what a configuration (read once into an `AssetScope`) needs and
 `check_assets(scope, overrides)` names
@@ -20,30 +21,14 @@ from typing import Any
 from hydra.utils import get_class
 from omegaconf import DictConfig, ListConfig
 
-from gesturebench.assets.fetch import (
-    UNPINNED,
-    Fetcher,
-    Lock,
-    Placed,
-    install_bundle,
-    place,
-    refuse,
-    writable,
-    write_bundle,
-)
+from gesturebench.assets.fetch import Fetcher, Placed, Request, fetch_assets, place_all
 from gesturebench.assets.table import GITHUB, HUB, Asset, Need, Table, load_table
-from gesturebench.reporting.results import write_json
 from gesturebench.run.config import register_configs
 from gesturebench.runtime.errors import CheckpointError, ConfigError
-from gesturebench.runtime.weights import sha256_file
 from gesturebench.tasks.job import Job
 
 log = logging.getLogger(__name__)
 
-SMPLX_SITE = "https://smpl-x.is.tue.mpg.de"
-#: SHA-256 of the official SMPL-X model files. None are published where this could read them
-#: (the files are licence-gated downloads); a supplied file's hash is recorded, not verified.
-SMPLX_SHA256: dict[str, str] = {}
 #: the override groups that decide what a run needs (kept in the `task=fetch` command shown)
 RELEVANT = ("model", "metrics", "dataset", "paths", "body_model")
 
@@ -132,35 +117,36 @@ def _declared(node: Mapping, *context: Any) -> list[Need]:
     return declare({str(key): _get(node, key) for key in node}, *context)
 
 
+def needs_of(
+    scope: AssetScope,
+    table: Table,
+    models: Sequence[Mapping] | None = None,
+    everything: bool = False,
+) -> list[Need]:
+    """Every public file a run of `scope` needs: what its model's class and its metrics' classes
+    declare (`public_assets`: the native EMAGE and GestureLSM sources' released files unless
+    `model.weights` points elsewhere, GestureLSM's `model.mean_std` files and, on BEAT2,
+    `model.vocab`; EMAGE's FGD encoder where a metric reads `encoder: emage` without `weights`,
+    BC's EMAGE speed normaliser) — or, with `models` (model config nodes), those models' files
+    instead of the run's model's; with `everything`, the whole table."""
+    if everything:
+        return [(a, None) for a in table.assets]
+    model = scope.model
+    nodes = list(models) if models else [model] if model is not None else []
+    needs = [need for node in nodes for need in _declared(node, table, scope.beat2)]
+    return needs + [need for node in scope.metrics for need in _declared(node, table)]
+
+
 def assets_for(
     scope: AssetScope,
     table: Table | None = None,
     models: Sequence[Mapping] | None = None,
     everything: bool = False,
 ) -> list[Placed]:
-    """Every public file a run of `scope` needs, where it must lie: what its model's class and
-    its metrics' classes declare (`public_assets`: the native EMAGE and GestureLSM sources'
-    released files unless `model.weights` points elsewhere, GestureLSM's `model.mean_std` files
-    and, on BEAT2, `model.vocab`; EMAGE's FGD encoder where a metric reads `encoder: emage`
-    without `weights`, BC's EMAGE speed normaliser) — or, with `models` (model config nodes),
-    those models' files instead of the run's model's; with `everything`, the whole table. A
-    dataset file is left out when the dataset is not BEAT2."""
-    table = table or Table()
-    chosen: list[Need]
-    if everything:
-        chosen = [(a, None) for a in table.assets]
-    else:
-        model = scope.model
-        nodes = list(models) if models else [model] if model is not None else []
-        chosen = [need for node in nodes for need in _declared(node, table, scope.beat2)]
-        chosen += [need for node in scope.metrics for need in _declared(node, table)]
-    placed: dict[Path, Placed] = {}
-    for asset, path in chosen:
-        default = place(asset, scope.checkpoints, scope.dataset_root)
-        where = Placed(asset, path) if path is not None else default
-        if where is not None:
-            placed.setdefault(where.path, where)
-    return list(placed.values())
+    """The files of `needs_of`, where each must lie; a dataset file is left out when the dataset
+    is not BEAT2."""
+    needs = needs_of(scope, table or Table(), models, everything)
+    return place_all(needs, scope.checkpoints, scope.dataset_root)
 
 
 def _cached(asset: Asset) -> bool:
@@ -233,29 +219,7 @@ def check_assets(
         )
 
 
-def _offline() -> bool:
-    from huggingface_hub import constants
-
-    return bool(constants.HF_HUB_OFFLINE)
-
-
 # --- the task -----------------------------------------------------------------------------------
-
-
-def _size(n: int | None) -> str:
-    if n is None:
-        return "?"
-    value = float(n)
-    for unit in ("B", "kB", "MB", "GB"):
-        if value < 1000 or unit == "GB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1000
-    return f"{n} B"
-
-
-def _table(rows: Sequence[Sequence[str]]) -> str:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows)
 
 
 @dataclass
@@ -287,17 +251,26 @@ class FetchTask:
         scope = AssetScope.of(cfg)
         if self.bundle and self.from_bundle:
             raise ConfigError("task.bundle and task.from_bundle: set one of them")
-        if self.from_bundle:
-            return self._install(scope, table, job)
-        models = named_models(self.models, job.overrides) if self.models else None
-        needed = assets_for(scope, table, models, self.all)
-        if self.with_dataset:
-            self._dataset(scope.dataset_root)
-        document = self.fetch(needed, scope.checkpoints, job)
-        self._body_model(scope.body_model_path)
-        return document
+        needs: list[Need] = []
+        if not self.from_bundle:  # an installed bundle brings its own list of files
+            models = named_models(self.models, job.overrides) if self.models else None
+            needs = needs_of(scope, table, models, self.all)
+            if self.with_dataset:
+                self._dataset(scope.dataset_root)
+        request = Request(
+            table=table,
+            checkpoints=scope.checkpoints,
+            dataset_root=scope.dataset_root,
+            needs=needs,
+            body_model=scope.body_model_path,
+            bundle=Path(self.bundle).expanduser() if self.bundle else None,
+            from_bundle=Path(self.from_bundle).expanduser() if self.from_bundle else None,
+            dry_run=self.dry_run,
+        )
+        return fetch_assets(request, self.fetcher, job.run_dir / "fetch.json")
 
     def _dataset(self, root: Path | None) -> None:
+        """Download BEAT2's English folder into `root` (`task=prepare_beat2`'s download)."""
         from gesturebench.tasks.prepare_beat2 import PrepareBeat2Task
 
         if root is None:
@@ -309,136 +282,3 @@ class FetchTask:
             log.info("would download BEAT2's beat_english_v2.0.0 into %s", root)
             return
         PrepareBeat2Task(download=True).fetch(root, None)
-
-    def fetch(self, needed: list[Placed], checkpoints: Path, job: Job) -> dict:
-        """Print the plan and its total size, fetch what is missing, verify all, print where each
-        file is (and write fetch.json into the run folder)."""
-        if not needed:
-            log.info("nothing to fetch: this configuration needs no public files")
-            return {"files": []}
-        writable(checkpoints, "paths.checkpoints")
-        for root in {p.path.parents[len(Path(p.asset.dest).parts) - 1] for p in needed}:
-            writable(root, "paths.checkpoints" if root == checkpoints else "dataset.root")
-        lock = Lock(checkpoints)
-        todo = [p for p in needed if not p.path.is_file()]
-        if todo and not self.dry_run and _offline():
-            raise ConfigError(
-                f"HF_HUB_OFFLINE is set but {len(todo)} files are to be fetched (the first "
-                f"{todo[0].asset.key}): unset it on a connected machine, or install a bundle "
-                "with task.from_bundle=assets.tar (docs/cluster.md)"
-            )
-        sizes = {
-            p.asset.key: self.fetcher.size(p.asset) if not self.dry_run else p.asset.size
-            for p in todo
-        }
-        known = [s for s in sizes.values() if s is not None]
-        rows = [("file", "from", "size", "SHA-256")]
-        for p in todo:
-            sha = p.asset.sha256[:12] + "…" if p.asset.sha256 else UNPINNED
-            rows.append(
-                (
-                    p.asset.key,
-                    p.asset.source(self.hub_endpoint, self.github_endpoint),
-                    _size(sizes[p.asset.key]),
-                    sha,
-                )
-            )
-        total = _size(sum(known)) + ("" if len(known) == len(todo) else " + files of unknown size")
-        log.info(
-            "%d of %d files to fetch (%s), %d already there:\n%s",
-            len(todo),
-            len(needed),
-            total,
-            len(needed) - len(todo),
-            _table(rows) if todo else "",
-        )
-        if self.dry_run:
-            return {"files": [], "to_fetch": [p.asset.key for p in todo]}
-        result: list[dict[str, Any]] = []
-        for p in needed:
-            source = p.asset.source(self.hub_endpoint, self.github_endpoint)
-            expected = lock.expected(p.asset)
-            if p.path.is_file():
-                sha = sha256_file(p.path)
-                if expected is not None and sha != expected:
-                    raise refuse(p.asset, str(p.path), sha, expected, "already installed")
-                status, revision = "present", lock.entries.get(p.asset.key, {}).get("revision")
-            else:
-                if expected is None:
-                    log.info("%s: %s", p.asset.key, UNPINNED)
-                sha, revision = self.fetcher.fetch(p, expected)
-                status = "fetched" if p.asset.pinned else "fetched, hash recorded"
-            if p.asset.key not in lock.entries or lock.entries[p.asset.key]["sha256"] != sha:
-                lock.record(p, sha, revision, source)
-            result.append(
-                {
-                    "key": p.asset.key,
-                    "path": str(p.path),
-                    "sha256": sha,
-                    "status": status,
-                    "revision": revision,
-                    "source": source,
-                    "pinned": p.asset.pinned,
-                }
-            )
-        done = [("file", "where", "SHA-256", "status")]
-        done += [(r["key"], r["path"], r["sha256"][:12] + "…", r["status"]) for r in result]
-        log.info("where each file is:\n%s", _table(done))
-        document = {"files": result, "lock": str(lock.path)}
-        if self.bundle:
-            bundle = Path(self.bundle).expanduser()
-            manifest = write_bundle(bundle, needed, lock, {r["key"]: r["source"] for r in result})
-            log.info("bundle: %s (%d files with manifest.json)", bundle, len(manifest["files"]))
-            document["bundle"] = str(bundle)
-        write_json(job.run_dir / "fetch.json", document)
-        return document
-
-    def _install(self, scope: AssetScope, table: Table, job: Job) -> dict:
-        bundle = Path(str(self.from_bundle)).expanduser()
-        if not bundle.is_file():
-            raise ConfigError(f"task.from_bundle={bundle}: not found")
-        writable(scope.checkpoints, "paths.checkpoints")
-        installed = install_bundle(bundle, table, scope.checkpoints, scope.dataset_root)
-        rows = [("file", "where", "SHA-256")]
-        rows += [(p.asset.key, str(p.path), sha[:12] + "…") for p, sha in installed]
-        log.info(
-            "installed %d files from %s, every hash verified:\n%s",
-            len(installed),
-            bundle,
-            _table(rows),
-        )
-        document = {
-            "bundle": str(bundle),
-            "files": [
-                {"key": p.asset.key, "path": str(p.path), "sha256": sha} for p, sha in installed
-            ],
-        }
-        write_json(job.run_dir / "fetch.json", document)
-        return document
-
-    def _body_model(self, file: Path | None) -> None:
-        """SMPL-X is licence-gated: say where to get it, and check a supplied `file`."""
-        if file is None:
-            log.info(
-                "SMPL-X is not fetched (its licence needs a registration): register at %s, "
-                "download SMPL-X (SMPLX_NEUTRAL_2020.npz) and set body_model.model_path=/path/to/"
-                "SMPLX_NEUTRAL_2020.npz (docs/cluster.md)",
-                SMPLX_SITE,
-            )
-            return
-        if not file.is_file():
-            raise ConfigError(f"body_model.model_path={file}: not found (from {SMPLX_SITE})")
-        sha = sha256_file(file)
-        if sha in SMPLX_SHA256.values():
-            log.info(
-                "SMPL-X: %s is the official %s",
-                file,
-                next(k for k, v in SMPLX_SHA256.items() if v == sha),
-            )
-        else:
-            log.info(
-                "SMPL-X: %s SHA-256 %s; no official SHA-256 of the SMPL-X releases is published "
-                "where this could read it: recorded, not verified",
-                file,
-                sha,
-            )

@@ -47,16 +47,16 @@ class ReviewTask:
 
     def __call__(self, cfg: DictConfig, job: Job) -> dict:
         run = Run.of(cfg, job, model=self.source == "model")
-        a = Annotation.of("review", run, self.source, self.windows, self.store_root)
-        if len(a.sources) > 1:
+        setup = Annotation.of("review", run, self.source, self.windows, self.store_root)
+        if len(setup.sources) > 1:
             raise ConfigError("task=review reviews one store: use task.source=reference or model")
-        ((name, motion_of),) = a.sources
-        clips = a.clips(name, motion_of)
-        summary = a.logged(
-            name,
-            lambda store: review(self, store, a.root, a.dataset, a.data.split, clips, a.out),
-        )
-        return a.finish(summary, "review_results.json")
+        (source,) = setup.sources
+        with setup.logger_of(source.name) as logger:
+            summary = review(
+                self, source.store, setup.root, setup.records, setup.split, source.clips, setup.out
+            )
+            setup.described(summary, source, logger)
+        return setup.finish(summary, "review_results.json")
 
 
 def review(
@@ -76,6 +76,19 @@ def review(
         )
     latest = [rec for rec in store.latest().values() if rec.status in FINAL]
     summary: dict = {"records": len(latest)}
+    if r.compare:  # read before anything is written: a missing store stops the task here
+        other = AnnotationStore(store_path(root, store.path.parent.name, r.compare))
+        if not other.exists():
+            raise ConfigError(f"task.compare={r.compare}: no annotations at {other.path}")
+        theirs = {k: v for k, v in other.latest().items() if v.status == "ok"}
+        shared = sorted(
+            rec.event_id for rec in latest if rec.status == "ok" and rec.event_id in theirs
+        )
+        mine = {rec.event_id: rec for rec in latest}
+        agreement = class_agreement(
+            cast(list[str], [mine[e].gesture_class for e in shared]),
+            cast(list[str], [theirs[e].gesture_class for e in shared]),
+        )
     if r.filled:
         table = read_review_sheet(r.filled)
         summary["review"] = review_scores(table)
@@ -113,33 +126,18 @@ def review(
                 len(picked) - len(shown),
                 split,
             )
+        rows = sheet_rows(shown, [paths[x.event_id] for x in shown])
         csv_path, html_path = write_review_sheet(
-            folder,
-            sheet_rows(shown, [paths[x.event_id] for x in shown]),
-            f"Review of {store.path.parent.name}/{store.path.name}",
+            folder, rows, f"Review of {store.path.parent.name}/{store.path.name}"
         )
         summary["sheet"] = {"csv": str(csv_path), "html": str(html_path), "rows": len(shown)}
         log.info("review sheet: %s and %s (%d annotations)", csv_path, html_path, len(shown))
     if r.compare:
-        other = AnnotationStore(store_path(root, store.path.parent.name, r.compare))
-        if not other.exists():
-            raise ConfigError(f"task.compare={r.compare}: no annotations at {other.path}")
-        theirs = {k: v for k, v in other.latest().items() if v.status == "ok"}
-        shared = sorted(
-            rec.event_id for rec in latest if rec.status == "ok" and rec.event_id in theirs
-        )
-        mine = {rec.event_id: rec for rec in latest}
-        summary["agreement"] = {
-            "other": r.compare,
-            **class_agreement(
-                cast(list[str], [mine[e].gesture_class for e in shared]),
-                cast(list[str], [theirs[e].gesture_class for e in shared]),
-            ),
-        }
+        summary["agreement"] = {"other": r.compare, **agreement}
         log.info(
             "class agreement with %s over %d events: kappa %s",
             r.compare,
             len(shared),
-            summary["agreement"]["kappa"],
+            agreement["kappa"],
         )
     return summary
