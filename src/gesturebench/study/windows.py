@@ -183,13 +183,14 @@ class StudyWindows(Sequence[SequenceRecord]):
         return self.records[i]
 
 
+def windows_csv(windows: Sequence[Window]) -> str:
+    """`windows` as a windows CSV (`WINDOW_COLUMNS`), as `read_windows` reads it."""
+    rows = [dataclasses.asdict(w) for w in windows]
+    return pd.DataFrame(rows, columns=WINDOW_COLUMNS).to_csv(index=False)
+
+
 def write_windows(path: str | Path, windows: Sequence[Window]) -> None:
-    write_atomic(
-        path,
-        pd.DataFrame([dataclasses.asdict(w) for w in windows], columns=WINDOW_COLUMNS).to_csv(
-            index=False
-        ),
-    )
+    write_atomic(path, windows_csv(windows))
 
 
 def read_windows(path: str | Path, seconds: float) -> list[Window]:
