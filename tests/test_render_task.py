@@ -85,3 +85,33 @@ def test_evaluate_renders_n_side_by_side_clips_with_audio(tmp_path, in_process):
         assert (frame[14:, :32] < 200).any() and (frame[14:, 32:] < 200).any()  # both bodies
     media = list((out / "wandb").glob("offline-run-*/files/media/videos/clips/*"))
     assert len(media) == 2
+
+
+def test_a_window_without_audio_is_refused_before_any_of_its_clips(config, tmp_path):
+    """A stimulus with speech needs the window's audio: without it, one line naming the dataset,
+    and no clip of that window written (not even its muted one)."""
+    import dataclasses
+
+    from gesturebench.body.model import BodyModel
+    from gesturebench.models.cache import MotionCache
+    from gesturebench.models.reference import GroundTruth
+    from gesturebench.render.clips import Camera
+    from gesturebench.runtime.errors import DataError
+    from gesturebench.study.stimuli import StimulusRenderer
+    from gesturebench.study.windows import StudyWindows
+
+    cfg = config("study.windows.n=1", "study.windows.seconds=2")
+    source = dataset_source(cfg.dataset)
+    windows, records = study_windows(windows_spec(cfg.study.windows), source)
+    silent = StudyWindows([dataclasses.replace(records[0], audio=None)])
+    camera = Camera(size=32, style="skeleton")
+    folder = tmp_path / "stimuli"
+    renderer = StimulusRenderer(
+        BodyModel(), MotionCache(tmp_path / "cache"), camera, ["muted", "audio"], folder, "ROOT"
+    )
+    with pytest.raises(DataError, match=f"ROOT: {records[0].id} has no audio"):
+        renderer.source(GroundTruth(), "ground_truth", windows, silent)
+    assert not folder.exists()
+    muted = dataclasses.replace(renderer, conditions=["muted"])
+    (row,) = muted.source(GroundTruth(), "ground_truth", windows, silent)
+    assert (folder / row["file"]).is_file() and row["condition"] == "muted"

@@ -15,6 +15,7 @@ import hashlib
 import io
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,80 +38,81 @@ def stimulus_id(source: str, sequence_id: str, start: float, end: float, conditi
     return hashlib.sha256(key.encode()).hexdigest()[:12]
 
 
+@dataclass(frozen=True)
+class StimulusRenderer:
+    """How each stimulus is made and where it goes: posed by `body_model`, the sources' motion
+    through `cache`, seen by `camera` in each of `conditions`, into `folder`; `root` (the
+    dataset's) is named where a record has no audio."""
+
+    body_model: Any
+    cache: MotionCache
+    camera: Camera
+    conditions: Sequence[Condition]
+    folder: Path
+    root: str
+
+    def source(
+        self, model: GestureModel, name: str, windows: list[Window], records: StudyWindows
+    ) -> list[dict]:
+        """The stimuli of source `name` (`model`, prepared) on every window; returns their
+        manifest rows."""
+        rows = []
+        frames_in = sum(r.motion.n_frames for r in records)  # the bar in frames/s
+        for window, record in track(
+            zip(windows, records), name, frames_in, "frames", lambda item: item[1].motion.n_frames
+        ):
+            motion = self.cache.get(model, record)
+            if "audio" in self.conditions and record.audio is None:
+                raise DataError(self.root, f"{record.id} has no audio")
+            audio = window_audio(record.audio, 0, motion.n_frames, motion.fps)
+            frames = motion_frames(self.body_model, motion, self.camera)
+            for condition in self.conditions:
+                sid = stimulus_id(name, record.id, window.start, window.end, condition)
+                path = write_clip(
+                    self.folder / condition / f"{sid}.mp4",
+                    frames,
+                    motion.fps,
+                    audio if condition == "audio" else None,
+                )
+                rows.append(
+                    {
+                        "stimulus_id": sid,
+                        "source": name,
+                        "sequence_id": record.id,
+                        "start": window.start,
+                        "end": window.end,
+                        "condition": condition,
+                        "file": path.relative_to(self.folder).as_posix(),
+                        "sha256": sha256_file(path),
+                    }
+                )
+        return rows
+
+
 def write_stimuli(
     models: Mapping[str, GestureModel],
     windows: list[Window],
     windows_table: str,
     records: StudyWindows,
-    body_model: Any,
-    cache: MotionCache,
-    camera: Camera,
-    conditions: Sequence[Condition],
-    folder: Path,
-    root: str,
+    renderer: StimulusRenderer,
 ) -> dict:
-    """Every source of `models` (prepared, by name) on every window (`records`: cut to them), in
-    each of `conditions`, seen by `camera` into `folder`, then its manifest.csv and windows.csv
-    (`windows_table`: `study.windows.windows_csv`; `root`: the dataset's, named where a record has
-    no audio); returns a summary."""
+    """Every source of `models` (prepared, by name) on every window (`records`: cut to them) made
+    by `renderer`, then its manifest.csv and windows.csv (`windows_table`:
+    `study.windows.windows_csv`) in the renderer's folder; returns a summary."""
     rows = []
     for name, model in models.items():
-        rows += _source_stimuli(
-            model, name, windows, records, body_model, cache, camera, conditions, folder, root
-        )
+        rows += renderer.source(model, name, windows, records)
         log.info("source %s: %d window(s) rendered", name, len(windows))
-    manifest = folder / "manifest.csv"
+    manifest = renderer.folder / "manifest.csv"
     text = io.StringIO()
     writer = csv.DictWriter(text, fieldnames=MANIFEST_COLUMNS, lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
     write_atomic(manifest, text.getvalue())
-    write_atomic(folder / "windows.csv", windows_table)
+    write_atomic(renderer.folder / "windows.csv", windows_table)
     log.info("%d stimuli, %s and its windows.csv written", len(rows), manifest)
-    return {"manifest": str(manifest), "windows": str(folder / "windows.csv"), "stimuli": len(rows)}
-
-
-def _source_stimuli(
-    model: GestureModel,
-    name: str,
-    windows: list[Window],
-    records: StudyWindows,
-    body_model: Any,
-    cache: MotionCache,
-    camera: Camera,
-    conditions: Sequence[Condition],
-    folder: Path,
-    root: str,
-) -> list[dict]:
-    """The stimuli of source `name` (`model`) on every window; returns their manifest rows."""
-    rows = []
-    frames_in = sum(r.motion.n_frames for r in records)  # the bar in frames/s
-    for window, record in track(
-        zip(windows, records), name, frames_in, "frames", lambda item: item[1].motion.n_frames
-    ):
-        motion = cache.get(model, record)
-        if "audio" in conditions and record.audio is None:
-            raise DataError(root, f"{record.id} has no audio")
-        audio = window_audio(record.audio, 0, motion.n_frames, motion.fps)
-        frames = motion_frames(body_model, motion, camera)
-        for condition in conditions:
-            sid = stimulus_id(name, record.id, window.start, window.end, condition)
-            path = write_clip(
-                folder / condition / f"{sid}.mp4",
-                frames,
-                motion.fps,
-                audio if condition == "audio" else None,
-            )
-            rows.append(
-                {
-                    "stimulus_id": sid,
-                    "source": name,
-                    "sequence_id": record.id,
-                    "start": window.start,
-                    "end": window.end,
-                    "condition": condition,
-                    "file": path.relative_to(folder).as_posix(),
-                    "sha256": sha256_file(path),
-                }
-            )
-    return rows
+    return {
+        "manifest": str(manifest),
+        "windows": str(renderer.folder / "windows.csv"),
+        "stimuli": len(rows),
+    }

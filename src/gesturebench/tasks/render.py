@@ -19,7 +19,7 @@ from gesturebench.run.config import build_model
 from gesturebench.runtime.errors import ConfigError
 from gesturebench.study.schema import CONDITIONS, Condition
 from gesturebench.study.sources import source_model
-from gesturebench.study.stimuli import write_stimuli
+from gesturebench.study.stimuli import StimulusRenderer, write_stimuli
 from gesturebench.study.windows import study_windows, windows_csv, windows_spec
 from gesturebench.tasks.job import Job
 from gesturebench.tasks.run import Run
@@ -80,15 +80,7 @@ def render_stimuli(run: Run, task: RenderTask, out: Path) -> dict:
         task.camera.style,
         folder,
     )
-    return write_stimuli(
-        models,
-        windows,
-        windows_table,
-        records,
-        context.body_model,
-        cache,
-        task.camera,
-        task.conditions,
-        folder,
-        source.root,
+    renderer = StimulusRenderer(
+        context.body_model, cache, task.camera, task.conditions, folder, source.root
     )
+    return write_stimuli(models, windows, windows_table, records, renderer)
