@@ -17,6 +17,7 @@ from gesturebench.reporting.loggers import OFFLINE_SUMMARY, log_results, logged
 from gesturebench.tasks.common import logger_factory
 from gesturebench.tasks.sweep_summary import SweepSummaryCallback
 from tests.helpers import composed
+from tests.launch import stopped
 from tests.support.results_json import result
 
 
@@ -87,3 +88,26 @@ def test_a_sweeps_summary_is_a_table_of_an_offline_run_of_its_group(
     data = records.read_bytes()
     for text in (sweep_id, "sweep-", logged.name):
         assert text.encode() in data, text
+
+
+def test_a_setting_w_and_b_refuses_is_one_line_before_any_work(
+    monkeypatch, capsys, in_process, tmp_path
+):
+    """W&B checks its own settings when its run starts, before anything is scored: a refused one
+    (here `WANDB_MODE` set but empty) is one line naming the setting, its variable and the value
+    (exit 2), and no results are written."""
+    monkeypatch.setenv("WANDB_MODE", "")
+    run = tmp_path / "run"
+    stop = stopped(
+        capsys,
+        "logger=wandb",
+        "metrics=fast",
+        "dataset.max_sequences=1",
+        "task.render_clips=0",
+        f"hydra.run.dir={run}",
+    )
+    assert stop.code == 2, stop.err
+    line = "error: W&B refused its settings: mode (WANDB_MODE): Input should be 'online'"
+    assert stop.err.startswith(line) and stop.err.count("\n") == 1, stop.err
+    assert "'dryrun' or 'run', got '' (traceback: " in stop.err
+    assert not (run / "results.json").exists()

@@ -22,8 +22,10 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pydantic
 from pytorch_lightning.loggers import Logger, WandbLogger
 
+from gesturebench.runtime.errors import ConfigError
 from gesturebench.runtime.quiet import drop_anonymous
 
 #: the readable copy of what an evaluation logs to a W&B run, in the run's files folder
@@ -67,7 +69,10 @@ def logged(
         run = {"group": sweep_id, "tags": list(tags)}
     logger: Logger = drop_anonymous(factory(save_dir=str(run_dir), name=run_name, **run))
     try:
-        logger.log_hyperparams(config)
+        try:
+            logger.log_hyperparams(config)  # a W&B run starts here
+        except pydantic.ValidationError as err:  # W&B's own check of its settings
+            raise ConfigError(f"W&B refused its settings: {_settings_errors(err)}") from None
         yield logger
     finally:
         if isinstance(logger, WandbLogger):
@@ -77,6 +82,15 @@ def logged(
             wandb.teardown()
         else:
             logger.finalize("success")
+
+
+def _settings_errors(err: pydantic.ValidationError) -> str:
+    """Each refused W&B setting with the environment variable that sets it and the value given."""
+    return "; ".join(
+        f"{'.'.join(map(str, e['loc']))} (WANDB_{str(e['loc'][0]).upper()}): {e['msg']}, got "
+        f"{e.get('input')!r}"
+        for e in err.errors()
+    )
 
 
 def log_results(
