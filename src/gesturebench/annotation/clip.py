@@ -181,6 +181,7 @@ def event_clips(
         for record in records:
             motion = motion_of(record)
             joints_of = _joints_of(body_model, motion)
+            surfaces = surface_of(body_model, body_model.faces, motion)
             for event in collect_events(record.id, record.sem, record.words):
                 clip = make_clip(
                     event,
@@ -191,7 +192,7 @@ def event_clips(
                     context=context,
                     camera=camera,
                     clip_dir=clip_dir,
-                    surface_of=surface_of(body_model, body_model.faces, motion),
+                    surface_of=surfaces,
                 )
                 if clip is None:
                     log.warning(

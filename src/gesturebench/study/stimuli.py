@@ -14,7 +14,7 @@ import csv
 import hashlib
 import io
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -90,17 +90,17 @@ class StimulusRenderer:
 
 
 def write_stimuli(
-    models: Mapping[str, GestureModel],
+    models: Iterable[tuple[str, GestureModel]],
     windows: list[Window],
     windows_table: str,
     records: StudyWindows,
     renderer: StimulusRenderer,
 ) -> dict:
-    """Every source of `models` (prepared, by name) on every window (`records`: cut to them) made
-    by `renderer`, then its manifest.csv and windows.csv (`windows_table`:
-    `study.windows.windows_csv`) in the renderer's folder; returns a summary."""
+    """Every source of `models` ((name, prepared model) pairs, taken one at a time) on every window
+    (`records`: cut to them) made by `renderer`, then its manifest.csv and windows.csv
+    (`windows_table`: `study.windows.windows_csv`) in the renderer's folder; returns a summary."""
     rows = []
-    for name, model in models.items():
+    for name, model in models:
         rows += renderer.source(model, name, windows, records)
         log.info("source %s: %d window(s) rendered", name, len(windows))
     manifest = renderer.folder / "manifest.csv"

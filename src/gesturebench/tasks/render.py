@@ -10,9 +10,11 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from omegaconf import DictConfig
 
+from gesturebench.models.base import GestureModel
 from gesturebench.models.cache import MotionCache
 from gesturebench.render.clips import Camera
 from gesturebench.run.config import build_model
@@ -67,9 +69,14 @@ def render_stimuli(run: Run, task: RenderTask, out: Path) -> dict:
     windows_table = windows_csv(windows)
     context = run.context
     cache = MotionCache(context.cache_dir / "generated")
-    models = {name: build_model(node) for name, node in nodes.items()}
-    for model in models.values():
+
+    def prepared(node: Any) -> GestureModel:
+        model = build_model(node)
         model.prepare(context)
+        return model
+
+    # one source's model at a time: each is built and prepared when its turn comes
+    models = ((name, prepared(node)) for name, node in nodes.items())
     folder = out / task.folder
     log.info(
         "rendering %d source(s) × %d window(s) × %s at %d px (%s) into %s",
