@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from gesturebench.study.schema import MANIFEST_COLUMNS
-from gesturebench.study.windows import study_windows, windows_spec
+from gesturebench.study.windows import study_windows, window_plan
 from gesturebench.tasks.common import dataset_source
 from tests.conftest import RENDERED_WINDOWS
 
@@ -35,7 +35,8 @@ def test_render_task_writes_the_synthetic_studys_stimuli_and_manifest(rendered_s
     """Every window of the synthetic study (the session's render: 4 windows of 2 s) × its 5
     sources × muted and audio = 40 stimuli at 48 px, each file as the manifest says."""
     cfg = config("study=synthetic", *RENDERED_WINDOWS)
-    windows, records = study_windows(windows_spec(cfg.study.windows), dataset_source(cfg.dataset))
+    plan = window_plan(cfg.study.windows)
+    windows, records = study_windows(plan, dataset_source(cfg.dataset).splits(plan.splits))
     expected = {(r.id, w.start, w.end) for w, r in zip(windows, records, strict=True)}
     sources = set(cfg.study.sources)
     assert len(expected) == 4 and len(sources) == 5
@@ -102,7 +103,8 @@ def test_a_window_without_audio_is_refused_before_any_of_its_clips(config, tmp_p
 
     cfg = config("study.windows.n=1", "study.windows.seconds=2")
     source = dataset_source(cfg.dataset)
-    windows, records = study_windows(windows_spec(cfg.study.windows), source)
+    plan = window_plan(cfg.study.windows)
+    windows, records = study_windows(plan, source.splits(plan.splits))
     silent = StudyWindows([dataclasses.replace(records[0], audio=None)])
     camera = Camera(size=32, style="skeleton")
     folder = tmp_path / "stimuli"

@@ -17,7 +17,7 @@ from gesturebench.annotation.events import collect_events
 from gesturebench.metrics.composite import predict
 from gesturebench.reporting.results import config_hash
 from gesturebench.study.ratings import RatingsError
-from gesturebench.study.windows import study_windows, windows_spec
+from gesturebench.study.windows import study_windows, window_plan
 from gesturebench.tasks.analyze import AnalyzeTask, source_config
 from gesturebench.tasks.evaluate import score
 from gesturebench.tasks.job import Job
@@ -190,7 +190,8 @@ def test_composite_metrics_in_an_evaluate_run_predict_from_the_per_sequence_metr
             }
         }
     study = Run.of(cfg, Job(), model=False)
-    _, records = study_windows(windows_spec(study.study["windows"]), study.dataset)
+    plan = window_plan(study.study["windows"])
+    _, records = study_windows(plan, study.dataset.splits(plan.splits))
     config = source_config(study.config, "jitter", study.study["sources"]["jitter"])
     scored = study.with_model(config["model"])
     results = score(scored, records, tmp_path, config, config_hash(config))

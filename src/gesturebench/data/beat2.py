@@ -15,6 +15,7 @@ leading integer.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import logging
 import zipfile
@@ -188,6 +189,13 @@ class Beat2Dataset:
             stat = path.stat()
             digest.update(f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}\n".encode())
         return digest.hexdigest()
+
+    def without_audio(self) -> Beat2Dataset:
+        """The same sequences, read without their audio (a pass that needs only motion and
+        annotations)."""
+        view = copy.copy(self)
+        view.with_audio = False
+        return view
 
     def __len__(self) -> int:
         return len(self._ids)

@@ -7,7 +7,7 @@ sequence is counted twice; the Trainer must be built with `use_distributed_sampl
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
@@ -92,6 +92,31 @@ class Beat2Source:
             audio_check=AudioCheck(self.max_audio_gap, self.audio_mismatch),
         )
         return cast(Sequence[SequenceRecord], dataset)
+
+    def splits(self, names: Iterable[str]) -> OpenedSplits:
+        """The splits `names`, each opened once and whole (audio per `load_audio`)."""
+        return OpenedSplits(
+            self.name,
+            Path(self.root),
+            {name: cast(Beat2Dataset, self.open(split=name)) for name in dict.fromkeys(names)},
+        )
+
+
+@dataclass(frozen=True)
+class OpenedSplits:
+    """Splits of dataset `name` (in `root`), opened: `datasets` maps a split's name to its
+    sequences."""
+
+    name: str
+    root: Path
+    datasets: dict[str, Beat2Dataset]
+
+    def __getitem__(self, split: str) -> Beat2Dataset:
+        return self.datasets[split]
+
+    def without_audio(self, split: str) -> Sequence[SequenceRecord]:
+        """`split`'s sequences read without their audio."""
+        return cast(Sequence[SequenceRecord], self.datasets[split].without_audio())
 
 
 class GestureDataModule(pl.LightningDataModule):

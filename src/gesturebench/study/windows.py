@@ -31,7 +31,7 @@ from gesturebench.data.gesture_classes import SEMANTIC_CLASSES
 from gesturebench.data.records import SAMPLE_RATE, Motion, SemInterval, SequenceRecord
 from gesturebench.models.base import GestureModel
 from gesturebench.run.config import StudyWindowsConfig
-from gesturebench.run.datamodule import Beat2Source
+from gesturebench.run.datamodule import OpenedSplits
 from gesturebench.runtime.atomic import write_atomic
 from gesturebench.runtime.errors import ConfigError, DataError
 
@@ -220,30 +220,47 @@ def read_windows(path: str | Path, seconds: float) -> list[Window]:
     ]
 
 
-def windows_spec(node: Mapping[str, Any]) -> StudyWindowsConfig:
-    """`study.windows` (`node`, its plain containers) as its schema's dataclass."""
-    return StudyWindowsConfig(**node)
+@dataclass(frozen=True)
+class WindowPlan:
+    """`study.windows` (`spec`) with its windows file read (`listed`; None: the windows are
+    selected from `spec.splits`)."""
+
+    spec: StudyWindowsConfig
+    listed: tuple[Window, ...] | None = None
+
+    @property
+    def splits(self) -> list[str]:
+        """The splits the windows come from, to be opened before `study_windows`."""
+        if self.listed is None:
+            return list(self.spec.splits)
+        return list(dict.fromkeys(w.split for w in self.listed))
 
 
-def study_windows(
-    spec: StudyWindowsConfig, source: Beat2Source
-) -> tuple[list[Window], StudyWindows]:
-    """The windows of `spec` (`study.windows`) on `source` and their cut records, in window
+def window_plan(node: Mapping[str, Any], file: str | None = None) -> WindowPlan:
+    """`study.windows` (`node`, its plain containers), its windows `file` (default `node.file`)
+    read."""
+    spec = StudyWindowsConfig(**node)
+    if file is not None:
+        spec = dataclasses.replace(spec, file=file)
+    listed = tuple(read_windows(spec.file, spec.seconds)) if spec.file else None
+    return WindowPlan(spec, listed)
+
+
+def study_windows(plan: WindowPlan, splits: OpenedSplits) -> tuple[list[Window], StudyWindows]:
+    """The windows of `plan` on `splits` (opened: `plan.splits`) and their cut records, in window
     order."""
-    windows = configured_windows(spec, source)
-    return windows, window_records(spec, source, windows)
+    windows = configured_windows(plan, splits)
+    return windows, window_records(plan, splits, windows)
 
 
-def configured_windows(spec: StudyWindowsConfig, source: Beat2Source) -> list[Window]:
-    """`spec.file`, or the windows of `source` selected by `spec`."""
-    if spec.file:
-        windows = read_windows(spec.file, spec.seconds)
+def configured_windows(plan: WindowPlan, splits: OpenedSplits) -> list[Window]:
+    """The windows file's windows, or those selected from `splits` by `plan.spec`."""
+    spec = plan.spec
+    if plan.listed is not None:
+        windows = list(plan.listed)
     else:
         windows = select_windows(
-            {s: source.open(split=s, load_audio=False) for s in spec.splits},
-            spec.n,
-            spec.seconds,
-            spec.step,
+            {s: splits.without_audio(s) for s in spec.splits}, spec.n, spec.seconds, spec.step
         )
     if not windows:
         raise ConfigError(
@@ -254,21 +271,17 @@ def configured_windows(spec: StudyWindowsConfig, source: Beat2Source) -> list[Wi
     return windows
 
 
-def window_records(
-    spec: StudyWindowsConfig, source: Beat2Source, windows: list[Window]
-) -> StudyWindows:
-    """The records of `windows` cut to them (checked: sequence in its split of `source`, window
-    inside it); `spec.file`, if any, is named in the errors."""
-    datasets: dict[str, Any] = {}
+def window_records(plan: WindowPlan, splits: OpenedSplits, windows: list[Window]) -> StudyWindows:
+    """The records of `windows` cut to them (checked: sequence in its split of `splits`, window
+    inside it); the windows file, if any, is named in the errors."""
+    where = plan.spec.file or splits.root
     records = []
     for i, w in enumerate(windows):
-        if w.split not in datasets:
-            datasets[w.split] = source.open(split=w.split)
-        dataset = datasets[w.split]
+        dataset = splits[w.split]
         if w.sequence_id not in dataset.ids:
             raise DataError(
-                spec.file or source.root,
-                f"sequence {w.sequence_id!r} is not in split '{w.split}' of dataset {source.name}",
+                where,
+                f"sequence {w.sequence_id!r} is not in split '{w.split}' of dataset {splits.name}",
             )
         record = dataset[dataset.ids.index(w.sequence_id)]
         if (
@@ -277,7 +290,7 @@ def window_records(
             or w.end > record.motion.duration + 1.0 / record.motion.fps
         ):
             raise DataError(
-                spec.file or source.root,
+                where,
                 f"window [{w.start}, {w.end}] s of {w.sequence_id} is outside its "
                 f"{record.motion.duration:.2f} s",
             )

@@ -58,8 +58,8 @@ from gesturebench.study.windows import (
     StudyWindows,
     Window,
     configured_windows,
+    window_plan,
     window_records,
-    windows_spec,
     write_windows,
 )
 from gesturebench.tasks.evaluate import score
@@ -338,13 +338,13 @@ def analyze_study(run: Run) -> dict:
     """The whole task into the run folder; returns the analysis.json document."""
     out, study, source = run.job.run_dir, run.study, run.dataset
     options = analysis_options(study)
-    spec = windows_spec(study["windows"])
+    plan = window_plan(study["windows"])
     synthetic = is_synthetic(study)
     generator: SyntheticStudy | None = build(study["generator"]) if synthetic else None
     path = out / "ratings.csv" if synthetic else ratings_file(study)
     described = {
         "dataset": source.name,
-        "window_seconds": float(spec.seconds),
+        "window_seconds": float(plan.spec.seconds),
         "sources": list(study["sources"]),
     }
     sources = list(study["sources"])
@@ -353,14 +353,15 @@ def analyze_study(run: Run) -> dict:
             "reference source %r is not among study.sources %s", options.reference_source, sources
         )
     drop_invalid = bool(study.get("drop_invalid", False))
-    windows = configured_windows(spec, source)
+    splits = source.splits(plan.splits)
+    windows = configured_windows(plan, splits)
     window_notes = []
     if not synthetic:  # refuse bad ratings before the (long) evaluation
         ratings, valid = read_study_ratings(path, sources, windows, drop_invalid)
         rated = rated_windows(path, valid, windows)
         window_notes = unrated_note(windows, rated)
         windows = rated
-    records = window_records(spec, source, windows)
+    records = window_records(plan, splits, windows)
     write_windows(out / "windows.csv", windows)
     metrics, skipped, directions = evaluate_sources(run, windows, records, out / "sources")
     generator_notes = (

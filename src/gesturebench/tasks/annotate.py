@@ -13,7 +13,6 @@ run would ask. `task=review` (`tasks.review`) reviews a store, from the same `An
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -34,11 +33,10 @@ from gesturebench.models.base import GestureModel
 from gesturebench.models.cache import MotionCache
 from gesturebench.reporting.loggers import logged
 from gesturebench.reporting.results import versions, write_json
-from gesturebench.run.config import StudyWindowsConfig, build, build_model
-from gesturebench.run.datamodule import Beat2Source
+from gesturebench.run.config import build, build_model
 from gesturebench.runtime.errors import ConfigError
 from gesturebench.study.sources import source_model
-from gesturebench.study.windows import StudyWindows, study_windows, windows_spec
+from gesturebench.study.windows import study_windows, window_plan
 from gesturebench.tasks.job import Job
 from gesturebench.tasks.run import Run
 
@@ -94,7 +92,8 @@ class Annotation(AnnotationSetup):
         if windows is None:
             records = data.open()
         else:
-            records = annotation_windows(windows_spec(run.study["windows"]), data, windows)
+            plan = window_plan(run.study["windows"], None if windows == "study" else windows)
+            records = study_windows(plan, data.splits(plan.splits))[1]
         models = source_models(source, windows, run.model, run.study.get("sources"))
         sources = [
             MotionSource.of(name, motion_of, annotator, root, context.body_model)
@@ -125,13 +124,6 @@ class Annotation(AnnotationSetup):
             logger_of,
             finish,
         )
-
-
-def annotation_windows(spec: StudyWindowsConfig, source: Beat2Source, windows: str) -> StudyWindows:
-    """The study's window records (`windows=study`: those of `spec`) or those of a windows CSV."""
-    if windows != "study":
-        spec = dataclasses.replace(spec, file=windows)
-    return study_windows(spec, source)[1]
 
 
 def source_models(

@@ -22,7 +22,7 @@ from gesturebench.runtime.errors import ConfigError
 from gesturebench.study.schema import CONDITIONS, Condition
 from gesturebench.study.sources import source_model
 from gesturebench.study.stimuli import StimulusRenderer, write_stimuli
-from gesturebench.study.windows import study_windows, windows_csv, windows_spec
+from gesturebench.study.windows import study_windows, window_plan, windows_csv
 from gesturebench.tasks.job import Job
 from gesturebench.tasks.run import Run
 
@@ -65,7 +65,8 @@ def render_stimuli(run: Run, task: RenderTask, out: Path) -> dict:
     sources = chosen_sources(list(study["sources"]), list(task.sources))
     nodes = {name: source_model(name, study["sources"][name]) for name in sources}
     source = run.dataset
-    windows, records = study_windows(windows_spec(study["windows"]), source)
+    plan = window_plan(study["windows"])
+    windows, records = study_windows(plan, source.splits(plan.splits))
     windows_table = windows_csv(windows)
     context = run.context
     cache = MotionCache(context.cache_dir / "generated")
