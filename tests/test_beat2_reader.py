@@ -22,7 +22,6 @@ from gesturebench.data.annotations_io import (
     atomic_path,
     read_sem,
     read_textgrid_words,
-    sem_label,
     write_sem,
     write_textgrid_words,
 )
@@ -35,6 +34,7 @@ from gesturebench.data.beat2 import (
     speaker_of,
     write_motion_npz,
 )
+from gesturebench.data.gesture_classes import sem_label
 from gesturebench.data.records import Motion, SemInterval, Word
 from gesturebench.run.datamodule import Beat2Source
 from gesturebench.runtime.errors import ConfigError, DataError
@@ -382,6 +382,11 @@ def test_reads_beat2_sem_layout(tmp_path):
 )
 def test_sem_label_mapping(name, label):
     assert sem_label(name) == label
+    assert SemInterval(name, 0.0, 1.0, 0.5).gesture_class == label  # no label: the name's class
+
+
+def test_an_intervals_label_is_its_class_over_its_name():
+    assert SemInterval("07_iconic_h", 0.0, 1.0, 0.5, label="beat").gesture_class == "beat"
 
 
 def test_sem_round_trip(tmp_path):

@@ -23,8 +23,9 @@ from smplx.lbs import batch_rigid_transform
 
 from gesturebench.body.joints import LEFT_WRIST, PARENTS, RIGHT_WRIST
 from gesturebench.body.procedural import REST_JOINTS
-from gesturebench.data.annotations_io import read_sem, read_textgrid_words, sem_label
+from gesturebench.data.annotations_io import read_sem, read_textgrid_words
 from gesturebench.data.beat2 import Beat2Dataset, read_motion_npz, sequence_paths
+from gesturebench.data.gesture_classes import sem_label
 from gesturebench.runtime.errors import DataError
 from gesturebench.synthesis.mini import dataset
 from gesturebench.synthesis.mini.plan import CLASSES, KEYWORDS

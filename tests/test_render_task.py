@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 
 from gesturebench.study.schema import MANIFEST_COLUMNS
-from gesturebench.study.windows import study_windows, window_plan
+from gesturebench.study.window_records import window_records
+from gesturebench.study.windows import configured_windows, window_plan
 from gesturebench.tasks.common import dataset_source
 from tests.conftest import RENDERED_WINDOWS
 
@@ -36,7 +37,9 @@ def test_render_task_writes_the_synthetic_studys_stimuli_and_manifest(rendered_s
     sources × muted and audio = 40 stimuli at 48 px, each file as the manifest says."""
     cfg = config("study=synthetic", *RENDERED_WINDOWS)
     plan = window_plan(cfg.study.windows)
-    windows, records = study_windows(plan, dataset_source(cfg.dataset).splits(plan.splits))
+    splits = dataset_source(cfg.dataset).splits(plan.splits)
+    windows = configured_windows(plan, splits)
+    records = window_records(plan, splits, windows)
     expected = {(r.id, w.start, w.end) for w, r in zip(windows, records, strict=True)}
     sources = set(cfg.study.sources)
     assert len(expected) == 4 and len(sources) == 5
@@ -99,12 +102,14 @@ def test_a_window_without_audio_is_refused_before_any_of_its_clips(config, tmp_p
     from gesturebench.render.clips import Camera
     from gesturebench.runtime.errors import DataError
     from gesturebench.study.stimuli import StimulusRenderer
-    from gesturebench.study.windows import StudyWindows
+    from gesturebench.study.window_records import StudyWindows
 
     cfg = config("study.windows.n=1", "study.windows.seconds=2")
     source = dataset_source(cfg.dataset)
     plan = window_plan(cfg.study.windows)
-    windows, records = study_windows(plan, source.splits(plan.splits))
+    splits = source.splits(plan.splits)
+    windows = configured_windows(plan, splits)
+    records = window_records(plan, splits, windows)
     silent = StudyWindows([dataclasses.replace(records[0], audio=None)])
     camera = Camera(size=32, style="skeleton")
     folder = tmp_path / "stimuli"

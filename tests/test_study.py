@@ -38,7 +38,8 @@ from gesturebench.study.ratings import (
 )
 from gesturebench.study.schema import COLUMNS, DIMENSIONS
 from gesturebench.study.synthetic import SyntheticStudy, generate_study
-from gesturebench.study.windows import Window, cut_window, select_windows
+from gesturebench.study.window_records import cut_window
+from gesturebench.study.windows import Window, select_windows
 from tests.support.study_analysis import FAST, MODEL, SEQUENCES, SOURCES
 
 pytestmark = pytest.mark.usefixtures("one_thread")

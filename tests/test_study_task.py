@@ -17,7 +17,8 @@ from gesturebench.annotation.events import collect_events
 from gesturebench.metrics.composite import predict
 from gesturebench.reporting.results import config_hash
 from gesturebench.study.ratings import RatingsError
-from gesturebench.study.windows import study_windows, window_plan
+from gesturebench.study.window_records import window_records
+from gesturebench.study.windows import configured_windows, window_plan
 from gesturebench.tasks.analyze import AnalyzeTask, source_config
 from gesturebench.tasks.evaluate import score
 from gesturebench.tasks.job import Job
@@ -191,7 +192,8 @@ def test_composite_metrics_in_an_evaluate_run_predict_from_the_per_sequence_metr
         }
     study = Run.of(cfg, Job(), model=False)
     plan = window_plan(study.study["windows"])
-    _, records = study_windows(plan, study.dataset.splits(plan.splits))
+    splits = study.dataset.splits(plan.splits)
+    records = window_records(plan, splits, configured_windows(plan, splits))
     config = source_config(study.config, "jitter", study.study["sources"]["jitter"])
     scored = study.with_model(config["model"])
     results = score(scored, records, tmp_path, config, config_hash(config))

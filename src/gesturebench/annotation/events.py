@@ -16,7 +16,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from gesturebench.data.annotations_io import interval_class, read_sem
+from gesturebench.data.annotations_io import read_sem
 from gesturebench.data.beat2 import Beat2Dataset, sequence_paths
 from gesturebench.data.records import SemInterval, SequenceRecord, Word
 
@@ -30,7 +30,7 @@ class Event:
 
     `target` is the sem file's keywords, else the TextGrid words overlapping the interval;
     `category` and `score` are BEAT2's name and relevance columns; `label` BEAT2's class of the
-    interval (`annotations_io.interval_class`). `start`/`end` are times in the motion at hand (a
+    interval (`SemInterval.gesture_class`). `start`/`end` are times in the motion at hand (a
     study window's, shifted); `span` the interval in the whole sequence when they differ.
     `transcript` is what is said in the clip shown (the interval with `CONTEXT_SECONDS` each side).
     """
@@ -86,7 +86,7 @@ def collect_events(
             spoken_target(iv, words),
             iv.name,
             iv.score,
-            interval_class(iv),
+            iv.gesture_class,
             iv.span,
             spoken(words, iv.start - CONTEXT_SECONDS, iv.end + CONTEXT_SECONDS),
         )

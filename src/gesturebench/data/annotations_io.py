@@ -5,21 +5,12 @@ Writes go through `gesturebench.runtime.atomic.atomic_path` (temporary file, the
 
 BEAT2's `sem` files are tab-separated without a header: ``name, start, end, duration, score,
 keywords``, e.g. ``07_iconic_h  3.119  4.785  1.666  0.7  relaxing``; rows without keywords have
-five fields. The name is BEAT's gesture-type code (the BEAT authors, PantoMatrix issue #53): 0 no
-gesture, 1 beat, 2–4 deictic, 5–7 iconic, 8–10 metaphoric, the suffix ``_l``/``_m``/``_h`` being the
-annotated quality (low/middle/high). `sem_label` maps a name to the class vocabulary of the
-annotation spec by its first word after the numeric prefix:
-
-    beat_align → "beat", deictic_* → "deictic", iconic_* → "iconic", metaphoric_* → "metaphoric",
-    nogesture → "none", anything else (habit, need_cut, unknown names) → None.
-
-A bare class name (``iconic``) maps to itself, so mini-BEAT2 can write plain names.
+five fields. Each interval's `label` is the class its name encodes (`gesture_classes.sem_label`).
 """
 
 from __future__ import annotations
 
 import csv
-import re
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,28 +21,13 @@ from praatio import textgrid
 from praatio.data_classes.interval_tier import IntervalTier
 from praatio.utilities.errors import PraatioException
 
-from gesturebench.data.gesture_classes import GESTURE_CLASSES
+from gesturebench.data.gesture_classes import sem_label
 from gesturebench.data.records import SemInterval, Word
 from gesturebench.runtime.atomic import atomic_path, one_line
 from gesturebench.runtime.errors import DataError
 
 WORDS_TIER = "words"
 SEM_COLUMNS = ("name", "start", "end", "duration", "score", "keywords")
-#: First word of a `sem` name → class: a class name itself (BEAT has no "uncertain"), or nogesture.
-SEM_CLASSES = {**{c: c for c in GESTURE_CLASSES if c != "uncertain"}, "nogesture": "none"}
-_CODE_PREFIX = re.compile(r"^\d+_")
-
-
-def interval_class(interval: SemInterval) -> str | None:
-    """BEAT2's class of a semantic interval: its `label`, else the class its name encodes."""
-    return interval.label or sem_label(interval.name)
-
-
-def sem_label(name: str) -> str | None:
-    """The gesture class of a BEAT `sem` name (see the module docstring), or None when it names no
-    class."""
-    word = _CODE_PREFIX.sub("", name.strip().lower()).split("_")[0]
-    return SEM_CLASSES.get(word)
 
 
 def read_textgrid_words(path: str | Path) -> list[Word]:

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from gesturebench.data.gesture_classes import sem_label
+
 FPS = 30
 SAMPLE_RATE = 16000
 N_JOINTS = 55
@@ -114,6 +116,11 @@ class SemInterval:
     @property
     def duration(self) -> float:
         return self.end - self.start
+
+    @property
+    def gesture_class(self) -> str | None:
+        """The interval's gesture class: its `label`, else the class its name encodes."""
+        return self.label or sem_label(self.name)
 
 
 @dataclass

@@ -28,7 +28,8 @@ from gesturebench.runtime.errors import DataError
 from gesturebench.runtime.stages import track
 from gesturebench.runtime.weights import sha256_file
 from gesturebench.study.schema import MANIFEST_COLUMNS, Condition
-from gesturebench.study.windows import StudyWindows, Window
+from gesturebench.study.window_records import StudyWindows
+from gesturebench.study.windows import Window
 
 log = logging.getLogger(__name__)
 

@@ -1,24 +1,21 @@
-"""Study stimuli: the window of each sequence richest in semantic gestures, and records cut to such
-windows.
+"""Study windows: the window of each sequence richest in semantic gestures, or the windows a
+windows file lists.
 
 The paper rates 15 BEAT2 test sequences, each through the 10-second window holding the most iconic,
 metaphoric and deictic events; every source is shown on the same window. `select_windows` does this
 over the splits it is given (the mini dataset's test split has only 4 sequences, so its synthetic
 study takes the best window of every split's sequences and keeps the 15 richest, test sequences
 first on ties). An event counts for a window when its `sem` interval lies entirely inside it.
-`cut_window` turns a record into the window's own `SequenceRecord` (same id, so ratings and
-per-sequence tables join on `sequence_id`): motion frames and audio samples of the window, and
-words, semantic intervals and annotations that overlap it, shifted to start at 0 and clipped (a
-semantic interval keeps its whole-sequence interval as `span`, from which event ids are made). A
-source whose outputs are whole sequences is wrapped in `WindowedSource`, which cuts them to the
-window.
+`window_plan` reads `study.windows` and its windows file; the records cut to the windows are
+`study.window_records`'. A source whose outputs are whole sequences is wrapped in `WindowedSource`,
+which cuts them to the window.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,9 +23,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gesturebench.data.annotations_io import interval_class
 from gesturebench.data.gesture_classes import SEMANTIC_CLASSES
-from gesturebench.data.records import SAMPLE_RATE, Motion, SemInterval, SequenceRecord
+from gesturebench.data.records import Motion, SemInterval, SequenceRecord
 from gesturebench.models.base import GestureModel
 from gesturebench.run.config import StudyWindowsConfig
 from gesturebench.run.datamodule import OpenedSplits
@@ -61,7 +57,7 @@ def semantic_events(sem: Sequence[SemInterval] | None, start: float, end: float)
     return sum(
         1
         for s in sem or ()
-        if interval_class(s) in SEMANTIC_CLASSES and s.start >= start and s.end <= end
+        if s.gesture_class in SEMANTIC_CLASSES and s.start >= start and s.end <= end
     )
 
 
@@ -94,93 +90,6 @@ def select_windows(
             if window is not None:
                 candidates.append((-window.semantic_events, rank, window.sequence_id, window))
     return [c[-1] for c in sorted(candidates, key=lambda c: c[:3])[:n]]
-
-
-def shift_events(items: Iterable | None, start: float, end: float) -> list | None:
-    """Timed items (dataclasses with `start`/`end`: words, semantic intervals, annotation events)
-    overlapping [start, end], shifted by −start and clipped to the window; other items are kept as
-    they are. Semantic intervals keep their whole-sequence interval as `span`."""
-    if items is None:
-        return None
-    out = []
-    for item in items:
-        if not (
-            dataclasses.is_dataclass(item)
-            and not isinstance(item, type)
-            and hasattr(item, "start")
-            and hasattr(item, "end")
-        ):
-            out.append(item)
-            continue
-        if item.end <= start or item.start >= end:
-            continue
-        a, b = max(item.start, start) - start, min(item.end, end) - start
-        kept = {"span": item.whole_span} if isinstance(item, SemInterval) else {}
-        out.append(dataclasses.replace(item, start=a, end=b, **kept))
-    return out
-
-
-def cut_window(record: SequenceRecord, window: Window, index: int) -> SequenceRecord:
-    """`record` restricted to `window` (same id), at position `index` of the study's windows."""
-    fps = record.motion.fps
-    first = round(window.start * fps)
-    motion = record.motion.frames(first, first + round(window.seconds * fps))
-    audio = None
-    if record.audio is not None:
-        a = round(window.start * SAMPLE_RATE)
-        audio = record.audio[a : a + round(window.seconds * SAMPLE_RATE)]
-    return dataclasses.replace(
-        record,
-        motion=motion,
-        audio=audio,
-        words=shift_events(record.words, window.start, window.end),
-        sem=shift_events(record.sem, window.start, window.end),
-        index=index,
-        meta={**record.meta, **dataclasses.asdict(window)},
-    )
-
-
-class WindowedSource(GestureModel):
-    """A study source whose motion covers whole sequences (e.g. a model's precomputed test outputs),
-    cut to the window of the record it is asked for; output that is already window-long is passed
-    through unchanged."""
-
-    cacheable = False
-
-    def __init__(self, source: GestureModel, name: str | None = None):
-        super().__init__(name or source.name)
-        self.source = source
-
-    def identity(self) -> dict:
-        return {"windowed": self.source.identity()}
-
-    def prepare(self, context) -> None:
-        self.source.prepare(context)
-
-    def generate(self, record: SequenceRecord) -> Motion:
-        motion = self.source.generate(record)
-        first = round(record.meta.get("start", 0.0) * motion.fps)
-        if motion.n_frames >= first + record.n_frames:
-            return motion.frames(first, first + record.n_frames)
-        return motion
-
-
-class StudyWindows(Sequence[SequenceRecord]):
-    """The study's window records as a dataset (`ids`, `len`, indexing), ready for
-    `tasks.evaluate.score`."""
-
-    def __init__(self, records: Sequence[SequenceRecord]):
-        self.records = list(records)
-
-    @property
-    def ids(self) -> list[str]:
-        return [r.id for r in self.records]
-
-    def __len__(self) -> int:
-        return len(self.records)
-
-    def __getitem__(self, i):
-        return self.records[i]
 
 
 def windows_csv(windows: Sequence[Window]) -> str:
@@ -246,13 +155,6 @@ def window_plan(node: Mapping[str, Any], file: str | None = None) -> WindowPlan:
     return WindowPlan(spec, listed)
 
 
-def study_windows(plan: WindowPlan, splits: OpenedSplits) -> tuple[list[Window], StudyWindows]:
-    """The windows of `plan` on `splits` (opened: `plan.splits`) and their cut records, in window
-    order."""
-    windows = configured_windows(plan, splits)
-    return windows, window_records(plan, splits, windows)
-
-
 def configured_windows(plan: WindowPlan, splits: OpenedSplits) -> list[Window]:
     """The windows file's windows, or those selected from `splits` by `plan.spec`."""
     spec = plan.spec
@@ -271,28 +173,26 @@ def configured_windows(plan: WindowPlan, splits: OpenedSplits) -> list[Window]:
     return windows
 
 
-def window_records(plan: WindowPlan, splits: OpenedSplits, windows: list[Window]) -> StudyWindows:
-    """The records of `windows` cut to them (checked: sequence in its split of `splits`, window
-    inside it); the windows file, if any, is named in the errors."""
-    where = plan.spec.file or splits.root
-    records = []
-    for i, w in enumerate(windows):
-        dataset = splits[w.split]
-        if w.sequence_id not in dataset.ids:
-            raise DataError(
-                where,
-                f"sequence {w.sequence_id!r} is not in split '{w.split}' of dataset {splits.name}",
-            )
-        record = dataset[dataset.ids.index(w.sequence_id)]
-        if (
-            w.start < 0
-            or w.end <= w.start
-            or w.end > record.motion.duration + 1.0 / record.motion.fps
-        ):
-            raise DataError(
-                where,
-                f"window [{w.start}, {w.end}] s of {w.sequence_id} is outside its "
-                f"{record.motion.duration:.2f} s",
-            )
-        records.append(cut_window(record, w, i))
-    return StudyWindows(records)
+class WindowedSource(GestureModel):
+    """A study source whose motion covers whole sequences (e.g. a model's precomputed test outputs),
+    cut to the window of the record it is asked for; output that is already window-long is passed
+    through unchanged."""
+
+    cacheable = False
+
+    def __init__(self, source: GestureModel, name: str | None = None):
+        super().__init__(name or source.name)
+        self.source = source
+
+    def identity(self) -> dict:
+        return {"windowed": self.source.identity()}
+
+    def prepare(self, context) -> None:
+        self.source.prepare(context)
+
+    def generate(self, record: SequenceRecord) -> Motion:
+        motion = self.source.generate(record)
+        first = round(record.meta.get("start", 0.0) * motion.fps)
+        if motion.n_frames >= first + record.n_frames:
+            return motion.frames(first, first + record.n_frames)
+        return motion

@@ -54,14 +54,8 @@ from gesturebench.study.ratings import (
 from gesturebench.study.report import report_markdown
 from gesturebench.study.sources import source_model
 from gesturebench.study.synthetic import SyntheticStudy, generate_study
-from gesturebench.study.windows import (
-    StudyWindows,
-    Window,
-    configured_windows,
-    window_plan,
-    window_records,
-    write_windows,
-)
+from gesturebench.study.window_records import StudyWindows, window_records
+from gesturebench.study.windows import Window, configured_windows, window_plan, write_windows
 from gesturebench.tasks.evaluate import score
 from gesturebench.tasks.job import Job
 from gesturebench.tasks.run import Run

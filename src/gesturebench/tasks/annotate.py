@@ -36,7 +36,8 @@ from gesturebench.reporting.results import versions, write_json
 from gesturebench.run.config import build, build_model
 from gesturebench.runtime.errors import ConfigError
 from gesturebench.study.sources import source_model
-from gesturebench.study.windows import study_windows, window_plan
+from gesturebench.study.window_records import window_records
+from gesturebench.study.windows import configured_windows, window_plan
 from gesturebench.tasks.job import Job
 from gesturebench.tasks.run import Run
 
@@ -93,7 +94,8 @@ class Annotation(AnnotationSetup):
             records = data.open()
         else:
             plan = window_plan(run.study["windows"], None if windows == "study" else windows)
-            records = study_windows(plan, data.splits(plan.splits))[1]
+            splits = data.splits(plan.splits)
+            records = window_records(plan, splits, configured_windows(plan, splits))
         models = source_models(source, windows, run.model, run.study.get("sources"))
         sources = [
             MotionSource.of(name, motion_of, annotator, root, context.body_model)

@@ -22,7 +22,8 @@ from gesturebench.runtime.errors import ConfigError
 from gesturebench.study.schema import CONDITIONS, Condition
 from gesturebench.study.sources import source_model
 from gesturebench.study.stimuli import StimulusRenderer, write_stimuli
-from gesturebench.study.windows import study_windows, window_plan, windows_csv
+from gesturebench.study.window_records import window_records
+from gesturebench.study.windows import configured_windows, window_plan, windows_csv
 from gesturebench.tasks.job import Job
 from gesturebench.tasks.run import Run
 
@@ -66,8 +67,10 @@ def render_stimuli(run: Run, task: RenderTask, out: Path) -> dict:
     nodes = {name: source_model(name, study["sources"][name]) for name in sources}
     source = run.dataset
     plan = window_plan(study["windows"])
-    windows, records = study_windows(plan, source.splits(plan.splits))
+    splits = source.splits(plan.splits)
+    windows = configured_windows(plan, splits)
     windows_table = windows_csv(windows)
+    records = window_records(plan, splits, windows)
     context = run.context
     cache = MotionCache(context.cache_dir / "generated")
 

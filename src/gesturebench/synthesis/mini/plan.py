@@ -10,7 +10,7 @@ and beat strokes — from which its audio, TextGrid, sem file and motion follow.
   big, round, box…; metaphoric: idea, whole, offer…; beat: really, never…) that starts 0.1 s after
   the interval, which lasts 0.6–1.5 s (beat: 1.0–1.5 s) and lies inside the phrase's words. Names
   follow BEAT's codes (``01_beat_align``, ``02..04_deictic_{l,m,h}``, ``05..07_iconic_*``,
-  ``08..10_metaphoric_*``), so the class is the name's first word (`annotations_io.sem_label`);
+  ``08..10_metaphoric_*``), so the class is the name's first word (`gesture_classes.sem_label`);
   score ∈ [0.3, 1.0] by quality level (beat: 0.3, the lowest — real BEAT gives beats 0.1); keywords
   = the class keyword.
 * Beat strokes: inside beat intervals at every stressed word, elsewhere at some stressed words,
