@@ -6,16 +6,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import torch
-from omegaconf import DictConfig
 
-import tests.launch
-from tests.helpers import composed
-from tests.launch import Sandbox, isolated, launch, run
 from tests.support.requires import BEAT2_SAMPLE, EMAGE_DIR, require_shared
+
+if TYPE_CHECKING:
+    from omegaconf import DictConfig
+
+    from tests.launch import Sandbox
+
+# The package and the run helpers (`tests.launch`: gesturebench.cli, pytorch_lightning, ~8 CPU-s of
+# imports) are imported in the fixtures, which run in the workers: pytest-xdist's controller loads
+# this file too, before it starts them, and needs none of it.
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -25,7 +30,9 @@ def sandbox(tmp_path_factory) -> Iterator[Sandbox]:
     offline, with an empty cache of the session's own (here and in launched runs)."""
     from huggingface_hub import constants
 
-    tests.launch.SANDBOX = Sandbox(tmp_path_factory.mktemp("sandbox"))
+    import tests.launch
+
+    tests.launch.SANDBOX = tests.launch.Sandbox(tmp_path_factory.mktemp("sandbox"))
     hf_cache = str(tmp_path_factory.mktemp("hf_cache"))
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("HF_HUB_OFFLINE", "1")
@@ -47,6 +54,8 @@ def mini_beat2(sandbox) -> Path:
 @pytest.fixture(scope="session")
 def config(sandbox) -> Callable[..., DictConfig]:
     """`composed(*overrides)` with the sandbox's folders."""
+    from tests.helpers import composed
+
     return lambda *overrides: composed(*sandbox.overrides, *overrides)
 
 
@@ -71,6 +80,8 @@ def emage_mean_speed() -> Path:
 def in_process() -> Iterator[Callable[..., Any]]:
     """`tests.launch.run`, with what a run changes process-wide put back afterwards
     (`tests.launch.isolated`), so that the next test starts as a fresh process would."""
+    from tests.launch import isolated, run
+
     with isolated():
         yield run
 
@@ -94,6 +105,8 @@ SWEEP_ARGS = (
 @pytest.fixture(scope="session")
 def basic_sweep(tmp_path_factory):
     """(sweep folder, completed process) of `launch.py -m SWEEP_MODELS SWEEP_ARGS`."""
+    from tests.launch import launch
+
     sweep = tmp_path_factory.mktemp("basic") / "sweep"
     return sweep, launch("-m", SWEEP_MODELS, *SWEEP_ARGS, f"hydra.sweep.dir={sweep}", timeout=1200)
 
@@ -169,6 +182,8 @@ def rendered_stimuli(tmp_path_factory) -> Path:
     """`task=render` as `launch.py` runs it, in this process, small (the synthetic study's five
     sources on four windows of 2 s, both conditions, 48 px): its manifest.csv, rendered once per
     session."""
+    from tests.launch import isolated, run
+
     out = tmp_path_factory.mktemp("render") / "run"
     with isolated():
         run(
