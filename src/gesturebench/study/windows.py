@@ -139,7 +139,8 @@ class WindowPlan:
 
     @property
     def splits(self) -> list[str]:
-        """The splits the windows come from, to be opened before `study_windows`."""
+        """The splits the windows come from: those to open (`Beat2Source.splits`) for
+        `configured_windows` and `study.window_records.window_records`."""
         if self.listed is None:
             return list(self.spec.splits)
         return list(dict.fromkeys(w.split for w in self.listed))
