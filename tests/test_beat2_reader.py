@@ -538,3 +538,17 @@ def test_max_sequences_cuts_the_evaluated_split_only(mini_beat2):
     one = Beat2Source("mini_beat2", str(mini_beat2), speakers=[4], max_sequences=2)
     assert one.open(split="train").ids == [i for i in whole.open(split="train").ids if i[0] == "4"]
     assert one.open(load_audio=False).ids == ["4_lawrence_0_6_6"]
+
+
+def test_opened_splits_are_whole_and_read_without_audio_on_request(mini_beat2):
+    """`Beat2Source.splits` opens each named split once (duplicates once, whole even in a quick
+    run); `without_audio` gives the same sequences with the same motion and no audio, leaving the
+    opened split's own records with theirs."""
+    quick = Beat2Source("mini_beat2", str(mini_beat2), max_sequences=1)
+    splits = quick.splits(["test", "val", "test"])
+    assert list(splits.datasets) == ["test", "val"] and len(splits["test"]) == 4
+    silent, full = splits.without_audio("test"), splits["test"]
+    assert silent.ids == full.ids
+    a, b = silent[1], full[1]
+    assert a.audio is None and b.audio is not None and len(b.audio) > 0
+    assert np.array_equal(a.motion.poses, b.motion.poses) and a.sem == b.sem
