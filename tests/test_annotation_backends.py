@@ -32,9 +32,9 @@ from gesturebench.metrics.context import MetricContext
 from gesturebench.metrics.pair import MotionPair
 from gesturebench.metrics.sgp import SemanticGesturePreservation
 from gesturebench.render.clips import Camera, clip_frames
-from tests.fake_llm import ANSWER, KEY, FakeLLM
 from tests.helpers import composed
 from tests.launch import REPO, command
+from tests.support.fake_llm import ANSWER, KEY, FakeLLM
 
 
 @pytest.fixture

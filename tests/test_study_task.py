@@ -23,8 +23,8 @@ from gesturebench.tasks.analyze import AnalyzeTask, source_config
 from gesturebench.tasks.evaluate import score
 from gesturebench.tasks.job import Job
 from gesturebench.tasks.run import Run
-from tests.fake_llm import ANSWER, FakeLLM
 from tests.launch import error_line, stopped
+from tests.support.fake_llm import ANSWER, FakeLLM
 from tests.support.study_analysis import CHEAP_METRICS
 
 pytestmark = pytest.mark.usefixtures("one_thread")

@@ -15,14 +15,14 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import threading
 from dataclasses import dataclass, field, replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import numpy as np
 
 from gesturebench.assets.table import Asset
+from tests.support import http_server
 
 RANGE = re.compile(r"bytes=(\d+)-$")
 
@@ -66,14 +66,11 @@ class FakeHub:
             def do_GET(self) -> None:
                 hub._serve(self, body=True)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+        self.server = http_server.start(Handler)
         return self
 
     def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        http_server.stop(self.server)
 
     @property
     def url(self) -> str:

@@ -7,6 +7,8 @@ default (`body/procedural.py`) and the real ``SMPLX_NEUTRAL_2020.npz`` are inter
 
 from __future__ import annotations
 
+import copy
+import functools
 import itertools
 from pathlib import Path
 from typing import Any, Literal
@@ -86,6 +88,64 @@ def load_smplx(path: Path, **kwargs) -> smplx.SMPLX:
     return model
 
 
+def smplx_layer(
+    path: Path,
+    num_betas: int,
+    num_expression_coeffs: int,
+    flat_hand_mean: bool,
+    dtype: torch.dtype,
+) -> smplx.SMPLX:
+    """A copy of the SMPL-X layer that `BodyModel` runs for the model file at `path`, built once
+    per process for each state of that file (size, modification time, inode): building reads and
+    decompresses the whole file twice (~0.7 s for the procedural model), which every body model of
+    a process would otherwise pay again (API calls in one session, in-process runs)."""
+    stat = path.stat()
+    stamp = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
+    built = _built_layer(
+        path.resolve(), stamp, num_betas, num_expression_coeffs, flat_hand_mean, dtype
+    )
+    return copy.deepcopy(built)
+
+
+@functools.lru_cache(maxsize=2)
+def _built_layer(
+    path: Path,
+    stamp: tuple[int, int, int],
+    num_betas: int,
+    num_expression_coeffs: int,
+    flat_hand_mean: bool,
+    dtype: torch.dtype,
+) -> smplx.SMPLX:
+    """`smplx_layer`'s layer: all-zero trailing directions not loaded, all-zero pose blend shapes
+    not multiplied (`stamp` keys the file's state)."""
+    layer = load_smplx(
+        path,
+        num_betas=num_betas,
+        num_expression_coeffs=num_expression_coeffs,
+        flat_hand_mean=flat_hand_mean,
+        dtype=dtype,
+    )
+    used = (_leading_nonzero(layer.shapedirs), _leading_nonzero(layer.expr_dirs))
+    if used != (
+        layer.num_betas,
+        layer.num_expression_coeffs,
+    ):  # zero directions cannot change the result
+        layer = load_smplx(
+            path,
+            num_betas=used[0],
+            num_expression_coeffs=used[1],
+            flat_hand_mean=flat_hand_mean,
+            dtype=dtype,
+        )
+    if not bool(layer.posedirs.any()):
+        # No pose-corrective shapes (the procedural model): a (P,3) zero stand-in for the
+        # (P,V·3) zeros makes `smplx.lbs` add (B,1,3) zero offsets by broadcasting instead of
+        # multiplying zeros (a quarter of the mesh forward); the vertices are the same bit for
+        # bit.
+        layer.posedirs = layer.posedirs.new_zeros(layer.posedirs.shape[0], 3)
+    return layer.requires_grad_(False)
+
+
 def _check_layout(path: Path, model: smplx.SMPLX) -> None:
     """Shapes that `smplx` does not check itself but the forward relies on."""
     n = model.v_template.shape[0]
@@ -143,32 +203,10 @@ class BodyModel(torch.nn.Module):
         self.chunk_size = int(chunk_size)
         self.float_dtype = DTYPES[dtype]
         self.model_path = ensure_model_file(model_path, checkpoints_dir)
-        layer = load_smplx(
-            self.model_path,
-            num_betas=num_betas,
-            num_expression_coeffs=num_expression_coeffs,
-            flat_hand_mean=flat_hand_mean,
-            dtype=self.float_dtype,
+        layer = smplx_layer(
+            self.model_path, num_betas, num_expression_coeffs, flat_hand_mean, self.float_dtype
         )
-        used = (_leading_nonzero(layer.shapedirs), _leading_nonzero(layer.expr_dirs))
-        if used != (
-            layer.num_betas,
-            layer.num_expression_coeffs,
-        ):  # zero directions cannot change the result
-            layer = load_smplx(
-                self.model_path,
-                num_betas=used[0],
-                num_expression_coeffs=used[1],
-                flat_hand_mean=flat_hand_mean,
-                dtype=self.float_dtype,
-            )
-        if not bool(layer.posedirs.any()):
-            # No pose-corrective shapes (the procedural model): a (P,3) zero stand-in for the
-            # (P,V·3) zeros makes `smplx.lbs` add (B,1,3) zero offsets by broadcasting instead of
-            # multiplying zeros (a quarter of the mesh forward); the vertices are the same bit for
-            # bit.
-            layer.posedirs = layer.posedirs.new_zeros(layer.posedirs.shape[0], 3)
-        self.smplx_model = layer.requires_grad_(False)
+        self.smplx_model = layer
         # Rest joints as a linear function of the shape and expression coefficients (the joint
         # regressor applied to the template and to every blend direction), for the joints-only
         # forward.

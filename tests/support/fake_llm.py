@@ -4,10 +4,11 @@ backend tests and the window-mode SGP study test (no key, no internet)."""
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from tests.support import http_server
 
 KEY = "sk-planted-0123456789abcdef"
 ANSWER = {
@@ -88,10 +89,8 @@ class FakeLLM:
             def log_message(self, *args):
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = http_server.start(Handler)
         self.url = f"http://127.0.0.1:{self.server.server_port}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+        http_server.stop(self.server)
