@@ -201,7 +201,8 @@ def isolated() -> Iterator[None]:
                     root.removeHandler(handler)
                     handler.close()
             for logger, (level, kept) in loggers.items():
-                logger.setLevel(level)
+                if logger.level != level:  # each setLevel clears every logger's cache
+                    logger.setLevel(level)
                 logger.filters[:] = kept
 
 

@@ -216,6 +216,25 @@ def test_bad_model_files_raise_checkpoint_error(tmp_path, arrays):
         assert str(path) in str(err.value)
 
 
+def test_body_models_of_one_file_share_a_built_layer_and_a_rewritten_file_is_rebuilt(tmp_path):
+    """A second body model of the same file is a copy of the first's layer (same vertices, its own
+    tensors); a file rewritten in place is read again."""
+    path = write_procedural_model(tmp_path / MODEL_FILE_NAME)
+    motion = random_motion(9, seed=2, betas=np.random.default_rng(2).normal(size=300))
+    first, second = BodyModel(path), BodyModel(path)
+    assert first.smplx_model.v_template.data_ptr() != second.smplx_model.v_template.data_ptr()
+    expected = first(motion)
+    assert torch.equal(second(motion).vertices, expected.vertices)
+    second.smplx_model.v_template.add_(1.0)  # one body model's layer is its own
+    assert torch.equal(BodyModel(path)(motion).vertices, expected.vertices)
+    with np.load(path) as data:
+        moved = {k: data[k] for k in data.files}
+    moved["v_template"] = moved["v_template"] + 0.5
+    np.savez(path, **moved)  # rewritten in place: another size and modification time
+    shifted = BodyModel(path)(motion).vertices
+    torch.testing.assert_close(shifted, expected.vertices + 0.5, rtol=0, atol=1e-5)
+
+
 # --- the forward
 # ----------------------------------------------------------------------------------------------
 
