@@ -272,8 +272,9 @@ def test_models_build(tmp_path):
     for option in options("model"):
         outputs = ("model/source=outputs",) if sources(option) else ()  # emage: not native
         node = with_option("model", option, *outputs).model
-        outputs += (f"model.dir={tmp_path}",) if "dir" in node else ()
-        assert build_model(with_option("model", option, *outputs).model).name
+        if "dir" in node:
+            node.dir = str(tmp_path)
+        assert build_model(node).name
 
 
 def binds(options: Any, **run_time: Any) -> None:
