@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-import torch
 
 from tests.support.requires import BEAT2_SAMPLE, EMAGE_DIR, require_shared
 
@@ -113,25 +112,25 @@ def basic_sweep(tmp_path_factory):
 
 @pytest.fixture(scope="session", autouse=True)
 def session_one_thread() -> Iterator[None]:
-    """One torch intra-op thread for the whole session (a test or run may still set its own; runs
-    in this process put the count back afterwards): on the shared 2-core machine, two threads make
-    torch's float64 LAPACK calls (eigh, svd) up to a hundred times slower and the small ops of the
-    in-process runs slower too. Launched processes keep torch's default."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+    """One thread for torch and for every BLAS/OpenMP pool for the whole session, as a run's
+    default `threads=1` sets them (a test or run may still set its own; runs in this process put
+    the counts back afterwards): on the shared 2-core machine, two threads make torch's float64
+    LAPACK calls (eigh, svd) up to a hundred times slower, the small ops of the in-process runs
+    slower too, and a BLAS pool spins for a core the other worker holds."""
+    from gesturebench.runtime.threads import thread_budget
+
+    with thread_budget(1):
+        yield
 
 
 @pytest.fixture(scope="module")
-def one_thread():
-    """One torch intra-op thread: small tensor ops run several times faster on a shared 2-core
-    machine."""
+def one_thread() -> Iterator[None]:
+    """One thread per pool again for a module (`session_one_thread`), whatever an earlier test
+    left."""
+    from gesturebench.runtime.threads import thread_budget
 
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+    with thread_budget(1):
+        yield
 
 
 @pytest.fixture(scope="session")
@@ -153,6 +152,7 @@ def trained_sc(mini_records, tmp_path_factory):
 
     from gesturebench.metrics.context import MetricContext
     from gesturebench.metrics.sc import SemanticScore
+    from gesturebench.runtime.threads import thread_budget
 
     ckpt_dir = tmp_path_factory.mktemp("checkpoints")
     ctx = MetricContext(
@@ -164,12 +164,8 @@ def trained_sc(mini_records, tmp_path_factory):
         auto_train=True,
     )
     metric = SemanticScore()
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with thread_budget(1):
         metric.prepare(ctx)
-    finally:
-        torch.set_num_threads(threads)
     return metric, ctx
 
 

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import cast
 
 import hydra
-import torch
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
@@ -34,6 +33,7 @@ from gesturebench.runtime.atomic import one_line, write_atomic
 from gesturebench.runtime.errors import ConfigError, GestureBenchError, Interrupted, os_problem
 from gesturebench.runtime.quiet import silence_known_noise
 from gesturebench.runtime.stages import bars_shown
+from gesturebench.runtime.threads import thread_budget
 from gesturebench.tasks.job import SWEEP_ID_VARIABLE, Job
 
 #: a failed job's traceback, beside its error.json
@@ -58,14 +58,15 @@ def run_config(cfg: DictConfig):
 
 @contextmanager
 def _running(cfg: DictConfig) -> Iterator[None]:
-    """What a task runs in: known noise silenced, `threads` torch threads, the bars as
-    `trainer.enable_progress_bar` says; a mandatory value left unset (`???`) is a `ConfigError`
+    """What a task runs in: known noise silenced, `threads` threads (`thread_budget`), the bars
+    as `trainer.enable_progress_bar` says; a mandatory value left unset (`???`) is a `ConfigError`
     naming it."""
     silence_known_noise()
-    if cfg.get("threads"):
-        torch.set_num_threads(cfg.threads)
     try:
-        with bars_shown(cfg.trainer.get("enable_progress_bar", True)):
+        with (
+            thread_budget(cfg.get("threads")),
+            bars_shown(cfg.trainer.get("enable_progress_bar", True)),
+        ):
             yield
     except MissingMandatoryValue as err:
         raise ConfigError(

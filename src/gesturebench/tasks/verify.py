@@ -34,7 +34,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import torch
 from omegaconf import DictConfig, OmegaConf
 
 from gesturebench.reporting.inputs import changed_inputs
@@ -44,6 +43,7 @@ from gesturebench.runtime import status
 from gesturebench.runtime.atomic import one_line
 from gesturebench.runtime.commit import verified
 from gesturebench.runtime.errors import ConfigError, DataError, GestureBenchError
+from gesturebench.runtime.threads import thread_budget
 from gesturebench.tasks.job import Job
 
 log = logging.getLogger(__name__)
@@ -237,14 +237,9 @@ def rerun_task(cfg: DictConfig, recorded: dict, out: Path) -> dict:
     folder `out`, as a run with the recorded metrics preset; its results document."""
     out.mkdir(parents=True, exist_ok=True)
     job = Job(run_dir=out, choices={"metrics": str(recorded.get("preset") or "?")})
-    threads = torch.get_num_threads()
-    if cfg.get("threads"):
-        torch.set_num_threads(int(cfg.threads))
     log.info("re-running %s in %s", recorded.get("model"), out)
-    try:
+    with thread_budget(cfg.get("threads")):
         return build(cfg.task)(cfg, job) or {}
-    finally:
-        torch.set_num_threads(threads)
 
 
 def changed_weights(recorded: dict, recomputed: dict) -> list[str]:
