@@ -73,16 +73,13 @@ class Sandbox:
         a sweep at once); return the checkpoints folder."""
         if not self._encoders_trained:
             from gesturebench.encoders.ship import DATASET, mini_splits, shipped_configs
+            from gesturebench.runtime.threads import thread_budget
             from gesturebench.synthesis.mini.dataset import ensure_mini_beat2
 
             splits = mini_splits(ensure_mini_beat2(self.data / "mini_beat2_default"))
-            threads = torch.get_num_threads()
-            torch.set_num_threads(1)
-            try:
+            with thread_budget(1):
                 for config in shipped_configs():
                     config.load_or_train(self.checkpoints, DATASET, splits.__getitem__, True)
-            finally:
-                torch.set_num_threads(threads)
             self._encoders_trained = True
         return self.checkpoints
 

@@ -33,6 +33,7 @@ from gesturebench.encoders.text_training import TextMotionConfig
 from gesturebench.encoders.training_common import SHIPPED, EncoderConfig
 from gesturebench.runtime.atomic import write_atomic
 from gesturebench.runtime.errors import DataError
+from gesturebench.runtime.threads import thread_budget
 
 #: the dataset the shipped encoders are trained on (`dataset=mini_beat2`, its default size and seed)
 DATASET = "mini_beat2"
@@ -66,13 +67,11 @@ def train_shipped(
     checkpoints_dir: str | Path = "checkpoints",
 ) -> list[Path]:
     """Train every shipped encoder on mini-BEAT2's `splits` ("train", "val") into `out_dir`
-    (`<encoder>-mini_beat2.pt` and its `.json`) as auto-training does, with `THREADS` torch
-    threads (recorded in the sidecar's "trained_with"); `checkpoints_dir` is where released weights
-    (the sentence encoder) are looked for. Returns the checkpoints."""
+    (`<encoder>-mini_beat2.pt` and its `.json`) as auto-training does, with `THREADS` threads per
+    pool (`thread_budget`; recorded in the sidecar's "trained_with"); `checkpoints_dir` is where
+    released weights (the sentence encoder) are looked for. Returns the checkpoints."""
     paths = []
-    threads = torch.get_num_threads()
-    torch.set_num_threads(THREADS)
-    try:
+    with thread_budget(THREADS):
         for cfg in shipped_configs():
             path = out_dir / cfg.checkpoint_path(".", DATASET).name
             cfg.train(splits["train"], splits["val"], path, checkpoints_dir=checkpoints_dir)
@@ -81,8 +80,6 @@ def train_shipped(
             meta["trained_with"] = {"torch": torch.__version__, "threads": THREADS}
             write_atomic(sidecar, json.dumps(meta, indent=1) + "\n")
             paths.append(path)
-    finally:
-        torch.set_num_threads(threads)
     return paths
 
 
