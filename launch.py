@@ -4,7 +4,7 @@ The same as the `gesturebench` command, reading the configs of this checkout's `
 
 from pathlib import Path
 
-from gesturebench.cli import launch
+from gesturebench.cli import launch_process
 
 if __name__ == "__main__":
-    launch(str(Path(__file__).resolve().parent / "conf"))
+    launch_process(str(Path(__file__).resolve().parent / "conf"))

@@ -40,4 +40,4 @@ def stall_at(marker: Path, nth: int) -> None:
 if __name__ == "__main__":
     stall_at(Path(sys.argv[1]), int(sys.argv[2]))
     del sys.argv[1:3]
-    cli.launch(str(Path(__file__).resolve().parents[1] / "conf"))
+    cli.launch_process(str(Path(__file__).resolve().parents[1] / "conf"))

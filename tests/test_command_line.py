@@ -26,8 +26,8 @@ from tests.support.fuzz import tiers
 
 
 def launched(capsys: pytest.CaptureFixture, *args: str) -> Stop:
-    """`python launch.py ARGS` in this process (`cli.launch`, as `launch.py` calls it): its exit
-    status and output."""
+    """`python launch.py ARGS` in this process (`cli.launch`, which `launch.py`'s `launch_process`
+    runs): its exit status and output."""
     capsys.readouterr()
     argv = ["launch.py", *args]
     with isolated(), mock.patch.object(sys, "argv", argv), pytest.raises(SystemExit) as stop:

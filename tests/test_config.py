@@ -632,7 +632,7 @@ def test_a_mistyped_group_option_names_the_closest():
 
 
 def test_a_mistyped_group_option_is_one_line_and_exit_2(monkeypatch, capsys):
-    """`python launch.py model=grond_truth`, run in this process (`launch.py` calls `cli.launch`
+    """`python launch.py model=grond_truth`, run in this process (`launch.py` runs `cli.launch`
     with the checkout's configs; the refusal comes before Hydra starts)."""
     monkeypatch.setattr(sys, "argv", [str(REPO / "launch.py"), "model=grond_truth"])
     with pytest.raises(SystemExit) as stop:

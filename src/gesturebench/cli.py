@@ -31,6 +31,7 @@ from gesturebench.run.overrides import config_problem, unknown_option
 from gesturebench.runtime import signals, status
 from gesturebench.runtime.atomic import one_line, write_atomic
 from gesturebench.runtime.errors import ConfigError, GestureBenchError, Interrupted, os_problem
+from gesturebench.runtime.process_exit import exit_process
 from gesturebench.runtime.quiet import silence_known_noise
 from gesturebench.runtime.stages import bars_shown
 from gesturebench.runtime.threads import thread_budget
@@ -233,6 +234,16 @@ def launch(config_path: str = PACKAGED_CONFIGS) -> None:
     sys.exit(launched.code)
 
 
+def launch_process(config_path: str = PACKAGED_CONFIGS) -> None:
+    """`launch` as the whole of a process (`launch.py`, the console script): its exit status ends
+    the process once the exit handlers have run, without the interpreter's teardown
+    (`runtime.process_exit`)."""
+    try:
+        launch(config_path)
+    except SystemExit as done:
+        exit_process(done.code)
+
+
 def main() -> None:
     """Console script `gesturebench`: the configs shipped with the package, from any folder."""
-    launch()
+    launch_process()
