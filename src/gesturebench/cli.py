@@ -23,7 +23,6 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import MissingMandatoryValue
-from pytorch_lightning.utilities.exceptions import SIGTERMException
 
 from gesturebench.reporting.results import ERROR_FILE, write_json
 from gesturebench.run.config import build, register_configs
@@ -92,9 +91,10 @@ def run_task(cfg: DictConfig):
     try:
         with _running(cfg):
             result = build(cfg.task)(cfg, _job())
-    except (Interrupted, SIGTERMException) as err:
-        # a rank that Lightning told of another rank's SIGTERM stops as SystemExit (exit 0)
-        stop = err if isinstance(err, Interrupted) else Interrupted(signal.SIGTERM)
+    except (Interrupted, SystemExit) as err:
+        stop = err if isinstance(err, Interrupted) else _lightning_sigterm(err)
+        if stop is None:
+            raise
         _fail(stop, cfg)
         sys.exit(stop.exit_code)
     except Exception as err:
@@ -106,6 +106,15 @@ def run_task(cfg: DictConfig):
         return None
     _clear_failure()
     return result
+
+
+def _lightning_sigterm(stopped: SystemExit) -> Interrupted | None:
+    """A SIGTERM's `Interrupted` where `stopped` is how a rank that Lightning told of another rank's
+    SIGTERM stops (its SIGTERMException, a SystemExit with status 0), else None. Lightning is
+    imported here rather than with this module (see `runtime.stages.bar`)."""
+    from pytorch_lightning.utilities.exceptions import SIGTERMException
+
+    return Interrupted(signal.SIGTERM) if isinstance(stopped, SIGTERMException) else None
 
 
 def _job() -> Job:

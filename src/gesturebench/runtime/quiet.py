@@ -20,8 +20,10 @@ from __future__ import annotations
 import logging
 import re
 import warnings
+from typing import TYPE_CHECKING
 
-from pytorch_lightning.loggers import Logger, WandbLogger
+if TYPE_CHECKING:
+    from pytorch_lightning.loggers import Logger
 
 #: the loggers Lightning's `rank_zero_info` writes through (which one depends on import order)
 _RANK_ZERO_LOGGERS = (
@@ -62,6 +64,8 @@ def silence_known_noise() -> None:
 def drop_anonymous(logger: Logger) -> Logger:
     """`logger` without the `anonymous=None` that Lightning's WandbLogger hands to `wandb.init`
     (wandb warns on any value of this deprecated setting); call it before the run starts."""
+    from pytorch_lightning.loggers import WandbLogger  # loaded already: `logger` is Lightning's
+
     if isinstance(logger, WandbLogger):
         logger._wandb_init.pop("anonymous", None)
     return logger

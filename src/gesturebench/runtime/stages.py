@@ -23,9 +23,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
-from pytorch_lightning.callbacks import RichProgressBar
-from pytorch_lightning.callbacks.progress.rich_progress import ProcessingSpeedColumn
-from rich.progress import Progress, Task
+from rich.progress import Progress, ProgressColumn, Task
 from rich.text import Text
 
 log = logging.getLogger("gesturebench.runtime.stages")
@@ -67,12 +65,12 @@ def stage(what: str, why: str, kept: str | None = None) -> Iterator[None]:
     _say(f"{what}: done in {time.perf_counter() - start:.1f} s")
 
 
-class SpeedColumn(ProcessingSpeedColumn):
+class SpeedColumn(ProgressColumn):
     """Lightning's speed column in `unit`s per second (its own says "it/s")."""
 
     def __init__(self, unit: str, style: Any):
-        super().__init__(style)
-        self.unit = unit
+        super().__init__()
+        self.unit, self.style = unit, style
 
     def render(self, task: Task) -> Text:
         return Text(f"{task.speed or 0:.1f} {self.unit}/s", style=self.style)
@@ -90,6 +88,12 @@ def bar(
     `update(**fields)`, rich's `Progress.update` of the bar's task (`advance=1`,
     `completed=`, `total=`, `description=`). `total` None: unknown (a pulsing bar, "--"). `unit`:
     what is counted, for the speed (e.g. "frames/s" where an item takes seconds)."""
+    # Lightning is imported where a bar is drawn, not with this module: the command line imports
+    # it, and answers a mistyped option or a task without Lightning (fetch, the study server) in
+    # a second rather than after the seconds Lightning takes to import
+    from pytorch_lightning.callbacks import RichProgressBar
+    from pytorch_lightning.callbacks.progress.rich_progress import ProcessingSpeedColumn
+
     columns = RichProgressBar().configure_columns(None)  # type: ignore[arg-type]
     if unit is not None:
         columns = [

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import torch
 from threadpoolctl import threadpool_limits
 
 
@@ -19,6 +18,8 @@ def thread_budget(threads: int | None) -> Iterator[None]:
     if not threads:
         yield
         return
+    import torch  # here, not with the module: the command line imports it (see runtime.stages.bar)
+
     before = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
