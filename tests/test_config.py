@@ -645,6 +645,27 @@ def test_a_mistyped_group_option_is_one_line_and_exit_2(monkeypatch, capsys):
     ]
 
 
+def test_a_mistyped_group_option_is_refused_before_torch_is_imported(tmp_path):
+    """The real process: `launch.py model=grond_truth` exits 2 with its line having imported
+    neither torch nor Lightning (the command line imports them only where a run uses them), so a
+    typo is answered in half a second, not after their seconds of imports."""
+    probe = (
+        "import atexit, runpy, sys; sys.argv = [sys.argv[1], 'model=grond_truth']\n"
+        "atexit.register(lambda: print([m for m in ('torch', 'pytorch_lightning') if m in"
+        " sys.modules]))\n"
+        "runpy.run_path(sys.argv[0], run_name='__main__')"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(REPO / "launch.py")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert (done.returncode, done.stdout.strip()) == (2, "[]"), done.stderr[-2000:]
+    assert done.stderr.startswith("error: model=grond_truth is not an option of model")
+
+
 def test_a_model_argument_of_the_wrong_type_fails_at_once():
     with pytest.raises(ConfigCompositionException, match="level"):
         composed("model=perturbed", "model.level=abc")

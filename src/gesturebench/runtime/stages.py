@@ -89,8 +89,8 @@ def bar(
     `completed=`, `total=`, `description=`). `total` None: unknown (a pulsing bar, "--"). `unit`:
     what is counted, for the speed (e.g. "frames/s" where an item takes seconds)."""
     # Lightning is imported where a bar is drawn, not with this module: the command line imports
-    # it, and answers a mistyped option or a task without Lightning (fetch, the study server) in
-    # a second rather than after the seconds Lightning takes to import
+    # this module, and refuses a mistyped group option (before composing, which imports the
+    # chosen classes) in half a second rather than after the seconds Lightning takes to import
     from pytorch_lightning.callbacks import RichProgressBar
     from pytorch_lightning.callbacks.progress.rich_progress import ProcessingSpeedColumn
 
