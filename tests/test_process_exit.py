@@ -4,6 +4,7 @@ running exits the ordinary way (the thread finishes). Real processes: only a pro
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -28,14 +29,16 @@ exit_process(None if code == "none" else int(code) if code.isdigit() else code)
 """
 
 
-def run(tmp_path: Path, thread: str, code: str) -> subprocess.CompletedProcess:
+def run(tmp_path: Path, thread: str, code: str, **streams) -> subprocess.CompletedProcess:
     program = tmp_path / "program.py"
     program.write_text(textwrap.dedent(PROGRAM))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # stdout buffered
     return subprocess.run(
         [sys.executable, str(program), str(tmp_path), thread, code],
-        capture_output=True,
+        **(streams or {"capture_output": True}),
         text=True,
         timeout=120,
+        env=env,
     )
 
 
@@ -59,3 +62,23 @@ def test_a_message_exits_1_with_it_on_stderr(tmp_path):
     done = run(tmp_path, "no-thread", "stopped: a message")
     assert done.returncode == 1
     assert done.stderr.strip() == "stopped: a message"
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize("code", ["0", "3"])
+def test_output_that_cannot_be_written_exits_120_as_python_does(tmp_path, code):
+    """stdout on a full device: the buffered line cannot be flushed; Python's own exit gives 120
+    (and says so on stderr), and so does `exit_process`, whatever the status asked for."""
+    with open("/dev/full", "w") as full:
+        plain = subprocess.run(
+            [sys.executable, "-c", f"import sys; sys.stdout.write('x'); sys.exit({code})"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"},
+            timeout=120,
+        )
+        done = run(tmp_path, "no-thread", code, stdout=full, stderr=subprocess.PIPE)
+    assert plain.returncode == done.returncode == 120, (plain.stderr, done.stderr)
+    assert "No space left on device" in done.stderr
+    assert (tmp_path / "atexit").read_text() == "ran"
