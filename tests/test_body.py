@@ -3,6 +3,8 @@ BEAT2 sample."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -14,15 +16,18 @@ from scipy.spatial.transform import Rotation
 from smplx.vertex_ids import vertex_ids
 
 from gesturebench.body import joints as J
+from gesturebench.body import procedural
 from gesturebench.body.model import BodyModel
 from gesturebench.body.procedural import (
     MODEL_FILE_NAME,
     REST_JOINTS,
     default_model_path,
     ensure_model_file,
+    procedural_model_bytes,
     write_procedural_model,
 )
 from gesturebench.data.records import Motion
+from gesturebench.runtime.caches import CORRUPT
 from gesturebench.runtime.errors import CheckpointError
 from tests.helpers import REPO, composed
 
@@ -233,6 +238,30 @@ def test_body_models_of_one_file_share_a_built_layer_and_a_rewritten_file_is_reb
     np.savez(path, **moved)  # rewritten in place: another size and modification time
     shifted = BodyModel(path)(motion).vertices
     torch.testing.assert_close(shifted, expected.vertices + 0.5, rtol=0, atol=1e-5)
+
+
+def test_the_default_model_file_is_proven_once_per_state_and_again_after_any_write(
+    tmp_path, monkeypatch
+):
+    """The procedural model file is decoded and checked once while it is unchanged (each body
+    model a process builds would pay ~0.5 s again); bytes damaged in place with the size and the
+    modification time kept are still found, and the file set aside and rewritten."""
+    path = ensure_model_file(None, tmp_path)
+    decoded = []
+    read = procedural._read_arrays
+    monkeypatch.setattr(procedural, "_read_arrays", lambda p: decoded.append(p) or read(p))
+    assert [ensure_model_file(None, tmp_path) for _ in range(3)] == [path] * 3
+    assert decoded == [path]
+    stat = path.stat()
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(data)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert path.stat().st_size == stat.st_size
+    assert ensure_model_file(None, tmp_path) == path
+    assert path.with_name(path.name + CORRUPT).is_file()
+    assert path.read_bytes() == procedural_model_bytes()
+    assert ensure_model_file(None, tmp_path) == path and len(decoded) == 2
 
 
 # --- the forward

@@ -21,6 +21,7 @@ from smplx.lbs import batch_rigid_transform, batch_rodrigues
 from gesturebench.body.output import BodyOutput
 from gesturebench.body.procedural import ensure_model_file
 from gesturebench.data.records import N_JOINTS, POSE_DIM, Motion
+from gesturebench.runtime.caches import file_state
 from gesturebench.runtime.errors import CheckpointError, ConfigError, GestureBenchError
 
 #: `body_model.dtype`: float32 (default, fastest on CPU) or float64 (joints and vertices equal
@@ -96,13 +97,11 @@ def smplx_layer(
     dtype: torch.dtype,
 ) -> smplx.SMPLX:
     """A copy of the SMPL-X layer that `BodyModel` runs for the model file at `path`, built once
-    per process for each state of that file (size, modification time, inode): building reads and
+    per process for each state of that file (`file_state`): building reads and
     decompresses the whole file twice (~0.7 s for the procedural model), which every body model of
     a process would otherwise pay again (API calls in one session, in-process runs)."""
-    stat = path.stat()
-    stamp = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
     built = _built_layer(
-        path.resolve(), stamp, num_betas, num_expression_coeffs, flat_hand_mean, dtype
+        path.resolve(), file_state(path), num_betas, num_expression_coeffs, flat_hand_mean, dtype
     )
     return copy.deepcopy(built)
 
@@ -110,14 +109,14 @@ def smplx_layer(
 @functools.lru_cache(maxsize=2)
 def _built_layer(
     path: Path,
-    stamp: tuple[int, int, int],
+    state: tuple[int, ...],
     num_betas: int,
     num_expression_coeffs: int,
     flat_hand_mean: bool,
     dtype: torch.dtype,
 ) -> smplx.SMPLX:
     """`smplx_layer`'s layer: all-zero trailing directions not loaded, all-zero pose blend shapes
-    not multiplied (`stamp` keys the file's state)."""
+    not multiplied (`state`, the file's `file_state`, keys what was read)."""
     layer = load_smplx(
         path,
         num_betas=num_betas,

@@ -29,6 +29,7 @@ atomically.
 
 from __future__ import annotations
 
+import functools
 import io
 import itertools
 import zipfile
@@ -40,7 +41,7 @@ from smplx.vertex_ids import vertex_ids as SMPLX_VERTEX_IDS
 
 from gesturebench.body.joints import N_VERTICES, PARENTS
 from gesturebench.data.records import N_JOINTS
-from gesturebench.runtime.caches import CacheEntry, Schema
+from gesturebench.runtime.caches import CacheEntry, Schema, file_state
 from gesturebench.runtime.errors import CheckpointError
 
 N_SHAPE, N_EXPRESSION = 300, 100
@@ -568,6 +569,25 @@ def model_entry(path: Path) -> CacheEntry[dict[str, np.ndarray]]:
     )
 
 
+def proven(path: Path) -> bool:
+    """Whether the model file at `path` proves its content (`model_entry`; a damaged one is set
+    aside), checked once per process for each state of the file and its sidecar (`file_state`):
+    decoding and checking its ~120 MB of arrays takes ~0.5 s, which each body model a process
+    builds (each job of a sweep, each source of a study) would otherwise pay again."""
+    entry = model_entry(path)
+    try:
+        state = (file_state(path), file_state(entry.meta_path))
+    except FileNotFoundError:  # none yet, or no sidecar (set aside by the read)
+        return entry.read() is not None
+    return _proven_in(path, state)
+
+
+@functools.lru_cache(maxsize=4)
+def _proven_in(path: Path, state: tuple) -> bool:
+    """`proven` for the file in `state`."""
+    return model_entry(path).read() is not None
+
+
 def write_procedural_model(path: str | Path) -> Path:
     """Write the procedural SMPL-X model to `path` with its cache sidecar, atomically; returns the
     path."""
@@ -589,8 +609,7 @@ def ensure_model_file(
     `checkpoints_dir`, generated when missing."""
     if path is None:
         default = default_model_path(checkpoints_dir)
-        verified = model_entry(default).read() is not None  # a damaged file is set aside
-        return default if verified else write_procedural_model(default)
+        return default if proven(default) else write_procedural_model(default)
     path = Path(path).expanduser()
     if not path.is_file():
         raise CheckpointError(

@@ -98,6 +98,14 @@ def check_weights(state: Mapping[str, Any], path: str | Path) -> None:
             raise CheckpointError(f"{path}: unusable weights, {name} has {problem}")
 
 
+def file_state(path: Path) -> tuple[int, int, int, int, int]:
+    """The state of the file at `path` (device, inode, size, modification and change times in ns):
+    any write changes it, even one that sets the modification time back, since the change time
+    cannot be set. What a process has read or verified of a file holds while this is unchanged."""
+    stat = path.stat()
+    return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+
+
 @dataclass(frozen=True)
 class CacheEntry(Generic[T]):
     """One cache entry of a kind: where it lies, the `producer` (what computes it, with a version
