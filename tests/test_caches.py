@@ -31,11 +31,14 @@ from gesturebench.encoders.checkpoint import (
 from gesturebench.encoders.motion_ae import MotionAutoencoder
 from gesturebench.encoders.motion_ae_training import MotionAEConfig
 from gesturebench.metrics import bc
+from gesturebench.metrics.coverage import Coverage
+from gesturebench.metrics.density import Density
+from gesturebench.metrics.fgd import FGD
 from gesturebench.models.base import GestureModel
 from gesturebench.models.cache import MOTION_SCHEMA, MotionCache, motion_entry
 from gesturebench.runtime.caches import CORRUPT, CacheEntry
 from gesturebench.runtime.errors import CheckpointError
-from tests.helpers import zero_motion
+from tests.helpers import toy_context, zero_motion
 from tests.support.damage import damage
 from tests.support.fuzz import tiers
 
@@ -87,6 +90,31 @@ def test_a_damaged_auto_trained_encoder_is_set_aside_and_retrained(tmp_path, mon
     for a, b in zip(first.state_dict().values(), again.state_dict().values(), strict=True):
         assert torch.equal(a, b)
     assert entry.with_name(entry.name + ".corrupt").is_file() and str(entry) in caplog.text
+
+
+def test_the_metrics_of_one_encoder_share_one_load_per_context(tmp_path, monkeypatch):
+    """FGD, Density and Coverage prepared in one context (one run) load their motion autoencoder
+    once (its file read and verified once, its training data checked once) and share it; another
+    context (another run) loads it again."""
+    cfg = MotionAEConfig()
+    save_motion_ae(
+        MotionAutoencoder(**cfg.module_kwargs()), cfg.checkpoint_path(tmp_path, "toy"), {}, {}
+    )
+    loads = []
+    load = MotionAEConfig.load_or_train
+    monkeypatch.setattr(
+        MotionAEConfig,
+        "load_or_train",
+        lambda self, *args, **kwargs: loads.append(self) or load(self, *args, **kwargs),
+    )
+    context = toy_context(tmp_path)
+    metrics = [FGD(), Density(), Coverage()]
+    for metric in metrics:
+        metric.prepare(context)
+    assert loads == [cfg]
+    assert metrics[0].encoder is metrics[1].encoder is metrics[2].encoder is not None
+    FGD().prepare(toy_context(tmp_path))
+    assert len(loads) == 2
 
 
 def nan_weights(path):

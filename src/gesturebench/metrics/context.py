@@ -4,11 +4,14 @@ statistics."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gesturebench.data.records import SequenceRecord
+
+if TYPE_CHECKING:
+    from gesturebench.encoders.training_common import EncoderConfig
 
 
 @dataclass
@@ -29,3 +32,22 @@ class MetricContext:
     device: str = "cpu"
     auto_train: bool = False
     overrides: tuple[str, ...] = ()
+    #: the encoders loaded so far (`encoder`), by config and configured checkpoint
+    loaded: dict[tuple[Any, str | None], tuple[Any, dict]] = field(default_factory=dict, repr=False)
+
+    def encoder(self, config: EncoderConfig, path: str | None = None) -> tuple[Any, dict]:
+        """The encoder of `config` and its info (`EncoderConfig.load_or_train` with this context's
+        folders and data; `path`: a checkpoint the user configured), loaded once per context: the
+        metrics that use the same encoder (FGD, Density and Coverage its motion autoencoder) share
+        one load, and one check that it was trained on this data."""
+        key = (config, path)
+        if key not in self.loaded:
+            self.loaded[key] = config.load_or_train(
+                self.checkpoints_dir,
+                self.dataset_name,
+                self.split,
+                self.auto_train,
+                path=path,
+                overrides=self.overrides,
+            )
+        return self.loaded[key]

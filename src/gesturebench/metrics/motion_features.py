@@ -105,13 +105,7 @@ class MotionFeatureMetric(GestureMetric):
                 "source": f"{FGD_ENCODER.url} {name}",
             }
             return
-        encoder, info = self.encoder_config.load_or_train(
-            context.checkpoints_dir,
-            context.dataset_name,
-            context.split,
-            context.auto_train,
-            overrides=context.overrides,
-        )
+        encoder, info = context.encoder(self.encoder_config)
         latent_dim = encoder.hparams["latent_dim"]
         if latent_dim != self.encoder_config.latent_dim:
             raise CheckpointError(

@@ -55,14 +55,7 @@ class SemanticScore(SequenceMetric):
 
     def prepare(self, context: MetricContext) -> None:
         try:
-            model, info = self.encoder_cfg.load_or_train(
-                context.checkpoints_dir,
-                context.dataset_name,
-                context.split,
-                context.auto_train,
-                path=self.checkpoint,
-                overrides=context.overrides,
-            )
+            model, info = context.encoder(self.encoder_cfg, self.checkpoint)
             self.encoder = TextMotionEncoder(model, info, context.device, context.checkpoints_dir)
         except TextModelUnavailable as err:
             self.unavailable = str(err)
