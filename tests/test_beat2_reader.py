@@ -8,6 +8,7 @@ absent).
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from gesturebench.data.annotations_io import (
 )
 from gesturebench.data.audio import load_audio, write_wav
 from gesturebench.data.beat2 import (
+    MOTION_DIR,
     SPLIT_FILE,
     Beat2Dataset,
     read_motion_npz,
@@ -35,7 +37,7 @@ from gesturebench.data.beat2 import (
     write_motion_npz,
 )
 from gesturebench.data.gesture_classes import sem_label
-from gesturebench.data.records import Motion, SemInterval, Word
+from gesturebench.data.records import Motion, SemInterval, Word, records_digest
 from gesturebench.run.datamodule import Beat2Source
 from gesturebench.runtime.errors import ConfigError, DataError
 
@@ -82,6 +84,46 @@ def test_reads_real_sample(beat2_sample, sample_arrays):
     np.testing.assert_array_equal(motion.poses, sample_arrays["poses"])
     np.testing.assert_allclose(motion.trans, sample_arrays["trans"], rtol=1e-6)
     np.testing.assert_allclose(motion.expressions, sample_arrays["expressions"], rtol=1e-6)
+
+
+def test_a_split_s_digest_is_read_once_per_state_of_its_files(tmp_path, beat2_sample):
+    """`Beat2Dataset.digest` is the records' own digest; it reads the records once while their
+    motion and TextGrid files are unchanged (each run of a process asks), again after either is
+    rewritten, even to the same size and modification time."""
+    root = tmp_path / "beat2"
+    (root / MOTION_DIR).mkdir(parents=True)
+    for take in (1, 2):
+        shutil.copy(
+            beat2_sample / "2_scott_0_1_1.npz", root / MOTION_DIR / f"2_scott_0_{take}_{take}.npz"
+        )
+    (root / SPLIT_FILE).write_text("id,type\n2_scott_0_1_1,train\n2_scott_0_2_2,train\n")
+    grid = sequence_paths(root, "2_scott_0_2_2").textgrid
+    grid.parent.mkdir()
+    write_textgrid_words(grid, [Word("so", 0.5, 0.9)], 30.0)
+    read = []
+    dataset = CountedReads(root, read)
+    first = dataset.digest()
+    assert first == records_digest(list(Beat2Dataset(root, split="train"))) and len(read) == 2
+    assert CountedReads(root, read).digest() == first and len(read) == 2
+    stat = grid.stat()
+    write_textgrid_words(grid, [Word("no", 0.5, 0.9)], 30.0)
+    os.utime(grid, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    changed = CountedReads(root, read).digest()
+    assert changed != first and len(read) == 4
+    assert changed == records_digest(list(Beat2Dataset(root, split="train")))
+
+
+class CountedReads(Beat2Dataset):
+    """The train split of `root`, each record read appended to `read`."""
+
+    def __init__(self, root: Path, read: list):
+        super().__init__(root, split="train", load_audio=False)
+        self.read = read
+
+    def __getitem__(self, i):
+        record = super().__getitem__(i)
+        self.read.append(record.id)
+        return record
 
 
 def test_write_motion_keeps_beat2_keys_and_dtypes(tmp_path, beat2_sample, sample_arrays):

@@ -16,13 +16,15 @@ leading integer.
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import logging
 import zipfile
 import zlib
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 import pandas as pd
@@ -30,8 +32,9 @@ import pandas as pd
 from gesturebench.data.annotations_io import read_sem, read_textgrid_words
 from gesturebench.data.audio import load_audio, no_speech
 from gesturebench.data.motion import validate_motion_arrays
-from gesturebench.data.records import FPS, SAMPLE_RATE, Motion, SequenceRecord
+from gesturebench.data.records import FPS, SAMPLE_RATE, Motion, SequenceRecord, content_digest
 from gesturebench.runtime.atomic import atomic_path, one_line
+from gesturebench.runtime.caches import file_state
 from gesturebench.runtime.errors import ConfigError, DataError
 
 log = logging.getLogger(__name__)
@@ -190,6 +193,18 @@ class Beat2Dataset:
             digest.update(f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}\n".encode())
         return digest.hexdigest()
 
+    def digest(self) -> str:
+        """`records_digest` of these sequences, computed once per process for each state of the
+        files it reads (`file_state` of each motion and TextGrid file): each run of a process (each
+        job of a sweep) checks its auto-trained encoders' training data against it, which would
+        read the whole split again every time."""
+        files = []
+        for sequence_id in self._ids:
+            paths = sequence_paths(self.root, sequence_id)
+            for path in (paths.motion, paths.textgrid):
+                files.append((str(path.resolve()), file_state(path) if path.is_file() else None))
+        return _split_digest(_SplitFiles(tuple(self._ids), tuple(files), self))
+
     def without_audio(self) -> Beat2Dataset:
         """The same sequences, read without their audio (a pass that needs only motion and
         annotations)."""
@@ -222,6 +237,21 @@ class Beat2Dataset:
             meta={"split": self.split},
             left_out={"audio": reason} if reason else {},
         )
+
+
+@dataclass(frozen=True)
+class _SplitFiles:
+    """A split's sequences and the state of the files their digest reads: `_split_digest`'s key
+    (`dataset`, which reads them, is not part of it)."""
+
+    ids: tuple[str, ...]
+    files: tuple[tuple[str, tuple[int, ...] | None], ...]
+    dataset: Beat2Dataset = field(compare=False, hash=False)
+
+
+@functools.lru_cache(maxsize=16)
+def _split_digest(split: _SplitFiles) -> str:
+    return content_digest(cast(Sequence[SequenceRecord], split.dataset))
 
 
 #: what to do with audio whose length disagrees with its motion's (`dataset.audio_mismatch`)

@@ -154,7 +154,14 @@ class SequenceRecord:
 def records_digest(records: Sequence[SequenceRecord]) -> str:
     """SHA-256 of the content of `records` that what is learned or computed from them depends on
     (an encoder's training, BC's speed statistics), in order: each record's id, speaker, frame
-    rate, motion arrays (dtype, shape and bytes) and words (start, end, text)."""
+    rate, motion arrays (dtype, shape and bytes) and words (start, end, text). A dataset that
+    knows it without reading its records again (`Beat2Dataset.digest`) is asked for it."""
+    known = getattr(records, "digest", None)
+    return known() if callable(known) else content_digest(records)
+
+
+def content_digest(records: Sequence[SequenceRecord]) -> str:
+    """`records_digest`, from the records themselves."""
     digest = hashlib.sha256()
     for record in records:
         motion = record.motion
