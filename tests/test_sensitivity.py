@@ -20,7 +20,7 @@ DROP = (
     "~metrics.diversity",
 )
 SMALL = (
-    "dataset.max_sequences=2",
+    "dataset.max_sequences=1",
     "logger=none",
     "task.render_clips=0",
     "metrics.chamfer.num_points=2000",
