@@ -193,6 +193,7 @@ def test_launch_scores_native_emage_with_every_metric(weights, tmp_path, in_proc
         "model=emage",
         f"model.weights={weights}",
         "dataset.max_sequences=1",
+        "task.render_clips=0",  # clips: tests/test_render_task.py, tests/test_report_html.py
         f"hydra.run.dir={tmp_path / 'run'}",
     )
     res = results(tmp_path / "run")

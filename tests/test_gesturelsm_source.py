@@ -259,6 +259,7 @@ def test_launch_scores_native_gesturelsm(release, tmp_path, in_process):
         "model=gesturelsm",
         *release[1],
         "dataset.max_sequences=1",
+        "task.render_clips=0",  # clips: tests/test_render_task.py, tests/test_report_html.py
         f"hydra.run.dir={tmp_path / 'run'}",
     )
     res = results(tmp_path / "run")
