@@ -103,7 +103,7 @@ NOT_WORKFLOWS = {
     "python launch.py task=analyze annotator=replay annotator.of=gemini": _GEMINI,
     "python launch.py -m model=emage,gesturelsm,semtalk": _HUB,
     "python launch.py model=emage model/source=outputs model.dir=/runs/emage/test_outputs": _HUB,
-    "python launch.py -m hydra/launcher=submitit_slurm hydra.launcher.partition=gpu"
+    "python launch.py -m hydra/launcher=slurm hydra.launcher.partition=gpu"
     " hydra.launcher.gpus_per_node=4 trainer=gpu trainer.devices=4 trainer.strategy=ddp"
     " dataset=beat2 dataset.root=/data/BEAT2/beat_english_v2.0.0"
     " model=emage,gesturelsm,semtalk,semconflow": "a SLURM cluster with GPUs",
