@@ -203,7 +203,7 @@ class Beat2Dataset:
             paths = sequence_paths(self.root, sequence_id)
             for path in (paths.motion, paths.textgrid):
                 files.append((str(path.resolve()), file_state(path) if path.is_file() else None))
-        return _split_digest(_SplitFiles(tuple(self._ids), tuple(files), self))
+        return _split_digest(_SplitFiles(tuple(files), self))
 
     def without_audio(self) -> Beat2Dataset:
         """The same sequences, read without their audio (a pass that needs only motion and
@@ -241,10 +241,9 @@ class Beat2Dataset:
 
 @dataclass(frozen=True)
 class _SplitFiles:
-    """A split's sequences and the state of the files their digest reads: `_split_digest`'s key
-    (`dataset`, which reads them, is not part of it)."""
+    """The files a split's digest reads, in its sequences' order, with their states:
+    `_split_digest`'s key (`dataset`, which reads them, is not part of it)."""
 
-    ids: tuple[str, ...]
     files: tuple[tuple[str, tuple[int, ...] | None], ...]
     dataset: Beat2Dataset = field(compare=False, hash=False)
 
